@@ -1,0 +1,1 @@
+"""Benchmark protocols and paired comparisons for langmem-cog retrieval."""

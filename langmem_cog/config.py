@@ -1,0 +1,160 @@
+"""One configuration object for every stage, with named presets.
+
+Nothing here reads the environment at import time: build a config explicitly,
+from a preset, or with :meth:`CogMemConfig.from_env` when you want environment
+variables to count.
+
+Example:
+    >>> cfg = CogMemConfig.preset("ephemeral")
+    >>> cfg.chroma_mode
+    'ephemeral'
+    >>> CogMemConfig.preset("default", lexical_weight=0.5).lexical_weight
+    0.5
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from langmem_cog.errors import ConfigError
+
+__all__ = ["CogMemConfig", "PRESETS", "default_data_dir"]
+
+
+def default_data_dir() -> Path:
+    """The default data directory: ``$XDG_DATA_HOME/langmem-cog`` or ``~/.local/share/langmem-cog``.
+
+    Read when called, never at import.
+    """
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "langmem-cog"
+
+
+class CogMemConfig(BaseModel):
+    """Configuration of the raw store, the embedder and the retrieval stages.
+
+    Attributes:
+        data_dir: Where the embedded Chroma database, the BM25 indexes and the graphs live.
+            ``None`` means :func:`default_data_dir`. Unused in ``ephemeral`` mode, except for
+            nothing at all: ephemeral stores never touch the disk.
+        chroma_mode: ``persistent`` (embedded ``PersistentClient``), ``ephemeral`` (in memory,
+            for tests) or ``http`` (a Chroma server, the scale-out path).
+        chroma_host: Host of the Chroma server in ``http`` mode.
+        chroma_port: Port of the Chroma server in ``http`` mode.
+        embedder: ``"minilm"`` (packaged all-MiniLM-L6-v2, the default), ``"mpnet"``
+            (all-mpnet-base-v2, installed by ``make models-mpnet``) or a path to a local
+            sentence-transformers model directory.
+        embed_batch_size: Texts per embedding batch.
+        fusion: How dense and lexical scores are combined: ``zscore`` (z-scored scores,
+            ``dense + lexical_weight * lexical``; the default) or ``rrf`` (reciprocal-rank fusion).
+        lexical_weight: Weight of the z-scored BM25 score in ``zscore`` fusion.
+        rrf_k: The ``k`` constant of reciprocal-rank fusion.
+        exact_search_max: Namespaces up to this many turns are scored exactly (every turn);
+            larger ones use Chroma's HNSW index and BM25 top-N candidates.
+        candidates: Candidates taken from each of the dense and lexical sides in the HNSW path.
+        k: Default number of results of the retriever.
+        max_tokens: Default token budget of returned evidence (cl100k_base), ``None`` for none.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    data_dir: Path | None = None
+    chroma_mode: Literal["persistent", "ephemeral", "http"] = "persistent"
+    chroma_host: str = "localhost"
+    chroma_port: int = Field(default=8000, ge=1, le=65535)
+    embedder: str = "minilm"
+    embed_batch_size: int = Field(default=64, ge=1, le=4096)
+    fusion: Literal["zscore", "rrf"] = "zscore"
+    lexical_weight: float = Field(default=1.0, ge=0.0, le=100.0)
+    rrf_k: int = Field(default=60, ge=1)
+    exact_search_max: int = Field(default=50_000, ge=0)
+    candidates: int = Field(default=200, ge=1)
+    k: int = Field(default=10, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> CogMemConfig:
+        if not self.embedder.strip():
+            raise ValueError("embedder is empty: use 'minilm', 'mpnet' or a model directory path")
+        return self
+
+    def resolved_data_dir(self) -> Path:
+        """The data directory, with the default filled in and ``~`` expanded."""
+        return (self.data_dir or default_data_dir()).expanduser()
+
+    @classmethod
+    def preset(cls, name: str, **overrides: Any) -> CogMemConfig:
+        """Build a config from a named preset, with field overrides.
+
+        Args:
+            name: One of :data:`PRESETS` (``default``, ``ephemeral``, ``server``).
+            **overrides: Fields to set on top of the preset.
+
+        Returns:
+            The config.
+
+        Raises:
+            ConfigError: If the preset is unknown or an override is invalid.
+        """
+        if name not in PRESETS:
+            raise ConfigError(f"unknown preset {name!r}: choose one of {sorted(PRESETS)}")
+        try:
+            return cls(**{**PRESETS[name], **overrides})
+        except ValidationError as exc:
+            raise ConfigError(f"invalid config override: {exc.errors()[0]['msg']} ({overrides})") from None
+
+    @classmethod
+    def from_env(cls, preset: str = "default", environ: dict[str, str] | None = None) -> CogMemConfig:
+        """Build a config from a preset plus ``LANGMEM_COG_*`` environment variables.
+
+        Recognised: ``LANGMEM_COG_DATA_DIR``, ``LANGMEM_COG_EMBEDDER``, ``LANGMEM_COG_CHROMA_URL``
+        (``http://host:port``, switches to ``http`` mode).
+
+        Args:
+            preset: The preset to start from.
+            environ: The environment to read (``os.environ`` when ``None``).
+
+        Returns:
+            The config.
+        """
+        env = os.environ if environ is None else environ
+        overrides: dict[str, Any] = {}
+        if env.get("LANGMEM_COG_DATA_DIR"):
+            overrides["data_dir"] = Path(env["LANGMEM_COG_DATA_DIR"])
+        if env.get("LANGMEM_COG_EMBEDDER"):
+            overrides["embedder"] = env["LANGMEM_COG_EMBEDDER"]
+        if env.get("LANGMEM_COG_CHROMA_URL"):
+            host, port = parse_chroma_url(env["LANGMEM_COG_CHROMA_URL"])
+            overrides.update(chroma_mode="http", chroma_host=host, chroma_port=port)
+        return cls.preset(preset, **overrides)
+
+
+def parse_chroma_url(url: str) -> tuple[str, int]:
+    """Split ``http://host:port`` into host and port.
+
+    Raises:
+        ConfigError: If the URL is not of that form.
+
+    Example:
+        >>> parse_chroma_url("http://127.0.0.1:8001")
+        ('127.0.0.1', 8001)
+    """
+    from urllib.parse import urlparse
+
+    parsed = urlparse(url)
+    if parsed.scheme not in {"http", "https"} or not parsed.hostname:
+        raise ConfigError(f"invalid Chroma URL {url!r}: use http://HOST:PORT")
+    return parsed.hostname, parsed.port or 8000
+
+
+#: Named presets: ``default`` (embedded persistent store), ``ephemeral`` (in memory,
+#: for tests and benchmarks), ``server`` (a Chroma server on localhost:8000).
+PRESETS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "ephemeral": {"chroma_mode": "ephemeral"},
+    "server": {"chroma_mode": "http"},
+}

@@ -1,0 +1,209 @@
+"""A per-namespace BM25 index (bm25s + Snowball stemming) kept in step with the raw store.
+
+bm25s indexes are immutable, so the index keeps its tokenised documents and
+rebuilds the bm25s matrices lazily, on the first query after a change.
+
+On disk the index is an append-only JSON-lines log of ``add`` and ``del``
+operations; a torn last line (a crash mid-write) is ignored on load. Deleting
+documents compacts the log (rewritten to a temporary file, then renamed), so
+forgotten text does not survive on disk.
+
+Example:
+    >>> idx = LexicalIndex()
+    >>> idx.add(["a", "b"], ["I love running marathons", "The cat sleeps"])
+    >>> idx.search("runner ran marathon", 1)[0][0]
+    'a'
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import bm25s
+import numpy as np
+import Stemmer
+from bm25s.stopwords import STOPWORDS_EN
+
+from langmem_cog.errors import DuplicateTurnError, InvalidInputError
+
+__all__ = ["LexicalIndex", "tokenize"]
+
+logger = logging.getLogger(__name__)
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+_STOP = frozenset(STOPWORDS_EN)
+_STEMMER = Stemmer.Stemmer("english")
+_STEM_LOCK = threading.Lock()
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case, split on word characters, drop English stopwords, Snowball-stem.
+
+    Example:
+        >>> tokenize("The kids were painting sunsets")
+        ['kid', 'were', 'paint', 'sunset']
+    """
+    words = [w for w in _TOKEN.findall(text.lower()) if w not in _STOP]
+    with _STEM_LOCK:  # PyStemmer objects are not thread-safe
+        return list(_STEMMER.stemWords(words))
+
+
+class LexicalIndex:
+    """BM25 over one namespace's turns.
+
+    Args:
+        path: The JSON-lines log to persist to, or ``None`` for an in-memory index.
+        k1: BM25 ``k1``.
+        b: BM25 ``b``.
+    """
+
+    def __init__(self, path: Path | None = None, k1: float = 1.5, b: float = 0.75) -> None:
+        self.path = path
+        self.k1 = k1
+        self.b = b
+        self._docs: dict[str, list[str]] = {}
+        self._lock = threading.RLock()
+        self._bm25: bm25s.BM25 | None = None
+        self._ids: list[str] = []
+        self._pos: dict[str, int] = {}
+        if path is not None and path.exists():
+            self._replay(path)
+
+    # ----------------------------------------------------------------- persistence
+    def _replay(self, path: Path) -> None:
+        with path.open("r", encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.endswith("\n"):
+                    logger.warning("ignoring torn last line %d of %s", lineno, path)
+                    break
+                try:
+                    op = json.loads(line)
+                except json.JSONDecodeError:
+                    logger.warning("ignoring corrupt line %d of %s", lineno, path)
+                    continue
+                if op.get("op") == "add":
+                    self._docs[op["id"]] = list(op["tokens"])
+                elif op.get("op") == "del":
+                    for i in op["ids"]:
+                        self._docs.pop(i, None)
+
+    def _append(self, ops: list[dict]) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        payload = "".join(json.dumps(op, ensure_ascii=False) + "\n" for op in ops)
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def compact(self) -> None:
+        """Rewrite the log with only the live documents (atomic rename)."""
+        if self.path is None:
+            return
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(self.path.suffix + f".{os.getpid()}.tmp")
+            with tmp.open("w", encoding="utf-8") as fh:
+                for doc_id, tokens in self._docs.items():
+                    fh.write(json.dumps({"op": "add", "id": doc_id, "tokens": tokens}, ensure_ascii=False) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+
+    # ----------------------------------------------------------------- mutation
+    def add(self, ids: Sequence[str], texts: Sequence[str]) -> None:
+        """Add documents. Ids must be new.
+
+        Raises:
+            InvalidInputError: If ``ids`` and ``texts`` differ in length.
+            DuplicateTurnError: If an id is already indexed.
+        """
+        if len(ids) != len(texts):
+            raise InvalidInputError(f"{len(ids)} ids but {len(texts)} texts: pass one id per text")
+        with self._lock:
+            dup = [i for i in ids if i in self._docs]
+            if dup:
+                raise DuplicateTurnError(f"ids already in the lexical index: {dup[:5]}")
+            ops = []
+            for doc_id, text in zip(ids, texts, strict=True):
+                tokens = tokenize(text)
+                self._docs[doc_id] = tokens
+                ops.append({"op": "add", "id": doc_id, "tokens": tokens})
+            self._append(ops)
+            self._bm25 = None
+
+    def delete(self, ids: Sequence[str]) -> int:
+        """Delete documents (unknown ids are ignored); compacts the log. Returns how many went."""
+        with self._lock:
+            removed = sum(self._docs.pop(i, None) is not None for i in ids)
+            if removed:
+                self.compact()
+                self._bm25 = None
+            return removed
+
+    def clear(self) -> None:
+        """Drop every document and delete the log file."""
+        with self._lock:
+            self._docs.clear()
+            self._bm25 = None
+            if self.path is not None and self.path.exists():
+                self.path.unlink()
+
+    # ----------------------------------------------------------------- queries
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._docs
+
+    @property
+    def ids(self) -> list[str]:
+        """The indexed ids, in insertion order."""
+        return list(self._docs)
+
+    def _ensure(self) -> bm25s.BM25 | None:
+        with self._lock:
+            if self._bm25 is None and self._docs:
+                self._ids = list(self._docs)
+                self._pos = {d: i for i, d in enumerate(self._ids)}
+                corpus = [self._docs[i] or ["\x00empty"] for i in self._ids]
+                bm = bm25s.BM25(k1=self.k1, b=self.b)
+                bm.index(corpus, show_progress=False)
+                self._bm25 = bm
+            return self._bm25
+
+    def scores(self, query: str) -> tuple[list[str], np.ndarray]:
+        """BM25 score of every document for ``query``: ``(ids, scores)`` aligned."""
+        with self._lock:
+            bm = self._ensure()
+            if bm is None:
+                return [], np.zeros(0, dtype=np.float32)
+            tokens = tokenize(query)
+            vocab = bm.vocab_dict
+            known = [t for t in tokens if t in vocab]
+            if not known:
+                return list(self._ids), np.zeros(len(self._ids), dtype=np.float32)
+            return list(self._ids), np.asarray(bm.get_scores(known), dtype=np.float32)
+
+    def scores_for(self, query: str, ids: Sequence[str]) -> np.ndarray:
+        """BM25 scores of the given ids (0 for ids not indexed)."""
+        all_ids, sc = self.scores(query)
+        pos = self._pos
+        return np.array([sc[pos[i]] if i in pos and len(sc) else 0.0 for i in ids], dtype=np.float32)
+
+    def search(self, query: str, n: int) -> list[tuple[str, float]]:
+        """The top ``n`` documents with a positive score, best first."""
+        ids, sc = self.scores(query)
+        if not ids:
+            return []
+        n = min(n, len(ids))
+        top = np.argpartition(-sc, n - 1)[:n] if n < len(ids) else np.arange(len(ids))
+        top = top[np.lexsort((top, -sc[top]))]
+        return [(ids[i], float(sc[i])) for i in top if sc[i] > 0]

@@ -1,0 +1,173 @@
+"""Typed records: the raw :class:`Turn`, the source of truth of every memory.
+
+A turn is one utterance of one speaker at one time in one conversation of one
+namespace (a user, an agent, a tenant). Everything else langmem-cog stores is
+derived from turns and can be rebuilt from them.
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> t = Turn(id="D1:3", namespace="alice", conversation_id="c1", session_id="1",
+    ...          speaker="Caroline", text="I went to a support group yesterday.",
+    ...          timestamp=datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc), position=2)
+    >>> t.memory_text
+    'Caroline: I went to a support group yesterday.'
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from langmem_cog.errors import InvalidInputError, InvalidNamespaceError
+
+__all__ = [
+    "NAMESPACE_PATTERN",
+    "MAX_TEXT_CHARS",
+    "Turn",
+    "validate_namespace",
+    "make_turn",
+]
+
+#: Namespaces are 1-128 characters of letters, digits, ``_``, ``-``, ``.``, ``:`` and ``@``,
+#: starting with a letter or digit. They are validated, never interpolated into filters.
+NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
+
+#: Longest text accepted for one turn (characters).
+MAX_TEXT_CHARS = 100_000
+
+_ID_PATTERN = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
+_SCALAR = (str, int, float, bool)
+
+
+def validate_namespace(namespace: Any) -> str:
+    """Return ``namespace`` if it is a valid namespace id, else raise.
+
+    Args:
+        namespace: The candidate namespace id.
+
+    Returns:
+        The namespace, unchanged.
+
+    Raises:
+        InvalidNamespaceError: If it is not a string matching :data:`NAMESPACE_PATTERN`.
+
+    Example:
+        >>> validate_namespace("user-42")
+        'user-42'
+    """
+    if not isinstance(namespace, str) or not NAMESPACE_PATTERN.match(namespace):
+        raise InvalidNamespaceError(
+            f"invalid namespace {namespace!r}: use 1-128 characters of letters, digits, "
+            "'_', '-', '.', ':' or '@', starting with a letter or digit"
+        )
+    return namespace
+
+
+class Turn(BaseModel):
+    """One raw conversational turn.
+
+    Attributes:
+        id: Turn id, unique within its namespace (e.g. LoCoMo's ``"D1:3"``).
+        namespace: The user / agent namespace the turn belongs to.
+        conversation_id: The conversation the turn belongs to.
+        session_id: The session within the conversation.
+        speaker: Who said it.
+        text: What was said (non-empty, at most :data:`MAX_TEXT_CHARS` characters).
+        timestamp: When it was said; must be timezone-aware.
+        position: Chronological position within the conversation (0-based).
+        metadata: Extra scalar metadata (str, int, float or bool values).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    namespace: str
+    conversation_id: str = "default"
+    session_id: str = "0"
+    speaker: str
+    text: str
+    timestamp: datetime
+    position: int = Field(default=0, ge=0)
+    metadata: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+    @field_validator("id", "conversation_id", "session_id")
+    @classmethod
+    def _check_id(cls, v: str) -> str:
+        if not _ID_PATTERN.match(v) or not v.strip():
+            raise ValueError(
+                f"{v!r} is not a valid id: use 1-256 printable characters, not only whitespace"
+            )
+        return v
+
+    @field_validator("namespace")
+    @classmethod
+    def _check_namespace(cls, v: str) -> str:
+        validate_namespace(v)
+        return v
+
+    @field_validator("speaker")
+    @classmethod
+    def _check_speaker(cls, v: str) -> str:
+        if not v.strip() or len(v) > 256 or any(ord(c) < 32 for c in v):
+            raise ValueError(f"speaker {v!r} must be 1-256 printable characters")
+        return v.strip()
+
+    @field_validator("text")
+    @classmethod
+    def _check_text(cls, v: str) -> str:
+        if "\x00" in v:
+            raise ValueError("text contains a NUL character: strip control characters first")
+        if not v.strip():
+            raise ValueError("text is empty or whitespace: skip empty turns before adding them")
+        if len(v) > MAX_TEXT_CHARS:
+            raise ValueError(
+                f"text has {len(v)} characters, more than {MAX_TEXT_CHARS}: split it into several turns"
+            )
+        return v
+
+    @field_validator("timestamp")
+    @classmethod
+    def _check_timestamp(cls, v: datetime) -> datetime:
+        if v.tzinfo is None or v.utcoffset() is None:
+            raise ValueError(
+                f"timestamp {v.isoformat()} is naive: give it a timezone, e.g. tzinfo=timezone.utc"
+            )
+        return v
+
+    @property
+    def memory_text(self) -> str:
+        """The text that is embedded and indexed: ``"{speaker}: {text}"``."""
+        return f"{self.speaker}: {self.text}"
+
+
+def make_turn(**fields: Any) -> Turn:
+    """Build a :class:`Turn`, turning pydantic's error into :class:`InvalidInputError`.
+
+    Args:
+        **fields: The fields of :class:`Turn`.
+
+    Returns:
+        The validated turn.
+
+    Raises:
+        InvalidInputError: If any field is missing or invalid; the message names it.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> make_turn(id="t1", namespace="n", speaker="Ann", text="hi",
+        ...           timestamp=datetime(2024, 1, 1, tzinfo=timezone.utc)).id
+        't1'
+    """
+    ns = fields.get("namespace")
+    if ns is not None:
+        validate_namespace(ns)
+    try:
+        return Turn(**fields)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'turn'}: {err['msg']}" for err in exc.errors()
+        )
+        raise InvalidInputError(f"invalid turn {fields.get('id')!r}: {problems}") from None

@@ -1,0 +1,585 @@
+"""The raw-turn store: Chroma (one document per turn) plus a BM25 index kept in step.
+
+Raw turns are the source of truth of a langmem-cog memory. Each namespace gets
+its own Chroma collection (so no query can cross namespaces) and its own BM25
+log. Writes go to Chroma first, then to BM25; on open, a BM25 index that is
+behind Chroma (a crash between the two writes) is repaired from Chroma.
+
+Search is exact for namespaces up to ``config.exact_search_max`` turns: every
+turn gets a dense (cosine) and a BM25 score, fused by z-scores (see
+:mod:`langmem_cog.fusion`). Larger namespaces take candidates from Chroma's HNSW
+index and BM25's top-N and fuse over their union.
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> from langmem_cog import CogMemConfig, Turn
+    >>> store = TurnStore(CogMemConfig.preset("ephemeral"))  # doctest: +SKIP
+    >>> ts = datetime(2023, 5, 8, tzinfo=timezone.utc)
+    >>> store.add_turns([Turn(id="t1", namespace="alice", speaker="Alice",
+    ...                       text="I adopted a puppy called Rex", timestamp=ts)])  # doctest: +SKIP
+    ['t1']
+    >>> store.search("alice", "what is the dog's name?", k=1)[0].turn.id  # doctest: +SKIP
+    't1'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from langmem_cog.config import CogMemConfig
+from langmem_cog.errors import (
+    DuplicateTurnError,
+    InvalidInputError,
+    StoreError,
+    UnknownNamespaceError,
+)
+from langmem_cog.fusion import rrf_fuse, zscore_fuse
+from langmem_cog.lexical import LexicalIndex
+from langmem_cog.records import Turn, validate_namespace
+
+__all__ = ["TurnStore", "ScoredTurn", "PoolScores", "SearchMode"]
+
+logger = logging.getLogger(__name__)
+
+SearchMode = Literal["hybrid", "dense", "lexical"]
+_COLLECTION_PREFIX = "lmc_"
+_EXTRA_PREFIX = "x_"
+_GET_BATCH = 5000
+
+
+@dataclass(frozen=True)
+class ScoredTurn:
+    """A turn with its retrieval scores.
+
+    Attributes:
+        turn: The raw turn.
+        score: The fused score (higher is better).
+        dense_score: Cosine similarity of the query and the turn.
+        lexical_score: BM25 score.
+        rank: 1-based rank in the result list.
+    """
+
+    turn: Turn
+    score: float
+    dense_score: float
+    lexical_score: float
+    rank: int
+
+
+@dataclass
+class PoolScores:
+    """Dense and lexical scores of every turn of a namespace for one query (aligned arrays)."""
+
+    ids: list[str]
+    dense: np.ndarray
+    lexical: np.ndarray
+
+
+@dataclass
+class _Cache:
+    ids: list[str] = field(default_factory=list)
+    pos: dict[str, int] = field(default_factory=dict)
+    emb: np.ndarray | None = None
+    turns: list[Turn] = field(default_factory=list)
+
+    def append(self, turns: Sequence[Turn], emb: np.ndarray) -> None:
+        start = len(self.ids)
+        for i, t in enumerate(turns):
+            self.ids.append(t.id)
+            self.pos[t.id] = start + i
+            self.turns.append(t)
+        self.emb = emb if self.emb is None or len(self.emb) == 0 else np.vstack([self.emb, emb])
+
+    def remove(self, ids: Iterable[str]) -> None:
+        drop = {self.pos[i] for i in ids if i in self.pos}
+        if not drop:
+            return
+        keep = [j for j in range(len(self.ids)) if j not in drop]
+        self.ids = [self.ids[j] for j in keep]
+        self.turns = [self.turns[j] for j in keep]
+        self.pos = {d: j for j, d in enumerate(self.ids)}
+        if self.emb is not None:
+            self.emb = self.emb[keep]
+
+
+class _ChromaEmbeddingFunction:
+    """Adapter so Chroma never falls back to its default (downloading) embedding function."""
+
+    def __init__(self, embeddings: Embeddings) -> None:
+        self._embeddings = embeddings
+
+    def __call__(self, input: list[str]) -> list[np.ndarray]:  # noqa: A002 - Chroma's signature
+        return [np.asarray(v, dtype=np.float32) for v in self._embeddings.embed_documents(list(input))]
+
+    def embed_query(self, input: list[str]) -> list[np.ndarray]:  # noqa: A002
+        return [np.asarray(self._embeddings.embed_query(t), dtype=np.float32) for t in input]
+
+    @staticmethod
+    def name() -> str:
+        return "langmem_cog"
+
+    def default_space(self) -> str:
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:
+        return ["cosine"]
+
+    def get_config(self) -> dict[str, Any]:
+        return {}
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> None:
+        # A collection reopened without our embedder gets none, never Chroma's downloading default.
+        return None
+
+    def is_legacy(self) -> bool:
+        return False
+
+
+def collection_name(namespace: str) -> str:
+    """The Chroma collection of a namespace: a fixed prefix plus a hash (never the raw id)."""
+    return _COLLECTION_PREFIX + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:40]
+
+
+def _turn_metadata(turn: Turn) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "namespace": turn.namespace,
+        "conversation_id": turn.conversation_id,
+        "session_id": turn.session_id,
+        "speaker": turn.speaker,
+        "timestamp": turn.timestamp.isoformat(),
+        "ts": turn.timestamp.timestamp(),
+        "position": turn.position,
+    }
+    for key, value in turn.metadata.items():
+        meta[_EXTRA_PREFIX + key] = value
+    return meta
+
+
+def _turn_from_chroma(turn_id: str, text: str, meta: dict[str, Any]) -> Turn:
+    extra = {k[len(_EXTRA_PREFIX):]: v for k, v in meta.items() if k.startswith(_EXTRA_PREFIX)}
+    return Turn.model_construct(
+        id=turn_id,
+        namespace=meta["namespace"],
+        conversation_id=meta["conversation_id"],
+        session_id=meta["session_id"],
+        speaker=meta["speaker"],
+        text=text,
+        timestamp=datetime.fromisoformat(meta["timestamp"]),
+        position=int(meta["position"]),
+        metadata=extra,
+    )
+
+
+class TurnStore:
+    """Raw turns in Chroma plus BM25, per namespace.
+
+    Args:
+        config: The configuration (``CogMemConfig.preset("ephemeral")`` for tests).
+        embeddings: The embedder; built from ``config.embedder`` when ``None``.
+        client: An existing Chroma client to use instead of building one from the config.
+
+    Example:
+        >>> store = TurnStore(CogMemConfig.preset("ephemeral"))  # doctest: +SKIP
+        >>> store.namespaces()  # doctest: +SKIP
+        []
+    """
+
+    def __init__(
+        self,
+        config: CogMemConfig | None = None,
+        embeddings: Embeddings | None = None,
+        client: Any | None = None,
+    ) -> None:
+        self.config = config or CogMemConfig()
+        if embeddings is None:
+            from langmem_cog.embeddings import resolve_embedder
+
+            embeddings = resolve_embedder(self.config.embedder, batch_size=self.config.embed_batch_size)
+        self.embeddings = embeddings
+        self._chroma_ef = _ChromaEmbeddingFunction(embeddings)
+        self.client = client if client is not None else self._make_client()
+        self._lock = threading.RLock()
+        self._ns_locks: dict[str, threading.RLock] = {}
+        self._lexical: dict[str, LexicalIndex] = {}
+        self._caches: dict[str, _Cache] = {}
+        self._collections: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ setup
+    def _make_client(self) -> Any:
+        import chromadb
+        from chromadb.config import Settings
+
+        settings = Settings(anonymized_telemetry=False, allow_reset=False)
+        mode = self.config.chroma_mode
+        if mode == "ephemeral":
+            return chromadb.EphemeralClient(settings=settings)
+        if mode == "http":
+            try:
+                return chromadb.HttpClient(
+                    host=self.config.chroma_host, port=self.config.chroma_port, settings=settings
+                )
+            except Exception as exc:
+                raise StoreError(
+                    f"cannot reach the Chroma server at {self.config.chroma_host}:{self.config.chroma_port}: "
+                    f"{exc}; start it with `chroma run` or fix chroma_host/chroma_port"
+                ) from exc
+        path = self.data_dir / "chroma"
+        path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(path), settings=settings)
+
+    @property
+    def data_dir(self) -> Path:
+        """The data directory (BM25 logs, the embedded Chroma database)."""
+        return self.config.resolved_data_dir()
+
+    @property
+    def persistent(self) -> bool:
+        """Whether this store writes files (BM25 logs) to ``data_dir``."""
+        return self.config.chroma_mode != "ephemeral"
+
+    def _ns_lock(self, namespace: str) -> threading.RLock:
+        with self._lock:
+            return self._ns_locks.setdefault(namespace, threading.RLock())
+
+    def _collection(self, namespace: str, create: bool) -> Any | None:
+        col = self._collections.get(namespace)
+        if col is not None:
+            return col
+        name = collection_name(namespace)
+        if create:
+            col = self.client.get_or_create_collection(
+                name=name,
+                metadata={"namespace": namespace, "hnsw:space": "cosine"},
+                embedding_function=self._chroma_ef,
+            )
+        else:
+            try:
+                col = self.client.get_collection(name=name, embedding_function=self._chroma_ef)
+            except Exception as exc:  # chromadb raises NotFoundError / ValueError by version
+                if "does not exist" in str(exc) or "not found" in str(exc).lower():
+                    return None
+                raise StoreError(f"cannot open the collection of namespace {namespace!r}: {exc}") from exc
+        self._collections[namespace] = col
+        return col
+
+    def _lexical_index(self, namespace: str) -> LexicalIndex:
+        idx = self._lexical.get(namespace)
+        if idx is None:
+            path = self.data_dir / "lexical" / f"{collection_name(namespace)}.jsonl" if self.persistent else None
+            idx = LexicalIndex(path)
+            self._lexical[namespace] = idx
+        return idx
+
+    def _load_cache(self, namespace: str) -> _Cache:
+        cache = self._caches.get(namespace)
+        if cache is not None:
+            return cache
+        cache = _Cache()
+        col = self._collection(namespace, create=False)
+        if col is not None:
+            total = col.count()
+            turns: list[Turn] = []
+            embs: list[np.ndarray] = []
+            for offset in range(0, total, _GET_BATCH):
+                got = col.get(include=["embeddings", "documents", "metadatas"], limit=_GET_BATCH, offset=offset)
+                for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
+                    turns.append(_turn_from_chroma(tid, doc, meta))
+                embs.append(np.asarray(got["embeddings"], dtype=np.float32))
+            order = sorted(range(len(turns)), key=lambda i: (turns[i].conversation_id, turns[i].position, turns[i].id))
+            emb = np.vstack(embs)[order] if embs else np.zeros((0, 0), dtype=np.float32)
+            cache.append([turns[i] for i in order], emb)
+            self._repair_lexical(namespace, cache)
+        self._caches[namespace] = cache
+        return cache
+
+    def _repair_lexical(self, namespace: str, cache: _Cache) -> None:
+        """Bring the BM25 index in line with Chroma (after a crash between the two writes)."""
+        idx = self._lexical_index(namespace)
+        have = set(idx.ids)
+        want = set(cache.ids)
+        extra = have - want
+        missing = [t for t in cache.turns if t.id not in have]
+        if extra:
+            logger.warning("namespace %r: dropping %d BM25 entries missing from Chroma", namespace, len(extra))
+            idx.delete(list(extra))
+        if missing:
+            logger.warning("namespace %r: re-indexing %d turns missing from BM25", namespace, len(missing))
+            idx.add([t.id for t in missing], [t.memory_text for t in missing])
+
+    # ------------------------------------------------------------------ writes
+    def add_turns(self, turns: Sequence[Turn]) -> list[str]:
+        """Add turns (any mix of namespaces). All are validated before anything is written.
+
+        Args:
+            turns: The turns to add.
+
+        Returns:
+            The ids added, in order.
+
+        Raises:
+            InvalidInputError: If an item is not a :class:`Turn`.
+            DuplicateTurnError: If an id repeats in ``turns`` or already exists in its namespace.
+        """
+        if isinstance(turns, Turn):
+            turns = [turns]
+        if not isinstance(turns, Sequence) or isinstance(turns, str | bytes):
+            raise InvalidInputError(f"add_turns takes a list of Turn, got {type(turns).__name__}")
+        for i, t in enumerate(turns):
+            if not isinstance(t, Turn):
+                raise InvalidInputError(
+                    f"item {i} is a {type(t).__name__}, not a Turn: build turns with langmem_cog.make_turn"
+                )
+        by_ns: dict[str, list[Turn]] = {}
+        seen: set[tuple[str, str]] = set()
+        for t in turns:
+            key = (t.namespace, t.id)
+            if key in seen:
+                raise DuplicateTurnError(f"turn id {t.id!r} appears twice in namespace {t.namespace!r}: ids must be unique")
+            seen.add(key)
+            by_ns.setdefault(t.namespace, []).append(t)
+        # Check every namespace before writing any.
+        for ns, group in by_ns.items():
+            col = self._collection(ns, create=False)
+            if col is not None:
+                existing = col.get(ids=[t.id for t in group], include=[])["ids"]
+                if existing:
+                    raise DuplicateTurnError(
+                        f"turn ids already stored in namespace {ns!r}: {existing[:5]}; delete them first or use new ids"
+                    )
+        vectors = {ns: self._embed([t.memory_text for t in group]) for ns, group in by_ns.items()}
+        for ns, group in by_ns.items():
+            with self._ns_lock(ns):
+                self._write(ns, group, vectors[ns])
+        return [t.id for t in turns]
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        embed_array = getattr(self.embeddings, "embed_array", None)
+        arr = embed_array(texts) if embed_array else np.asarray(self.embeddings.embed_documents(texts))
+        arr = np.asarray(arr, dtype=np.float32)
+        norms = np.linalg.norm(arr, axis=1, keepdims=True)
+        return arr / np.where(norms > 0, norms, 1.0)
+
+    def _write(self, namespace: str, turns: list[Turn], emb: np.ndarray) -> None:
+        cache = self._load_cache(namespace)
+        col = self._collection(namespace, create=True)
+        max_batch = getattr(self.client, "get_max_batch_size", lambda: 5000)()
+        for start in range(0, len(turns), max_batch):
+            part = turns[start : start + max_batch]
+            col.add(
+                ids=[t.id for t in part],
+                embeddings=emb[start : start + max_batch],
+                documents=[t.text for t in part],
+                metadatas=[_turn_metadata(t) for t in part],
+            )
+        self._lexical_index(namespace).add([t.id for t in turns], [t.memory_text for t in turns])
+        cache.append(turns, emb)
+
+    def delete_turns(self, namespace: str, ids: Sequence[str]) -> int:
+        """Delete turns of a namespace from Chroma and BM25. Returns how many existed.
+
+        Raises:
+            InvalidNamespaceError: If the namespace id is malformed.
+        """
+        validate_namespace(namespace)
+        if isinstance(ids, str) or not all(isinstance(i, str) for i in ids):
+            raise InvalidInputError("delete_turns takes a list of turn id strings")
+        with self._ns_lock(namespace):
+            col = self._collection(namespace, create=False)
+            if col is None:
+                return 0
+            cache = self._load_cache(namespace)
+            present = [i for i in dict.fromkeys(ids) if i in cache.pos]
+            if present:
+                col.delete(ids=present)
+                self._lexical_index(namespace).delete(present)
+                cache.remove(present)
+            return len(present)
+
+    def forget_namespace(self, namespace: str) -> bool:
+        """Delete a whole namespace: its collection and its BM25 log. Returns whether it existed."""
+        validate_namespace(namespace)
+        with self._ns_lock(namespace):
+            col = self._collection(namespace, create=False)
+            self._lexical_index(namespace).clear()
+            self._lexical.pop(namespace, None)
+            self._caches.pop(namespace, None)
+            self._collections.pop(namespace, None)
+            if col is None:
+                return False
+            self.client.delete_collection(collection_name(namespace))
+            return True
+
+    # ------------------------------------------------------------------ reads
+    def namespaces(self) -> list[str]:
+        """The namespaces that hold a collection, sorted."""
+        out = []
+        for col in self.client.list_collections():
+            name = col if isinstance(col, str) else col.name
+            if not name.startswith(_COLLECTION_PREFIX):
+                continue
+            meta = (col.metadata if not isinstance(col, str) else self.client.get_collection(name).metadata) or {}
+            if "namespace" in meta:
+                out.append(meta["namespace"])
+        return sorted(out)
+
+    def has_namespace(self, namespace: str) -> bool:
+        """Whether the namespace exists (holds or held turns)."""
+        validate_namespace(namespace)
+        return self._collection(namespace, create=False) is not None
+
+    def count(self, namespace: str) -> int:
+        """Number of turns in a namespace (0 if it does not exist)."""
+        validate_namespace(namespace)
+        with self._ns_lock(namespace):
+            return len(self._load_cache(namespace).ids)
+
+    def get_turns(self, namespace: str, ids: Sequence[str] | None = None) -> list[Turn]:
+        """Turns of a namespace in chronological order, or the given ids in the given order
+        (unknown ids are skipped)."""
+        validate_namespace(namespace)
+        with self._ns_lock(namespace):
+            cache = self._load_cache(namespace)
+            if ids is None:
+                return list(cache.turns)
+            return [cache.turns[cache.pos[i]] for i in ids if i in cache.pos]
+
+    def _require(self, namespace: str) -> _Cache:
+        validate_namespace(namespace)
+        cache = self._load_cache(namespace)
+        if self._collection(namespace, create=False) is None:
+            raise UnknownNamespaceError(
+                f"namespace {namespace!r} holds no turns: add turns first, or check the namespace id "
+                f"(known: {self.namespaces()[:10]})"
+            )
+        return cache
+
+    def embed_query(self, query: str) -> np.ndarray:
+        """The normalised query vector."""
+        _check_query(query)
+        return self._embed([query])[0]
+
+    def pool_scores(self, namespace: str, query: str, query_vector: np.ndarray | None = None) -> PoolScores:
+        """Dense and BM25 scores of every turn of the namespace (the exact path).
+
+        Raises:
+            UnknownNamespaceError: If the namespace does not exist.
+        """
+        _check_query(query)
+        with self._ns_lock(namespace):
+            cache = self._require(namespace)
+            ids = list(cache.ids)
+            emb = cache.emb
+        qv = self.embed_query(query) if query_vector is None else query_vector
+        dense = emb @ qv if emb is not None and len(ids) else np.zeros(0, dtype=np.float32)
+        lexical = self._lexical_index(namespace).scores_for(query, ids)
+        return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64))
+
+    def search(
+        self,
+        namespace: str,
+        query: str,
+        k: int = 10,
+        *,
+        mode: SearchMode = "hybrid",
+        lexical_weight: float | None = None,
+        fusion: str | None = None,
+    ) -> list[ScoredTurn]:
+        """Hybrid (or dense-only, or lexical-only) search over one namespace.
+
+        Args:
+            namespace: The namespace to search.
+            query: The query text.
+            k: How many turns to return.
+            mode: ``hybrid``, ``dense`` or ``lexical``.
+            lexical_weight: Weight of z(BM25) in z-score fusion (default: the config's).
+            fusion: ``zscore`` or ``rrf`` (default: the config's).
+
+        Returns:
+            Up to ``k`` scored turns, best first.
+
+        Raises:
+            InvalidInputError: If the query is empty or ``k`` is not a positive integer.
+            UnknownNamespaceError: If the namespace does not exist.
+        """
+        _check_query(query)
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidInputError(f"k={k!r} is invalid: pass a positive integer")
+        if mode not in ("hybrid", "dense", "lexical"):
+            raise InvalidInputError(f"mode={mode!r} is invalid: use 'hybrid', 'dense' or 'lexical'")
+        weight = self.config.lexical_weight if lexical_weight is None else float(lexical_weight)
+        rule = fusion or self.config.fusion
+        if rule not in ("zscore", "rrf"):
+            raise InvalidInputError(f"fusion={rule!r} is invalid: use 'zscore' or 'rrf'")
+        with self._ns_lock(namespace):
+            cache = self._require(namespace)
+            n = len(cache.ids)
+        if n <= self.config.exact_search_max:
+            pool = self.pool_scores(namespace, query)
+        else:
+            pool = self._candidate_scores(namespace, query)
+        fused = _fuse(pool, mode, weight, rule, self.config.rrf_k)
+        k_eff = min(k, len(pool.ids))
+        if k_eff == 0:
+            return []
+        top = np.argpartition(-fused, k_eff - 1)[:k_eff] if k_eff < len(fused) else np.arange(len(fused))
+        top = top[np.lexsort((top, -fused[top]))]
+        with self._ns_lock(namespace):
+            turns = self.get_turns(namespace, [pool.ids[i] for i in top])
+        by_id = {t.id: t for t in turns}
+        return [
+            ScoredTurn(
+                turn=by_id[pool.ids[i]],
+                score=float(fused[i]),
+                dense_score=float(pool.dense[i]),
+                lexical_score=float(pool.lexical[i]),
+                rank=r,
+            )
+            for r, i in enumerate(top, 1)
+            if pool.ids[i] in by_id
+        ]
+
+    def _candidate_scores(self, namespace: str, query: str) -> PoolScores:
+        """The HNSW path: union of Chroma's and BM25's top candidates, both scored."""
+        col = self._collection(namespace, create=False)
+        qv = self.embed_query(query)
+        n = self.config.candidates
+        res = col.query(query_embeddings=[qv], n_results=n, include=["distances"])
+        dense_ids = res["ids"][0]
+        lex = self._lexical_index(namespace).search(query, n)
+        ids = list(dict.fromkeys([*dense_ids, *(i for i, _ in lex)]))
+        cache = self._load_cache(namespace)
+        rows = [cache.pos[i] for i in ids if i in cache.pos]
+        ids = [cache.ids[r] for r in rows]
+        dense = cache.emb[rows] @ qv if rows else np.zeros(0)
+        lexical = self._lexical_index(namespace).scores_for(query, ids)
+        return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64))
+
+
+def _fuse(pool: PoolScores, mode: str, weight: float, rule: str, rrf_k: int) -> np.ndarray:
+    if mode == "dense":
+        return pool.dense
+    if mode == "lexical":
+        return pool.lexical
+    if rule == "rrf":
+        return rrf_fuse([pool.dense, pool.lexical], [1.0, weight], k=rrf_k)
+    return zscore_fuse([pool.dense, pool.lexical], [1.0, weight])
+
+
+def _check_query(query: Any) -> None:
+    if not isinstance(query, str):
+        raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+    if not query.strip():
+        raise InvalidInputError("query is empty or whitespace: pass the question to search for")
+    if len(query) > 20_000:
+        raise InvalidInputError(f"query has {len(query)} characters: shorten it to at most 20,000")
