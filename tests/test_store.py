@@ -1,0 +1,493 @@
+"""Behaviour tests of the raw-turn store (Chroma + BM25) over the fake bag-of-words embedder."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fakes import FakeEmbeddings, make_turns
+
+from langmem_cog.config import CogMemConfig
+from langmem_cog.errors import (
+    DuplicateTurnError,
+    InvalidInputError,
+    InvalidNamespaceError,
+    UnknownNamespaceError,
+)
+from langmem_cog.records import make_turn
+from langmem_cog.store import TurnStore, collection_name
+
+TEXTS = [
+    "I adopted a puppy called Rex",
+    "My sister lives in Lisbon near the river",
+    "We painted the kitchen blue last weekend",
+    "The marathon in Berlin was exhausting",
+    "I am allergic to peanuts and shellfish",
+]
+
+
+def snapshot(store: TurnStore, ns: str, queries=("puppy Rex", "kitchen blue", "Lisbon river")):
+    """Everything observable about a namespace: count, turns, search results (ids and scores)."""
+    results = {
+        (q, mode): [(h.turn.id, round(h.score, 6)) for h in store.search(ns, q, k=10, mode=mode)]
+        for q in queries
+        for mode in ("hybrid", "dense", "lexical")
+    }
+    return store.count(ns), store.get_turns(ns), results
+
+
+@pytest.fixture
+def filled(fake_store: TurnStore, ns: str) -> tuple[TurnStore, str]:
+    fake_store.add_turns(make_turns(ns, TEXTS))
+    return fake_store, ns
+
+
+# ---------------------------------------------------------------------- add and search
+class TestAddAndSearch:
+    def test_add_returns_ids_in_order(self, fake_store, ns):
+        assert fake_store.add_turns(make_turns(ns, TEXTS)) == [f"t{i}" for i in range(len(TEXTS))]
+
+    def test_add_a_single_turn(self, fake_store, ns):
+        turn = make_turns(ns, ["just one"])[0]
+        assert fake_store.add_turns(turn) == ["t0"]
+        assert fake_store.count(ns) == 1
+
+    def test_add_nothing(self, fake_store, ns):
+        assert fake_store.add_turns([]) == []
+        assert not fake_store.has_namespace(ns)
+
+    @pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
+    @pytest.mark.parametrize(
+        ("query", "expected"),
+        [("puppy Rex", "t0"), ("Lisbon river", "t1"), ("kitchen painted blue", "t2"), ("peanuts allergic", "t4")],
+    )
+    def test_search_finds_the_right_turn(self, filled, mode, query, expected):
+        store, ns = filled
+        hits = store.search(ns, query, k=3, mode=mode)
+        assert hits[0].turn.id == expected
+        assert hits[0].turn.namespace == ns
+
+    def test_lexical_stems_where_the_fake_dense_side_cannot(self, filled):
+        store, ns = filled
+        # "adopting puppies" shares no exact word with t0, only stems.
+        lex = store.search(ns, "adopting puppies", k=1, mode="lexical")[0]
+        assert lex.turn.id == "t0" and lex.lexical_score > 0
+        assert store.search(ns, "adopting puppies", k=1, mode="hybrid")[0].turn.id == "t0"
+
+    def test_scores_ranks_and_order(self, filled):
+        store, ns = filled
+        hits = store.search(ns, "puppy kitchen", k=5)
+        assert [h.rank for h in hits] == [1, 2, 3, 4, 5]
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        top = hits[0]
+        assert -1.0 - 1e-6 <= top.dense_score <= 1.0 + 1e-6
+        assert top.lexical_score > 0
+
+    def test_dense_score_is_the_cosine(self, filled, fake_embeddings):
+        store, ns = filled
+        hit = store.search(ns, "puppy Rex", k=1, mode="dense")[0]
+        q = fake_embeddings.vector("puppy Rex")
+        d = fake_embeddings.vector(hit.turn.memory_text)
+        assert hit.dense_score == pytest.approx(float(q @ d), abs=1e-5)
+        assert hit.score == pytest.approx(hit.dense_score)
+
+    def test_k_larger_than_namespace(self, filled):
+        store, ns = filled
+        assert len(store.search(ns, "anything at all", k=50)) == len(TEXTS)
+
+    @pytest.mark.parametrize("k", [1, 2, 4])
+    def test_k_limits_results(self, filled, k):
+        store, ns = filled
+        assert len(store.search(ns, "the", k=k)) == k
+
+    def test_rrf_fusion(self, filled):
+        store, ns = filled
+        assert store.search(ns, "puppy Rex", k=1, fusion="rrf")[0].turn.id == "t0"
+
+    def test_lexical_weight_zero_equals_dense_order(self, filled):
+        store, ns = filled
+        hybrid = [h.turn.id for h in store.search(ns, "Lisbon kitchen blue", k=5, lexical_weight=0.0)]
+        dense = [h.turn.id for h in store.search(ns, "Lisbon kitchen blue", k=5, mode="dense")]
+        assert hybrid == dense
+
+    def test_candidate_path_matches_exact_path(self, ns, fake_embeddings):
+        cfg = CogMemConfig.preset("ephemeral", exact_search_max=0, candidates=3)
+        store = TurnStore(cfg, embeddings=fake_embeddings)
+        store.add_turns(make_turns(ns, TEXTS))
+        assert store.search(ns, "puppy Rex", k=1)[0].turn.id == "t0"
+        assert store.search(ns, "adopting puppies", k=1, mode="lexical")[0].turn.id == "t0"
+
+    def test_search_results_are_stable(self, filled):
+        store, ns = filled
+        assert snapshot(store, ns) == snapshot(store, ns)
+
+
+# ---------------------------------------------------------------------- reads
+class TestReads:
+    def test_count_and_get_turns(self, filled):
+        store, ns = filled
+        assert store.count(ns) == len(TEXTS)
+        turns = store.get_turns(ns)
+        assert [t.text for t in turns] == TEXTS
+        assert turns == make_turns(ns, TEXTS)
+
+    def test_get_turns_by_ids_keeps_order_and_skips_unknown(self, filled):
+        store, ns = filled
+        assert [t.id for t in store.get_turns(ns, ["t3", "nope", "t0"])] == ["t3", "t0"]
+
+    def test_get_turns_is_chronological_even_when_added_out_of_order(self, fake_store, ns):
+        ts = datetime(2024, 1, 1, tzinfo=UTC)
+        late = [make_turn(id=f"late{i}", namespace=ns, speaker="Ann", text=f"later {i}",
+                          timestamp=ts + timedelta(days=1, minutes=i), position=10 + i) for i in range(2)]
+        early = [make_turn(id=f"early{i}", namespace=ns, speaker="Ann", text=f"earlier {i}",
+                           timestamp=ts + timedelta(minutes=i), position=i) for i in range(2)]
+        fake_store.add_turns(late)
+        fake_store.add_turns(early)
+        assert [t.id for t in fake_store.get_turns(ns)] == ["early0", "early1", "late0", "late1"]
+
+    def test_unknown_namespace_reads(self, fake_store, ns):
+        assert fake_store.count(ns) == 0
+        assert fake_store.get_turns(ns) == []
+        assert not fake_store.has_namespace(ns)
+        assert ns not in fake_store.namespaces()
+
+    def test_namespaces_lists_written_ones(self, fake_store, ns_factory):
+        # Ephemeral clients share state in one process: check membership, not equality.
+        a, b = ns_factory("a"), ns_factory("b")
+        fake_store.add_turns(make_turns(a, ["x y"]) + make_turns(b, ["z w"]))
+        names = fake_store.namespaces()
+        assert {a, b} <= set(names)
+        assert names == sorted(names)
+        assert fake_store.has_namespace(a) and fake_store.has_namespace(b)
+
+    def test_collection_name_hides_the_namespace(self):
+        name = collection_name("alice@example.com")
+        assert "alice" not in name and name.startswith("lmc_")
+        assert collection_name("alice@example.com") == name != collection_name("bob")
+
+    @pytest.mark.parametrize("bad", ["", "../x", "a b", 42, None])
+    def test_invalid_namespace_raises(self, fake_store, bad):
+        for call in (
+            lambda: fake_store.count(bad),
+            lambda: fake_store.get_turns(bad),
+            lambda: fake_store.search(bad, "q"),
+            lambda: fake_store.delete_turns(bad, ["t0"]),
+            lambda: fake_store.forget_namespace(bad),
+            lambda: fake_store.has_namespace(bad),
+        ):
+            with pytest.raises(InvalidNamespaceError):
+                call()
+
+
+# ---------------------------------------------------------------------- write validation
+class TestWriteValidation:
+    def test_duplicate_in_one_call_raises_and_writes_nothing(self, fake_store, ns):
+        turns = make_turns(ns, ["one", "two"]) + make_turns(ns, ["again"])  # t0 twice
+        with pytest.raises(DuplicateTurnError, match="t0"):
+            fake_store.add_turns(turns)
+        assert fake_store.count(ns) == 0
+        assert not fake_store.has_namespace(ns)
+
+    def test_duplicate_across_calls_leaves_store_unchanged(self, filled):
+        store, ns = filled
+        before = snapshot(store, ns)
+        new = make_turns(ns, ["a brand new puppy kitchen turn"], id_prefix="new")
+        dup = make_turns(ns, ["a replacement text for t2"])[0].model_copy(update={"id": "t2"})
+        with pytest.raises(DuplicateTurnError, match="t2"):
+            store.add_turns([*new, dup])
+        assert snapshot(store, ns) == before
+        assert store.get_turns(ns, ["new0"]) == []
+
+    def test_duplicate_is_detected_by_a_fresh_store_instance(self, filled, fake_embeddings):
+        store, ns = filled
+        other = TurnStore(CogMemConfig.preset("ephemeral"), embeddings=fake_embeddings, client=store.client)
+        with pytest.raises(DuplicateTurnError):
+            other.add_turns(make_turns(ns, ["t0 again"]))
+        assert other.count(ns) == len(TEXTS)
+
+    def test_duplicate_in_one_namespace_blocks_all_namespaces(self, filled, ns_factory):
+        store, ns = filled
+        other = ns_factory("other")
+        with pytest.raises(DuplicateTurnError):
+            store.add_turns(make_turns(other, ["fresh text"]) + make_turns(ns, ["dup"]))
+        assert not store.has_namespace(other)
+        assert store.count(ns) == len(TEXTS)
+
+    def test_same_id_in_different_namespaces_is_fine(self, fake_store, ns_factory):
+        a, b = ns_factory("a"), ns_factory("b")
+        assert fake_store.add_turns(make_turns(a, ["x"]) + make_turns(b, ["y"])) == ["t0", "t0"]
+        assert fake_store.count(a) == fake_store.count(b) == 1
+
+    @pytest.mark.parametrize("bad_item", [{"id": "t9", "text": "dict"}, "a string", None, 42])
+    def test_non_turn_item_raises_and_writes_nothing(self, fake_store, ns, bad_item):
+        good = make_turns(ns, ["a good turn"])
+        with pytest.raises(InvalidInputError, match="item 1"):
+            fake_store.add_turns([*good, bad_item])
+        assert fake_store.count(ns) == 0
+        assert not fake_store.has_namespace(ns)
+
+    @pytest.mark.parametrize("bad", ["a string", b"bytes", 42, None])
+    def test_non_list_raises(self, fake_store, bad):
+        with pytest.raises(InvalidInputError):
+            fake_store.add_turns(bad)
+
+    def test_embedder_failure_writes_nothing(self, ns):
+        class Broken(FakeEmbeddings):
+            def embed_documents(self, texts):
+                raise RuntimeError("model exploded")
+
+        store = TurnStore(CogMemConfig.preset("ephemeral"), embeddings=Broken())
+        with pytest.raises(RuntimeError, match="exploded"):
+            store.add_turns(make_turns(ns, TEXTS))
+        assert not store.has_namespace(ns)
+
+
+# ---------------------------------------------------------------------- query validation
+class TestQueryValidation:
+    @pytest.mark.parametrize("query", ["", "   ", "\n\t", None, 42, b"bytes", ["q"], "x" * 20_001])
+    def test_bad_query_raises(self, filled, query):
+        store, ns = filled
+        with pytest.raises(InvalidInputError):
+            store.search(ns, query)
+
+    @pytest.mark.parametrize("k", [0, -1, True, 1.5, "3", None])
+    def test_bad_k_raises(self, filled, k):
+        store, ns = filled
+        with pytest.raises(InvalidInputError, match="k="):
+            store.search(ns, "puppy", k=k)
+
+    def test_bad_mode_and_fusion_raise(self, filled):
+        store, ns = filled
+        with pytest.raises(InvalidInputError, match="mode"):
+            store.search(ns, "puppy", mode="sparse")
+        with pytest.raises(InvalidInputError, match="fusion"):
+            store.search(ns, "puppy", fusion="max")
+
+    def test_unknown_namespace_raises(self, fake_store, ns):
+        with pytest.raises(UnknownNamespaceError, match=ns) as info:
+            fake_store.search(ns, "puppy")
+        assert isinstance(info.value, LookupError) and isinstance(info.value, ValueError)
+
+    def test_query_without_known_words(self, filled):
+        store, ns = filled
+        hits = store.search(ns, "???", k=2)
+        assert len(hits) == 2
+        assert all(h.lexical_score == 0 for h in hits)
+
+
+# ---------------------------------------------------------------------- isolation, delete, forget
+class TestIsolationDeleteForget:
+    def test_namespaces_never_leak(self, fake_store, ns_factory):
+        a, b = ns_factory("a"), ns_factory("b")
+        shared = ["the puppy Rex likes the kitchen", "Lisbon river walk with the puppy"]
+        fake_store.add_turns(make_turns(a, shared, speaker="Ann", id_prefix="a"))
+        fake_store.add_turns(make_turns(b, [*shared, "puppy puppy puppy Rex Rex"], speaker="Bob", id_prefix="b"))
+        for mode in ("hybrid", "dense", "lexical"):
+            hits_a = fake_store.search(a, "puppy Rex kitchen", k=10, mode=mode)
+            hits_b = fake_store.search(b, "puppy Rex kitchen", k=10, mode=mode)
+            assert {h.turn.namespace for h in hits_a} == {a}
+            assert {h.turn.id for h in hits_a} == {"a0", "a1"}
+            assert {h.turn.namespace for h in hits_b} == {b}
+            assert len(hits_b) == 3
+
+    def test_delete_turns_removes_from_search_and_bm25(self, filled):
+        store, ns = filled
+        assert store.delete_turns(ns, ["t0", "t0", "missing"]) == 1
+        assert store.count(ns) == len(TEXTS) - 1
+        assert store.get_turns(ns, ["t0"]) == []
+        for mode in ("hybrid", "dense", "lexical"):
+            assert all(h.turn.id != "t0" for h in store.search(ns, "puppy Rex adopted", k=10, mode=mode))
+        assert store.search(ns, "puppy Rex adopted", k=1, mode="lexical")[0].lexical_score == 0
+        assert "t0" not in store._lexical_index(ns)
+
+    def test_deleted_id_can_be_added_again(self, filled):
+        store, ns = filled
+        store.delete_turns(ns, ["t0"])
+        store.add_turns(make_turns(ns, ["A kitten called Tom"]))
+        assert store.search(ns, "kitten Tom", k=1)[0].turn.text == "A kitten called Tom"
+
+    def test_delete_everything_then_search_is_empty(self, filled):
+        store, ns = filled
+        assert store.delete_turns(ns, [f"t{i}" for i in range(len(TEXTS))]) == len(TEXTS)
+        assert store.count(ns) == 0
+        assert store.search(ns, "puppy", k=3) == []
+
+    def test_delete_from_unknown_namespace(self, fake_store, ns):
+        assert fake_store.delete_turns(ns, ["t0"]) == 0
+
+    @pytest.mark.parametrize("ids", ["t0", [1, 2], [None]])
+    def test_delete_with_bad_ids_raises(self, filled, ids):
+        store, ns = filled
+        with pytest.raises(InvalidInputError):
+            store.delete_turns(ns, ids)
+        assert store.count(ns) == len(TEXTS)
+
+    def test_forget_namespace(self, filled, ns_factory):
+        store, ns = filled
+        keep = ns_factory("keep")
+        store.add_turns(make_turns(keep, TEXTS))
+        assert store.forget_namespace(ns) is True
+        with pytest.raises(UnknownNamespaceError):
+            store.search(ns, "puppy")
+        assert store.count(ns) == 0
+        assert not store.has_namespace(ns)
+        assert ns not in store.namespaces()
+        assert store.forget_namespace(ns) is False
+        assert store.search(keep, "puppy Rex", k=1)[0].turn.id == "t0"
+
+    def test_forgotten_namespace_can_be_reused(self, filled):
+        store, ns = filled
+        store.forget_namespace(ns)
+        store.add_turns(make_turns(ns, ["A kitten called Tom"]))
+        assert store.count(ns) == 1
+        assert store.search(ns, "puppy Rex", k=5)[0].turn.text == "A kitten called Tom"
+
+    def test_forget_unknown_namespace(self, fake_store, ns):
+        assert fake_store.forget_namespace(ns) is False
+
+
+# ---------------------------------------------------------------------- persistence
+def files_containing(root: Path, needle: bytes) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes())
+
+
+def lexical_logs(data_dir: Path) -> list[Path]:
+    return sorted((data_dir / "lexical").glob("*.jsonl"))
+
+
+class TestPersistent:
+    def test_reopen_keeps_turns_and_search(self, persistent_store_factory, ns):
+        ist = timezone(timedelta(hours=5, minutes=30))
+        turns = make_turns(ns, TEXTS, start=datetime(2024, 3, 1, 9, 15, tzinfo=ist),
+                           metadata={"source": "chat", "n": 3, "w": 0.25, "flag": True})
+        store = persistent_store_factory()
+        store.add_turns(turns)
+        before = [(h.turn.id, round(h.score, 5)) for h in store.search(ns, "kitchen blue", k=5)]
+        del store
+
+        again = persistent_store_factory()
+        got = again.get_turns(ns)
+        assert got == turns
+        for g, t in zip(got, turns, strict=True):
+            assert g.model_dump() == t.model_dump()
+            assert g.timestamp.utcoffset() == timedelta(hours=5, minutes=30)
+            assert type(g.metadata["n"]) is int and type(g.metadata["flag"]) is bool
+        assert ns in again.namespaces()
+        assert [(h.turn.id, round(h.score, 5)) for h in again.search(ns, "kitchen blue", k=5)] == before
+        assert again.search(ns, "adopting puppies", k=1, mode="lexical")[0].turn.id == "t0"
+
+    def test_order_is_the_same_after_reopen(self, persistent_store_factory, ns):
+        store = persistent_store_factory()
+        ts = datetime(2024, 1, 1, tzinfo=UTC)
+        for pos in (5, 1, 3, 0):
+            store.add_turns([make_turn(id=f"p{pos}", namespace=ns, speaker="Ann", text="same words here",
+                                       timestamp=ts + timedelta(minutes=pos), position=pos)])
+        live = [(h.turn.id, h.score) for h in store.search(ns, "same words", k=4)]
+        assert [t.id for t in store.get_turns(ns)] == ["p0", "p1", "p3", "p5"]
+        assert [i for i, _ in live] == ["p0", "p1", "p3", "p5"]  # ties keep chronological order
+        again = persistent_store_factory()
+        assert again.get_turns(ns) == store.get_turns(ns)
+        assert [h.turn.id for h in again.search(ns, "same words", k=4)] == [i for i, _ in live]
+
+    def test_reopen_then_duplicate_is_rejected(self, persistent_store_factory, ns):
+        persistent_store_factory().add_turns(make_turns(ns, TEXTS))
+        again = persistent_store_factory()
+        with pytest.raises(DuplicateTurnError):
+            again.add_turns(make_turns(ns, ["again"]))
+        assert again.count(ns) == len(TEXTS)
+
+    def test_ephemeral_store_writes_no_files(self, tmp_path, ns, fake_embeddings):
+        store = TurnStore(CogMemConfig.preset("ephemeral", data_dir=tmp_path), embeddings=fake_embeddings)
+        store.add_turns(make_turns(ns, TEXTS))
+        store.delete_turns(ns, ["t0"])
+        store.forget_namespace(ns)
+        assert list(tmp_path.iterdir()) == []
+
+    @pytest.mark.parametrize("damage", ["delete", "truncate", "torn"])
+    def test_bm25_is_repaired_from_chroma(self, persistent_store_factory, tmp_path, ns, damage):
+        store = persistent_store_factory()
+        store.add_turns(make_turns(ns, TEXTS))
+        (log,) = lexical_logs(tmp_path)
+        del store
+        if damage == "delete":
+            log.unlink()
+        elif damage == "truncate":
+            log.write_bytes(b"")
+        else:  # keep the first line, tear the second
+            lines = log.read_bytes().splitlines(keepends=True)
+            log.write_bytes(lines[0] + lines[1][:10])
+
+        again = persistent_store_factory()
+        for query, expected in [("adopting puppies", "t0"), ("allergic peanuts", "t4"), ("painted kitchen", "t2")]:
+            hit = again.search(ns, query, k=1, mode="lexical")[0]
+            assert hit.turn.id == expected and hit.lexical_score > 0
+        ids = [json.loads(line)["id"] for line in log.read_text(encoding="utf-8").splitlines()]
+        assert sorted(ids) == sorted(f"t{i}" for i in range(len(TEXTS)))
+
+    def test_bm25_entries_missing_from_chroma_are_dropped(self, persistent_store_factory, tmp_path, ns):
+        store = persistent_store_factory()
+        store.add_turns(make_turns(ns, TEXTS))
+        (log,) = lexical_logs(tmp_path)
+        del store
+        with log.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"op": "add", "id": "ghost", "tokens": ["ghostword"]}) + "\n")
+        again = persistent_store_factory()
+        assert again.count(ns) == len(TEXTS)
+        assert all(h.turn.id != "ghost" for h in again.search(ns, "ghostword", k=10, mode="lexical"))
+        assert b"ghost" not in log.read_bytes()
+
+    def test_delete_turns_removes_text_from_the_bm25_log(self, persistent_store_factory, tmp_path, ns):
+        canary = "zqxdeletecanaryword"
+        store = persistent_store_factory()
+        store.add_turns(make_turns(ns, [*TEXTS, f"my secret word is {canary}"]))
+        (log,) = lexical_logs(tmp_path)
+        assert canary.encode() in log.read_bytes()
+        store.delete_turns(ns, [f"t{len(TEXTS)}"])
+        assert canary.encode() not in log.read_bytes()
+        again = persistent_store_factory()
+        assert again.count(ns) == len(TEXTS)
+        assert again.search(ns, canary, k=1, mode="lexical")[0].lexical_score == 0
+
+    def test_forget_namespace_removes_bm25_log_and_collection(self, persistent_store_factory, tmp_path, ns):
+        canary = "zqxforgetcanaryword"
+        store = persistent_store_factory()
+        store.add_turns(make_turns(ns, [*TEXTS, f"my secret word is {canary}"]))
+        assert canary.encode() in lexical_logs(tmp_path)[0].read_bytes()
+        assert store.forget_namespace(ns)
+        assert lexical_logs(tmp_path) == []
+        again = persistent_store_factory()
+        assert not again.has_namespace(ns)
+        with pytest.raises(UnknownNamespaceError):
+            again.search(ns, canary)
+        # Nothing outside Chroma's SQLite file holds the text (see the next test for that file).
+        leaks = [p for p in files_containing(tmp_path, canary.encode()) if p.name != "chroma.sqlite3"]
+        assert leaks == []
+
+    @pytest.mark.xfail(
+        strict=True,
+        reason=(
+            "Known leak: after delete_collection, Chroma's chroma.sqlite3 still holds the deleted "
+            "documents' bytes in unused space of in-use b-tree pages (freelist_count is 0, no live row "
+            "has them); a VACUUM of the file removes them. forget_namespace does not VACUUM."
+        ),
+    )
+    def test_forget_namespace_leaves_no_trace_on_disk(self, persistent_store_factory, tmp_path, ns):
+        canary = "zqxforgetcanaryword2"
+        store = persistent_store_factory()
+        store.add_turns(make_turns(ns, [*TEXTS, f"my secret word is {canary}"]))
+        assert files_containing(tmp_path, canary.encode())
+        store.forget_namespace(ns)
+        del store
+        assert files_containing(tmp_path, canary.encode()) == []
+
+
+def test_fake_embedder_geometry():
+    emb = FakeEmbeddings()
+    v = np.asarray(emb.embed_documents(["Puppy REX", "puppy rex", "kitchen"]))
+    assert v.shape == (3, 256)
+    assert np.linalg.norm(v, axis=1) == pytest.approx([1.0, 1.0, 1.0])
+    assert float(v[0] @ v[1]) == pytest.approx(1.0)
+    assert float(v[0] @ v[2]) < 0.5
