@@ -53,6 +53,8 @@ class CogMemConfig(BaseModel):
             ``dense + lexical_weight * lexical``; the default) or ``rrf`` (reciprocal-rank fusion).
         lexical_weight: Weight of the z-scored BM25 score in ``zscore`` fusion.
         rrf_k: The ``k`` constant of reciprocal-rank fusion.
+        bm25_k1: BM25 ``k1`` (Anserini's default 0.9).
+        bm25_b: BM25 ``b`` (Anserini's default 0.4).
         exact_search_max: Namespaces up to this many turns are scored exactly (every turn);
             larger ones use Chroma's HNSW index and BM25 top-N candidates.
         candidates: Candidates taken from each of the dense and lexical sides in the HNSW path.
@@ -71,6 +73,8 @@ class CogMemConfig(BaseModel):
     fusion: Literal["zscore", "rrf"] = "zscore"
     lexical_weight: float = Field(default=1.0, ge=0.0, le=100.0)
     rrf_k: int = Field(default=60, ge=1)
+    bm25_k1: float = Field(default=0.9, gt=0.0, le=10.0)
+    bm25_b: float = Field(default=0.4, ge=0.0, le=1.0)
     exact_search_max: int = Field(default=50_000, ge=0)
     candidates: int = Field(default=200, ge=1)
     k: int = Field(default=10, ge=1)

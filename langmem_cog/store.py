@@ -290,7 +290,7 @@ class TurnStore:
         idx = self._lexical.get(namespace)
         if idx is None:
             path = self.data_dir / "lexical" / f"{collection_name(namespace)}.jsonl" if self.persistent else None
-            idx = LexicalIndex(path)
+            idx = LexicalIndex(path, k1=self.config.bm25_k1, b=self.config.bm25_b)
             self._lexical[namespace] = idx
         return idx
 
