@@ -24,6 +24,7 @@ from langmem_cog.records import Turn, make_turn, validate_namespace
 
 __all__ = [
     "LOCOMO_DATE_FORMAT",
+    "read_json",
     "LoCoMoConversation",
     "load_locomo",
     "locomo_turns",
@@ -39,7 +40,7 @@ LOCOMO_DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 
 
-def _read_json(path: str | Path) -> Any:
+def read_json(path: str | Path) -> Any:
     p = Path(path)
     if not p.exists():
         raise InvalidInputError(f"data file {p} does not exist: pass an existing path with --data")
@@ -133,7 +134,7 @@ def load_locomo(path: str | Path, namespace_prefix: str = "") -> list[LoCoMoConv
         path: The JSON file.
         namespace_prefix: Prepended to each ``sample_id`` to form its namespace.
     """
-    data = _read_json(path)
+    data = read_json(path)
     if not isinstance(data, list):
         raise InvalidInputError(f"{path}: expected a JSON list of LoCoMo conversations")
     out = []
@@ -232,7 +233,7 @@ def longmemeval_turns(record: dict[str, Any], namespace: str | None = None) -> t
 
 def load_longmemeval(path: str | Path, limit: int | None = None) -> list[LongMemEvalQuestion]:
     """Load LongMemEval JSON or JSON.gz (a list of question records)."""
-    data = _read_json(path)
+    data = read_json(path)
     if not isinstance(data, list):
         raise InvalidInputError(f"{path}: expected a JSON list of LongMemEval questions")
     out = []

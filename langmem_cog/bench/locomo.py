@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from langmem_cog.bench.protocol import SEEDS, locomo_questions, percentiles, row
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.fusion import tune_weight
-from langmem_cog.loaders import locomo_turns
+from langmem_cog.loaders import locomo_turns, read_json
 from langmem_cog.store import TurnStore
 
 __all__ = ["SYSTEMS", "LocomoRun", "run_locomo", "default_locomo_path", "write_outputs"]
@@ -95,11 +96,13 @@ def run_locomo(
         raise InvalidInputError(f"unknown system {system!r}: choose one of {SYSTEMS}")
     if split not in ("seeds", "all"):
         raise InvalidInputError(f"split={split!r} is invalid: use 'seeds' or 'all'")
-    records = json.loads(Path(data).read_text(encoding="utf-8"))
+    records = read_json(data)
     if not isinstance(records, list) or not records:
         raise InvalidInputError(f"{data}: expected a non-empty JSON list of LoCoMo conversations")
     cfg = (config or CogMemConfig.preset("ephemeral")).model_copy(update={"embedder": embedder})
     store = TurnStore(cfg)
+    # In-memory Chroma clients share state within a process: give every run its own namespaces.
+    _ns = _namespacer(uuid.uuid4().hex[:8])
     by_id = {str(r["sample_id"]): r for r in records}
     questions = {sid: locomo_questions(rec) for sid, rec in by_id.items()}
 
@@ -118,7 +121,7 @@ def run_locomo(
 
     pools: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
     if system == "hybrid" and split == "seeds":
-        pools = _train_pools(store, questions, progress)
+        pools = _train_pools(store, questions, _ns, progress)
 
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []
@@ -153,6 +156,8 @@ def run_locomo(
                     **m,
                 }
             )
+    for sid in by_id:
+        store.forget_namespace(_ns(sid))
     summary = summarize(rows)
     result = {
         "system": system,
@@ -173,12 +178,15 @@ def run_locomo(
     return LocomoRun(summary=result, rows=rows)
 
 
-def _ns(sample_id: str) -> str:
-    return "locomo." + "".join(c if c.isalnum() or c in "_.-" else "_" for c in sample_id)
+def _namespacer(run_id: str) -> Callable[[str], str]:
+    def ns(sample_id: str) -> str:
+        return f"locomo.{run_id}." + "".join(c if c.isalnum() or c in "_.-" else "_" for c in sample_id)
+
+    return ns
 
 
 def _train_pools(
-    store: TurnStore, questions: dict[str, list[dict[str, Any]]], progress: Progress
+    store: TurnStore, questions: dict[str, list[dict[str, Any]]], _ns: Callable[[str], str], progress: Progress
 ) -> dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
     """Dense scores, BM25 scores and gold masks of every question (fitting data; batched query embedding)."""
     out: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}

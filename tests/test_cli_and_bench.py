@@ -1,0 +1,88 @@
+"""End-to-end tests of the CLI (demo, search, bench locomo, bench compare) on the bundled sample."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from langmem_cog.bench.locomo import run_locomo, write_outputs
+from langmem_cog.cli import main
+
+SAMPLE = Path(__file__).resolve().parents[1] / "langmem_cog" / "data" / "sample_conversation.json"
+
+
+@pytest.fixture(scope="module")
+def two_conversations(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A LoCoMo-schema file with two conversations (the sample under two ids)."""
+    rec = json.loads(SAMPLE.read_text())[0]
+    other = copy.deepcopy(rec)
+    other["sample_id"] = "demo-2"
+    path = tmp_path_factory.mktemp("data") / "two.json"
+    path.write_text(json.dumps([rec, other]))
+    return path
+
+
+def test_demo_runs_and_reports_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--data-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert str(tmp_path) in out
+    assert "ingested 105 turns" in out
+    assert "What is Leo allergic to?" in out
+    # a second run is idempotent (namespace is re-created, no duplicate-id error)
+    assert main(["demo", "--data-dir", str(tmp_path)]) == 0
+    assert main(["search", "--data-dir", str(tmp_path), "--namespace", "demo-1", "-k", "2", "shellfish allergy"]) == 0
+    assert "D1:18" in capsys.readouterr().out
+
+
+def test_search_unknown_namespace_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "--data-dir", str(tmp_path), "--namespace", "nobody", "hello"]) == 2
+    assert "namespace 'nobody' holds no turns" in capsys.readouterr().err
+
+
+def test_bench_locomo_split_all(two_conversations: Path) -> None:
+    run = run_locomo(two_conversations, system="hybrid", split="all")
+    s = run.summary
+    assert s["split"] == "all" and s["seeds"] == [0]
+    assert s["n_rows"] == 28 == len(run.rows)
+    for key in ("mrr", "h1", "r10", "hit10"):
+        assert 0.0 <= s["full"][key] <= 1.0
+    assert s["full"]["hit10"] > 0.5  # the sample's questions are answerable
+    assert set(s["latency_ms"]) == {"p50", "p95"} and s["ingest_turns_per_s"] > 0
+    row = run.rows[0]
+    assert {"seed", "sample_id", "qa_index", "question", "category", "gold", "ranked_ids", "rank"} <= set(row)
+    assert len(row["ranked_ids"]) == 50
+
+
+def test_bench_locomo_seeds_tunes_on_train_only(two_conversations: Path, tmp_path: Path) -> None:
+    run = run_locomo(two_conversations, system="hybrid", seeds=[7, 11])
+    assert set(run.summary["per_seed"]) == {"7", "11"}
+    # one conversation is train and the other test for each seed: 14 test questions per seed
+    assert run.summary["n_rows"] == 28
+    assert set(run.summary["params"]["lexical_weight"]) == {"7", "11"}
+    out, rows = tmp_path / "s.json", tmp_path / "r.jsonl"
+    write_outputs(run, out, rows)
+    summary = json.loads(out.read_text())
+    for key in ("system", "embedder", "data", "split", "seeds", "n_rows", "full", "std", "per_seed",
+                "per_category", "latency_ms", "ingest_turns_per_s"):
+        assert key in summary
+    assert len(rows.read_text().splitlines()) == 28
+
+
+def test_bench_cli_and_compare(two_conversations: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for system in ("dense", "hybrid"):
+        code = main(["bench", "locomo", "--data", str(two_conversations), "--system", system, "--split", "all",
+                     "--out", str(tmp_path / f"{system}.json"), "--rows", str(tmp_path / f"{system}.jsonl")])
+        assert code == 0
+    capsys.readouterr()
+    assert main(["bench", "compare", str(tmp_path / "dense.jsonl"), str(tmp_path / "hybrid.jsonl"),
+                 "--resamples", "500"]) == 0
+    out = capsys.readouterr().out
+    assert "MRR" in out and "95%" in out
+
+
+def test_bench_missing_data_file_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "locomo", "--data", str(tmp_path / "missing.json"), "--split", "all"]) == 2
+    assert "does not exist" in capsys.readouterr().err
