@@ -129,6 +129,31 @@ def _print_summary(s: dict[str, Any]) -> None:
         print(f"params: {json.dumps(s['params'])}")
 
 
+def cmd_bench_graph(args: argparse.Namespace) -> int:
+    from langmem_cog.bench.graph import run_graph_bench
+    from langmem_cog.bench.locomo import default_locomo_path
+
+    data = Path(args.data) if args.data else default_locomo_path()
+    if data is None:
+        raise LangMemCogError("no LoCoMo data found at ../shared/data: pass --data PATH/TO/locomo10.json")
+    s = run_graph_bench(data, embedder=args.embedder, probe=not args.no_probe, progress=_progress)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(s, indent=2, default=str) + "\n", encoding="utf-8")
+    print(f"{s['n_turns']} turns of {s['n_conversations']} conversations: {s['turns_per_s']:.0f} turns/s "
+          "(extraction + graph update + consolidation)")
+    print("nodes: " + ", ".join(f"{k} {v}" for k, v in s["nodes_by_type"].items()))
+    print("edges: " + ", ".join(f"{k} {v}" for k, v in s["edges_by_type"].items()))
+    print(f"evidence coverage: {s['evidence_coverage']:.4f} of {s['n_evidence_turns']} QA evidence turns")
+    print(f"reconciliation: {json.dumps(s['reconciliation'])}")
+    print(f"consolidation: {json.dumps(s['consolidation'])}")
+    if "probe" in s:
+        p = s["probe"]
+        print(f"attribution probe ({p['pairs']} pairs, {p['embedder']}): flat error {p['flat_error']:.3f}, "
+              f"typed graph error {p['typed_error']:.3f} (fallbacks {p['typed_fallbacks']})")
+    return 0
+
+
 def cmd_bench_compare(args: argparse.Namespace) -> int:
     from langmem_cog.bench.compare import compare_rows, load_rows
 
@@ -174,6 +199,12 @@ def build_parser() -> argparse.ArgumentParser:
     loc.add_argument("--out", help="summary JSON path")
     loc.add_argument("--rows", help="rows JSONL path")
     loc.set_defaults(func=cmd_bench_locomo)
+    gb = bench.add_parser("graph", help="PEC2F graph: throughput, counts, evidence coverage, attribution probe")
+    gb.add_argument("--data", help="a JSON file in LoCoMo's schema (default: ../shared/data/locomo/locomo10.json)")
+    gb.add_argument("--embedder", default="minilm", help="embedder of the attribution probe")
+    gb.add_argument("--no-probe", action="store_true", help="skip the attribution probe")
+    gb.add_argument("--out", help="summary JSON path")
+    gb.set_defaults(func=cmd_bench_graph)
     cmp_ = bench.add_parser("compare", help="paired bootstrap of two rows files (B - A)")
     cmp_.add_argument("a")
     cmp_.add_argument("b")

@@ -1,0 +1,1 @@
+"""PEC2F typed graph memory: schema, extraction, graph store, reconciliation, consolidation."""

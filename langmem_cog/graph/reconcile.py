@@ -1,0 +1,200 @@
+"""Claim reconciliation: which opinions are current, superseded or in conflict.
+
+Claims are grouped by ``(source, target, predicate)``: the Person holding the
+opinion, the node it is about and the kind of opinion. Claims of different
+sources are never in the same group. Within a group, claims are ordered by
+``timestamp`` (ties: natural order of the claim id, so ``D1:2`` before ``D1:10``).
+
+The rule ("the newest day wins"):
+
+* The **current bucket** is every claim of the group said on the same calendar day
+  as the newest one (the day in the newest claim's time zone).
+* If the current bucket holds both a positive (+1) and a negative (-1) claim, its
+  non-neutral claims are ``CONFLICTING``, with a ``CONFLICTS_WITH`` edge both ways
+  between every positive/negative pair. Otherwise (and for neutral claims, which
+  never conflict) its claims are ``CURRENT``.
+* Every older claim is ``SUPERSEDED``, also when it agrees with the current opinion
+  (the newest restatement replaces it). Each older claim gets one ``SUPERSEDES``
+  edge from the claim right after it in the group's order, so the history is a chain
+  newest -> oldest. The edge's ``changed`` attribute is ``True`` when the polarity
+  changed ("changed their mind"), ``False`` for a restatement.
+
+Originals are never removed: only ``status`` and the ``SUPERSEDES`` /
+``CONFLICTS_WITH`` edges among the group's claims are rewritten. A group is always
+recomputed from scratch, so the result depends only on the claims present, not on
+the order they arrived in, and reconciling twice changes nothing.
+
+Derived edges get ``provenance`` = the union of both claims' provenance and
+``timestamp`` = when the relation arose: the time of the latest turn of that
+provenance (from the graph's ``turns`` map when present, else the newer claim's
+timestamp).
+
+Example:
+    >>> import networkx as nx
+    >>> from datetime import datetime, timezone
+    >>> G = nx.MultiDiGraph()
+    >>> for cid, day, pol in [("claim:a#0", 1, 1), ("claim:b#0", 9, -1)]:
+    ...     G.add_node(cid, type="Claim", source="person:maya", target="concept:running",
+    ...                predicate="opinion", polarity=pol, provenance={cid[6]},
+    ...                timestamp=datetime(2023, 5, day, tzinfo=timezone.utc), status="CURRENT")
+    >>> reconcile_claims(G)
+    {'CURRENT': 1, 'SUPERSEDED': 1, 'CONFLICTING': 0}
+    >>> G.nodes["claim:a#0"]["status"], G.has_edge("claim:b#0", "claim:a#0", key="SUPERSEDES")
+    ('SUPERSEDED', True)
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+import networkx as nx
+
+from langmem_cog.graph.schema import ClaimStatus, EdgeType, NodeType
+
+__all__ = ["reconcile_claims", "claim_group_key", "claim_group", "natural_key", "ClaimKey"]
+
+logger = logging.getLogger(__name__)
+
+#: ``(source node id, target node id, predicate)``.
+ClaimKey = tuple[str, str, str]
+
+_DERIVED = (EdgeType.SUPERSEDES.value, EdgeType.CONFLICTS_WITH.value)
+_NUM = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort key that orders digit runs by value: ``"D1:2"`` before ``"D1:10"``.
+
+    Example:
+        >>> sorted(["D1:10", "D1:2", "D2:1"], key=natural_key)
+        ['D1:2', 'D1:10', 'D2:1']
+    """
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in _NUM.split(text) if p)
+
+
+def claim_group_key(G: nx.MultiDiGraph, node: str) -> ClaimKey:
+    """The group of a Claim node: ``(source, target, predicate)``.
+
+    Example:
+        >>> G = nx.MultiDiGraph()
+        >>> G.add_node("claim:t1#0", type="Claim", source="person:a", target="concept:x", predicate="opinion")
+        >>> claim_group_key(G, "claim:t1#0")
+        ('person:a', 'concept:x', 'opinion')
+    """
+    data = G.nodes[node]
+    return (data["source"], data["target"], data["predicate"])
+
+
+def claim_group(G: nx.MultiDiGraph, key: ClaimKey, *, scan: bool = True) -> list[str]:
+    """The Claim nodes of a group, oldest first.
+
+    Follows the source's ``CLAIMS`` edges; when that finds nothing and ``scan`` is
+    true, scans every node (for hand-built graphs without ``CLAIMS`` edges).
+    """
+    source = key[0]
+    members: set[str] = set()
+    if source in G:
+        cands = (v for _, v, k in G.out_edges(source, keys=True) if k == EdgeType.CLAIMS.value)
+        members = {c for c in cands if _is_claim(G, c) and claim_group_key(G, c) == key}
+    if not members and scan:
+        members = {n for n in G.nodes if _is_claim(G, n) and claim_group_key(G, n) == key}
+    return sorted(members, key=lambda c: _order(G, c))
+
+
+def _is_claim(G: nx.MultiDiGraph, node: str) -> bool:
+    return G.nodes[node].get("type") == NodeType.CLAIM.value
+
+
+def _order(G: nx.MultiDiGraph, node: str) -> tuple[Any, ...]:
+    return (G.nodes[node]["timestamp"], natural_key(node))
+
+
+def _latest_time(G: nx.MultiDiGraph, provenance: set[str], default: datetime | None) -> datetime | None:
+    times = G.graph.get("turns") or {}
+    found = [times[t] for t in provenance if t in times]
+    return max(found) if found else default
+
+
+def _set_edge(G: nx.MultiDiGraph, u: str, v: str, kind: EdgeType, **attrs: Any) -> None:
+    prov = set(G.nodes[u].get("provenance", ())) | set(G.nodes[v].get("provenance", ()))
+    default = max(G.nodes[u]["timestamp"], G.nodes[v]["timestamp"])
+    G.add_edge(
+        u, v, key=kind.value, type=kind.value, provenance=prov, timestamp=_latest_time(G, prov, default), **attrs
+    )
+
+
+def _reconcile_group(G: nx.MultiDiGraph, members: list[str], counts: dict[str, int]) -> None:
+    member_set = set(members)
+    for u in members:
+        stale = [(u, v, k) for _, v, k in G.out_edges(u, keys=True) if k in _DERIVED and v in member_set]
+        G.remove_edges_from(stale)
+    newest = G.nodes[members[-1]]["timestamp"]
+    day = newest.date()
+    tz = newest.tzinfo
+
+    def same_day(c: str) -> bool:
+        ts = G.nodes[c]["timestamp"]
+        return (ts.astimezone(tz) if tz is not None and ts.tzinfo is not None else ts).date() == day
+
+    split = len(members)
+    while split > 0 and same_day(members[split - 1]):
+        split -= 1
+    older, bucket = members[:split], members[split:]
+    pos = [c for c in bucket if G.nodes[c]["polarity"] > 0]
+    neg = [c for c in bucket if G.nodes[c]["polarity"] < 0]
+    conflict = bool(pos and neg)
+    for c in bucket:
+        status = ClaimStatus.CONFLICTING if conflict and G.nodes[c]["polarity"] != 0 else ClaimStatus.CURRENT
+        G.nodes[c]["status"] = status.value
+        counts[status.value] += 1
+    if conflict:
+        for a in pos:
+            for b in neg:
+                _set_edge(G, a, b, EdgeType.CONFLICTS_WITH)
+                _set_edge(G, b, a, EdgeType.CONFLICTS_WITH)
+    for i, c in enumerate(older):
+        G.nodes[c]["status"] = ClaimStatus.SUPERSEDED.value
+        counts[ClaimStatus.SUPERSEDED.value] += 1
+        nxt = members[i + 1]
+        _set_edge(G, nxt, c, EdgeType.SUPERSEDES, changed=G.nodes[nxt]["polarity"] != G.nodes[c]["polarity"])
+
+
+def reconcile_claims(G: nx.MultiDiGraph, nodes: Iterable[str] | None = None) -> dict[str, int]:
+    """Recompute claim statuses and ``SUPERSEDES`` / ``CONFLICTS_WITH`` edges, in place.
+
+    Follows the networkx convention for maintenance functions: ``G`` is modified
+    in place and a summary is returned. See the module docstring for the rule.
+
+    Args:
+        G: A graph whose Claim nodes carry ``source``, ``target``, ``predicate``,
+            ``polarity``, ``timestamp`` (aware) and ``provenance``.
+        nodes: Claim ids whose groups to recompute (ids that are missing or not claims
+            are ignored); ``None`` recomputes every group.
+
+    Returns:
+        How many claims of the recomputed groups ended up in each status
+        (``{"CURRENT": n, "SUPERSEDED": n, "CONFLICTING": n}``).
+
+    Example:
+        >>> reconcile_claims(nx.MultiDiGraph())
+        {'CURRENT': 0, 'SUPERSEDED': 0, 'CONFLICTING': 0}
+    """
+    counts = {s.value: 0 for s in ClaimStatus}
+    if nodes is None:
+        groups: dict[ClaimKey, list[str]] = {}
+        for n in G.nodes:
+            if _is_claim(G, n):
+                groups.setdefault(claim_group_key(G, n), []).append(n)
+        ordered = {k: sorted(v, key=lambda c: _order(G, c)) for k, v in groups.items()}
+    else:
+        keys = {claim_group_key(G, n) for n in nodes if n in G and _is_claim(G, n)}
+        ordered = {k: claim_group(G, k) for k in keys}
+    for key in sorted(ordered):
+        if ordered[key]:
+            _reconcile_group(G, ordered[key], counts)
+    logger.debug("reconciled %d claim groups: %s", len(ordered), counts)
+    return counts

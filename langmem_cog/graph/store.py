@@ -1,0 +1,1028 @@
+"""The PEC2F graph memory: one ``networkx.MultiDiGraph`` per namespace, derived from turns.
+
+The graph is a derived index over the raw turns of a namespace. Every node and edge
+keeps ``provenance``, the ids of the turns it came from; :meth:`GraphMemory.delete_turns`
+trims it and drops what no turn supports any more, and :meth:`GraphMemory.rebuild`
+rebuilds the whole graph from raw turns.
+
+Nodes (ids are deterministic, so the same turns always give the same graph):
+
+* ``person:<name>`` and ``concept:<name>`` (normal form of :func:`normalize_name`,
+  resolved through :class:`~langmem_cog.graph.resolve.EntityResolver`);
+  attributes ``name``, ``aliases``, ``variants`` (surface form -> turn ids), Concepts
+  also ``kind``;
+* ``event:<turn_id>#<i>``: ``text``, ``start``, ``end``, ``time_text``,
+  ``participants`` (person ids, the speaker first), ``verb``;
+* ``claim:<turn_id>#<i>``: ``source`` and ``target`` (node ids), ``predicate``,
+  ``polarity``, ``sentiment``, ``content`` (also ``text``), ``status``, ``timestamp``;
+* ``fact:<subject>|<predicate>|<object>``: ``subject`` (person id), ``predicate``,
+  ``object``, ``text``, ``valid_from``, ``valid_to``, ``consolidated``, ``support``
+  (turns stating it; events for consolidated facts, see
+  :mod:`langmem_cog.graph.consolidate`).
+
+Every node also has ``type``, ``aliases``, ``provenance``, ``first_seen`` and
+``last_seen`` (times of its earliest and latest supporting turn). Attributes merged
+from several turns are a function of the surviving provenance only: ``name`` (and a
+fact's ``text`` / ``object``, a concept's ``kind``) is the form said in the earliest
+turn, ``aliases`` the other forms, a fact's ``valid_from`` the earliest one given, so
+deleting turns leaves no trace of them.
+
+Edges are keyed by :class:`EdgeType` value: different relations between a pair
+coexist, the same relation from another turn merges its provenance. Edge
+attributes: ``type``, ``provenance``, ``timestamp`` (when its evidence first existed:
+its earliest turn, or its latest one for ``NEXT`` / ``SUPERSEDES`` / ``CONFLICTS_WITH``,
+which need both records), ``persons``
+on ``NEXT`` edges (whose timelines use it), ``changed`` on ``SUPERSEDES`` edges.
+
+Facts whose predicate is a preference or possession also link the person to a
+Concept (:data:`PREFERENCE_EDGES`), e.g. ``likes`` -> ``LIKES``, ``hates`` ->
+``DISLIKES``, ``plays`` -> ``USES``.
+
+The graph attribute ``turns`` maps every applied turn id to its timestamp.
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> from langmem_cog.graph.schema import Extraction, ExtractedEvent
+    >>> ts = datetime(2023, 5, 8, tzinfo=timezone.utc)
+    >>> ex = Extraction(turn_id="D1:3", speaker="Caroline", timestamp=ts, events=[
+    ...     ExtractedEvent(text="went to a support group", participants=("Caroline",),
+    ...                    source_turn_id="D1:3", concepts=("support group",), verb="go")])
+    >>> mem = GraphMemory()
+    >>> mem.apply("alice", [ex]).nodes_added
+    3
+    >>> sorted(mem.graph("alice").nodes)
+    ['concept:support group', 'event:D1:3#0', 'person:caroline']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import tempfile
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from langmem_cog.errors import ExtractionError, InvalidInputError, StoreError
+from langmem_cog.graph.consolidate import FactWriter, consolidate, consolidated_fact_id
+from langmem_cog.graph.reconcile import ClaimKey, claim_group, claim_group_key, natural_key, reconcile_claims
+from langmem_cog.graph.resolve import (
+    EMBEDDING_THRESHOLD,
+    FUZZY_THRESHOLD,
+    EntityResolver,
+    canonical_concept_id,
+    canonical_person_id,
+    normalize_name,
+)
+from langmem_cog.graph.schema import (
+    SCHEMA_VERSION,
+    ClaimStatus,
+    EdgeType,
+    Extraction,
+    Extractor,
+    NodeType,
+)
+from langmem_cog.records import Turn, validate_namespace
+
+__all__ = [
+    "GraphMemory",
+    "ApplyStats",
+    "DeleteStats",
+    "graphs_equal",
+    "graph_filename",
+    "normalize_predicate",
+    "PREFERENCE_EDGES",
+    "SET_ATTRS",
+    "DATETIME_ATTRS",
+]
+
+logger = logging.getLogger(__name__)
+
+# fmt: off
+_LIKES = (
+    "likes", "like", "loves", "love", "enjoys", "enjoy", "favorite", "favourite", "prefers", "prefer",
+    "fan_of", "is_fan_of", "interested_in", "into", "passionate_about",
+)
+_DISLIKES = (
+    "dislikes", "dislike", "hates", "hate", "detests", "detest", "avoids", "avoid", "not_fond_of",
+    "does_not_like", "doesnt_like",
+)
+_USES = (
+    "uses", "use", "owns", "own", "has", "have", "plays", "play", "drives", "drive", "rides", "ride",
+    "wears", "wear", "has_pet", "owns_pet",
+)
+# fmt: on
+
+#: Fact predicate (after :func:`normalize_predicate`) -> the Person -> Concept edge it also adds.
+#: Other predicates (``is``, ``works_as``, ``lives_in``, ``allergic_to``, ``habit``, ...) only
+#: give the Fact node and its ``HAS_ATTR`` edge.
+PREFERENCE_EDGES: dict[str, EdgeType] = {
+    **dict.fromkeys(_LIKES, EdgeType.LIKES),
+    **dict.fromkeys(_DISLIKES, EdgeType.DISLIKES),
+    **dict.fromkeys(_USES, EdgeType.USES),
+}
+
+#: Attributes stored as sets (written as sorted lists).
+SET_ATTRS = frozenset({"aliases", "provenance", "persons"})
+#: Attributes holding aware datetimes (written as ISO strings).
+DATETIME_ATTRS = frozenset({"first_seen", "last_seen", "start", "end", "timestamp", "valid_from", "valid_to"})
+
+_SELF = frozenset({"i", "me", "myself", "my", "mine"})
+_P, _E, _C, _CL, _F = (
+    t.value for t in (NodeType.PERSON, NodeType.EVENT, NodeType.CONCEPT, NodeType.CLAIM, NodeType.FACT)
+)
+_PA, _MEN, _NEXT = EdgeType.PARTICIPATED_IN.value, EdgeType.MENTIONS.value, EdgeType.NEXT.value
+_PAIR_DERIVED = frozenset({_NEXT, EdgeType.SUPERSEDES.value, EdgeType.CONFLICTS_WITH.value})
+_GRAPH_DIR = "graph"
+
+
+def normalize_predicate(predicate: str) -> str:
+    """Case-fold a predicate and join its words with ``_``.
+
+    Example:
+        >>> normalize_predicate("Works as")
+        'works_as'
+    """
+    return "_".join(normalize_name(predicate.replace("_", " ")).split())
+
+
+def graph_filename(namespace: str) -> str:
+    """The file name of a namespace's graph: a hash, never the raw id.
+
+    Example:
+        >>> len(graph_filename("alice"))
+        45
+    """
+    return hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:40] + ".json"
+
+
+@dataclass
+class ApplyStats:
+    """What :meth:`GraphMemory.apply` did.
+
+    Attributes:
+        turns: Extractions applied.
+        replaced: Turns already in the graph whose old records were replaced.
+        nodes_added: New nodes.
+        edges_added: New extracted edges (derived ``NEXT`` / claim / consolidation edges not counted).
+        claims: Statuses of the claims in the groups recomputed (see :func:`reconcile_claims`).
+        facts_updated: Consolidated facts re-derived because new events touched them.
+    """
+
+    turns: int = 0
+    replaced: int = 0
+    nodes_added: int = 0
+    edges_added: int = 0
+    claims: dict[str, int] = field(default_factory=lambda: {s.value: 0 for s in ClaimStatus})
+    facts_updated: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DeleteStats:
+    """What :meth:`GraphMemory.delete_turns` did.
+
+    Attributes:
+        turns_removed: Turn ids that were in the graph and are gone.
+        unknown: Turn ids that were not in the graph (ignored).
+        nodes_removed: Nodes no turn supports any more.
+        nodes_updated: Surviving nodes whose provenance was trimmed.
+        edges_removed: Net decrease of the edge count (edges of removed nodes included; timelines
+            relinked around removed events add a few back).
+        claims: Statuses of the claims in the groups recomputed.
+        facts_rederived: Consolidated facts updated after losing supporting events.
+    """
+
+    turns_removed: int = 0
+    unknown: int = 0
+    nodes_removed: int = 0
+    nodes_updated: int = 0
+    edges_removed: int = 0
+    claims: dict[str, int] = field(default_factory=lambda: {s.value: 0 for s in ClaimStatus})
+    facts_rederived: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Batch:
+    stats: ApplyStats
+    resolver: EntityResolver
+    dirty_nodes: set[str] = field(default_factory=set)
+    dirty_edges: set[tuple[str, str, str]] = field(default_factory=set)
+    persons: set[str] = field(default_factory=set)  # whose timelines changed
+    claims: set[str] = field(default_factory=set)
+    pairs: set[tuple[str, str]] = field(default_factory=set)  # (person, concept) linked by new events
+
+
+# ---------------------------------------------------------------------- equality and (de)serialisation
+def graphs_equal(G: nx.MultiDiGraph, H: nx.MultiDiGraph) -> bool:
+    """Whether two graphs have the same graph attributes, nodes, keyed edges and attributes.
+
+    Insertion order does not matter; attribute values are compared with ``==``.
+
+    Example:
+        >>> G, H = nx.MultiDiGraph(), nx.MultiDiGraph()
+        >>> G.add_edge("a", "b", key="LIKES", provenance={"t1"})
+        'LIKES'
+        >>> H.add_node("b"); H.add_edge("a", "b", key="LIKES", provenance={"t1"})
+        'LIKES'
+        >>> graphs_equal(G, H)
+        True
+        >>> H.add_edge("a", "b", key="USES", provenance={"t1"})
+        'USES'
+        >>> graphs_equal(G, H)
+        False
+    """
+    if G.is_directed() != H.is_directed() or G.is_multigraph() != H.is_multigraph():
+        return False
+    if G.graph != H.graph or G.number_of_nodes() != H.number_of_nodes():
+        return False
+    if G.number_of_edges() != H.number_of_edges():
+        return False
+    for n, data in G.nodes(data=True):
+        if n not in H or H.nodes[n] != data:
+            return False
+    if G.is_multigraph():
+        for u, v, k, data in G.edges(keys=True, data=True):
+            if not H.has_edge(u, v, key=k) or H.edges[u, v, k] != data:
+                return False
+    else:
+        for u, v, data in G.edges(data=True):
+            if not H.has_edge(u, v) or H.edges[u, v] != data:
+                return False
+    return True
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, set | frozenset):
+        return sorted((_encode(v) for v in value), key=str)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _encode(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_encode(v) for v in value]
+    return value
+
+
+def _decode_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    for key in DATETIME_ATTRS & attrs.keys():
+        if attrs[key] is not None:
+            attrs[key] = datetime.fromisoformat(attrs[key])
+    for key in SET_ATTRS & attrs.keys():
+        attrs[key] = set(attrs[key])
+    if "variants" in attrs:
+        attrs["variants"] = {f: {v: set(ts) for v, ts in vals.items()} for f, vals in attrs["variants"].items()}
+    return attrs
+
+
+def _to_payload(namespace: str, G: nx.MultiDiGraph) -> dict[str, Any]:
+    data = nx.node_link_data(G, edges="edges")
+    data["nodes"] = sorted((_encode(n) for n in data["nodes"]), key=lambda n: n["id"])
+    data["edges"] = sorted((_encode(e) for e in data["edges"]), key=lambda e: (e["source"], e["target"], e["key"]))
+    data["graph"] = _encode(data["graph"])
+    return {"schema_version": SCHEMA_VERSION, "namespace": namespace, "graph": data}
+
+
+def _from_payload(data: dict[str, Any]) -> nx.MultiDiGraph:
+    for n in data["nodes"]:
+        _decode_attrs(n)
+    for e in data["edges"]:
+        _decode_attrs(e)
+    graph = data.get("graph") or {}
+    graph["turns"] = {t: datetime.fromisoformat(ts) for t, ts in (graph.get("turns") or {}).items()}
+    data["graph"] = graph
+    G = nx.node_link_graph(data, directed=True, multigraph=True, edges="edges")
+    if not isinstance(G, nx.MultiDiGraph):  # pragma: no cover - node_link_graph follows the flags above
+        G = nx.MultiDiGraph(G)
+    return G
+
+
+def _empty_graph() -> nx.MultiDiGraph:
+    G = nx.MultiDiGraph()
+    G.graph["turns"] = {}
+    return G
+
+
+# ---------------------------------------------------------------------- validation
+def _check_time(value: Any, what: str, turn_id: str, required: bool = False) -> None:
+    if value is None and not required:
+        return
+    if not isinstance(value, datetime) or value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidInputError(
+            f"turn {turn_id!r}: {what} must be a timezone-aware datetime, got {value!r}; "
+            "give extractor times a tzinfo (e.g. the turn's)"
+        )
+
+
+def _validate(extractions: Sequence[Extraction]) -> list[Extraction]:
+    if isinstance(extractions, Extraction):
+        extractions = [extractions]
+    if not isinstance(extractions, Sequence) or isinstance(extractions, str | bytes):
+        raise InvalidInputError(f"apply takes a list of Extraction, got {type(extractions).__name__}")
+    seen: set[str] = set()
+    for i, ex in enumerate(extractions):
+        if not isinstance(ex, Extraction):
+            raise InvalidInputError(f"item {i} is a {type(ex).__name__}, not an Extraction")
+        if not isinstance(ex.turn_id, str) or not ex.turn_id:
+            raise InvalidInputError(f"item {i}: turn_id must be a non-empty string, got {ex.turn_id!r}")
+        if ex.turn_id in seen:
+            raise InvalidInputError(
+                f"turn {ex.turn_id!r} appears twice in one apply call: pass one Extraction per turn"
+            )
+        seen.add(ex.turn_id)
+        _check_time(ex.timestamp, "timestamp", ex.turn_id, required=True)
+        if not isinstance(ex.speaker, str) or not normalize_name(ex.speaker):
+            raise InvalidInputError(f"turn {ex.turn_id!r}: speaker {ex.speaker!r} has no letters or digits")
+        records: list[Any] = [*ex.concepts, *ex.events, *ex.facts, *ex.claims]
+        for rec in records:
+            if rec.source_turn_id != ex.turn_id:
+                raise InvalidInputError(
+                    f"turn {ex.turn_id!r}: a {type(rec).__name__} has source_turn_id {rec.source_turn_id!r}; "
+                    "an Extraction holds only records of its own turn"
+                )
+        for ev in ex.events:
+            _check_time(ev.start, "event start", ex.turn_id)
+            _check_time(ev.end, "event end", ex.turn_id)
+        for fact in ex.facts:
+            _check_time(fact.valid_from, "fact valid_from", ex.turn_id)
+        for cl in ex.claims:
+            _check_time(cl.timestamp, "claim timestamp", ex.turn_id)
+            if isinstance(cl.polarity, bool) or not isinstance(cl.polarity, int | float) or math.isnan(cl.polarity):
+                raise InvalidInputError(f"turn {ex.turn_id!r}: claim polarity must be -1, 0 or 1, got {cl.polarity!r}")
+            if not isinstance(cl.sentiment, int | float) or math.isnan(cl.sentiment):
+                raise InvalidInputError(f"turn {ex.turn_id!r}: claim sentiment must be a number, got {cl.sentiment!r}")
+    # Chronological order; stable, so turns sharing a timestamp keep the caller's order.
+    return sorted(extractions, key=lambda e: e.timestamp)
+
+
+class GraphMemory:
+    """PEC2F graphs of many namespaces, in memory and optionally on disk.
+
+    Args:
+        data_dir: Directory holding ``graph/<hash>.json`` files; ``None`` keeps graphs in
+            memory only (``save`` and ``load`` then do nothing).
+        embeddings: Optional LangChain ``Embeddings`` for embedding-based concept resolution.
+        min_events: Consolidation: least events of a (person, concept) pair in one window.
+        window_days: Consolidation window in days.
+        writer: Consolidation text writer (e.g. :class:`~langmem_cog.graph.consolidate.LLMFactWriter`).
+        fuzzy_threshold: Entity resolution ``token_sort_ratio`` threshold.
+        embedding_threshold: Entity resolution cosine threshold.
+        autosave: Save a namespace after every change (``apply``, ``delete_turns``,
+            ``consolidate``, ``rebuild``).
+
+    Example:
+        >>> mem = GraphMemory()
+        >>> mem.graph("alice").number_of_nodes()
+        0
+    """
+
+    def __init__(
+        self,
+        data_dir: str | os.PathLike[str] | None = None,
+        *,
+        embeddings: Any | None = None,
+        min_events: int = 3,
+        window_days: float = 30,
+        writer: FactWriter | None = None,
+        fuzzy_threshold: float = FUZZY_THRESHOLD,
+        embedding_threshold: float = EMBEDDING_THRESHOLD,
+        autosave: bool = False,
+    ) -> None:
+        self.data_dir = Path(data_dir).expanduser() if data_dir is not None else None
+        self.embeddings = embeddings
+        self.min_events = min_events
+        self.window_days = window_days
+        self.writer = writer
+        self.fuzzy_threshold = fuzzy_threshold
+        self.embedding_threshold = embedding_threshold
+        self.autosave = autosave
+        self._graphs: dict[str, nx.MultiDiGraph] = {}
+        self._vectors: dict[str, Any] = {}
+        self._lock = threading.RLock()
+        self._ns_locks: dict[str, threading.RLock] = {}
+
+    @classmethod
+    def from_config(cls, config: Any, **kwargs: Any) -> GraphMemory:
+        """A graph memory beside a :class:`~langmem_cog.config.CogMemConfig`'s data (in memory
+        for ``ephemeral`` configs)."""
+        data_dir = None if config.chroma_mode == "ephemeral" else config.resolved_data_dir()
+        return cls(data_dir, **kwargs)
+
+    # ------------------------------------------------------------------ access
+    def _ns_lock(self, namespace: str) -> threading.RLock:
+        with self._lock:
+            return self._ns_locks.setdefault(namespace, threading.RLock())
+
+    def path(self, namespace: str) -> Path | None:
+        """The file of a namespace's graph (``None`` in in-memory mode)."""
+        validate_namespace(namespace)
+        if self.data_dir is None:
+            return None
+        return self.data_dir / _GRAPH_DIR / graph_filename(namespace)
+
+    def graph(self, namespace: str) -> nx.MultiDiGraph:
+        """The namespace's graph (loaded from disk on first use, else empty). Mutating it
+        directly bypasses provenance bookkeeping: prefer :meth:`apply` and :meth:`delete_turns`.
+
+        Raises:
+            InvalidNamespaceError: If the namespace id is malformed.
+            StoreError: If the file on disk is corrupt or of another schema version.
+        """
+        validate_namespace(namespace)
+        with self._ns_lock(namespace):
+            G = self._graphs.get(namespace)
+            if G is None:
+                G = self.load(namespace)
+            return G
+
+    def _resolver(self, G: nx.MultiDiGraph) -> EntityResolver:
+        return EntityResolver(
+            G,
+            self.embeddings,
+            fuzzy_threshold=self.fuzzy_threshold,
+            embedding_threshold=self.embedding_threshold,
+            vector_cache=self._vectors,
+        )
+
+    def _changed(self, namespace: str) -> None:
+        if self.autosave:
+            self.save(namespace)
+
+    # ------------------------------------------------------------------ apply
+    def apply(self, namespace: str, extractions: Sequence[Extraction]) -> ApplyStats:
+        """Add the records of some turns to a namespace graph.
+
+        Extractions are applied in timestamp order (stable for equal timestamps). A turn
+        already in the graph is first deleted, so applying it again replaces its records.
+        Claim groups touched are reconciled; timelines of the persons with new events are
+        relinked; consolidated facts touched by new events are re-derived (new ones are
+        created only by :meth:`consolidate` and :meth:`rebuild`).
+
+        Args:
+            namespace: The namespace.
+            extractions: One :class:`Extraction` per turn.
+
+        Returns:
+            Counts of what changed.
+
+        Raises:
+            InvalidInputError: If an extraction is malformed (naive times, records of another
+                turn, a turn twice); nothing is applied then.
+        """
+        validate_namespace(namespace)
+        ordered = _validate(extractions)
+        with self._ns_lock(namespace):
+            G = self.graph(namespace)
+            stats = self._apply(G, ordered)
+        self._changed(namespace)
+        return stats
+
+    def _apply(self, G: nx.MultiDiGraph, ordered: list[Extraction]) -> ApplyStats:
+        stats = ApplyStats(turns=len(ordered))
+        turns = G.graph.setdefault("turns", {})
+        again = [ex.turn_id for ex in ordered if ex.turn_id in turns]
+        if again:
+            logger.debug("replacing the records of %d turns applied before", len(again))
+            self._delete(G, set(again))
+            stats.replaced = len(again)
+        batch = _Batch(stats=stats, resolver=self._resolver(G))
+        for ex in ordered:
+            turns[ex.turn_id] = ex.timestamp
+            self._apply_one(G, ex, batch)
+        for n in batch.dirty_nodes:
+            _refresh_node(G, n)
+        for u, v, k in batch.dirty_edges:
+            _refresh_edge(G, u, v, k)
+        for p in sorted(batch.persons):
+            _relink_timeline(G, p)
+        if batch.claims:
+            stats.claims = reconcile_claims(G, batch.claims)
+        pairs = {pc for pc in batch.pairs if consolidated_fact_id(*pc) in G}
+        if pairs:
+            stats.facts_updated = self._consolidate(G, pairs)
+        return stats
+
+    def _apply_one(self, G: nx.MultiDiGraph, ex: Extraction, b: _Batch) -> None:
+        t = ex.turn_id
+        found = self._entity(G, ex.speaker, _P, t, b)
+        if found is None:  # pragma: no cover - _validate rejects such speakers
+            raise InvalidInputError(f"turn {t!r}: speaker {ex.speaker!r} has no letters or digits")
+        speaker: str = found
+
+        def person(name: str) -> str | None:
+            if normalize_name(name) in _SELF:
+                return self._entity(G, ex.speaker, _P, t, b)
+            return self._entity(G, name, _P, t, b)
+
+        for name in ex.persons:
+            person(name)
+        for concept in ex.concepts:
+            self._entity(G, concept.name, _C, t, b, kind=concept.kind)
+        for i, ev in enumerate(ex.events):
+            eid = f"event:{t}#{i}"
+            parts = list(dict.fromkeys(p for p in (person(n) for n in ev.participants) if p)) or [speaker]
+            concepts: list[str] = list(
+                dict.fromkeys(c for c in (self._entity(G, n, _C, t, b) for n in ev.concepts) if c)
+            )
+            self._single(
+                G,
+                eid,
+                _E,
+                t,
+                ex.timestamp,
+                b,
+                text=ev.text,
+                start=ev.start,
+                end=ev.end,
+                time_text=ev.time_text,
+                participants=parts,
+                verb=ev.verb,
+            )
+            for p in parts:
+                self._edge(G, p, eid, EdgeType.PARTICIPATED_IN, t, b)
+                b.persons.add(p)
+            for c in concepts:
+                self._edge(G, eid, c, EdgeType.MENTIONS, t, b)
+                b.pairs.update((p, c) for p in parts)
+        for fact in ex.facts:
+            self._fact(G, ex, fact, person, b)
+        for i, cl in enumerate(ex.claims):
+            src = person(cl.source)
+            if src is None:
+                logger.warning("turn %r: skipping a claim whose source %r has no letters", t, cl.source)
+                continue
+            target: str | None
+            if normalize_name(cl.target) in _SELF:
+                target = speaker
+            elif b.resolver.resolve(cl.target, _P) is not None:
+                target = self._entity(G, cl.target, _P, t, b)
+            else:
+                target = self._entity(G, cl.target, _C, t, b)
+            if target is None:
+                logger.warning("turn %r: skipping a claim whose target %r has no letters", t, cl.target)
+                continue
+            cid = f"claim:{t}#{i}"
+            polarity = int(cl.polarity > 0) - int(cl.polarity < 0)
+            self._single(
+                G,
+                cid,
+                _CL,
+                t,
+                ex.timestamp,
+                b,
+                text=cl.content,
+                content=cl.content,
+                source=src,
+                target=target,
+                predicate=normalize_predicate(cl.predicate) or "opinion",
+                polarity=polarity,
+                sentiment=max(-1.0, min(1.0, float(cl.sentiment))),
+                status=ClaimStatus.CURRENT.value,
+                timestamp=cl.timestamp or ex.timestamp,
+            )
+            self._edge(G, src, cid, EdgeType.CLAIMS, t, b)
+            self._edge(G, cid, target, EdgeType.ABOUT, t, b)
+            b.claims.add(cid)
+
+    def _fact(self, G: nx.MultiDiGraph, ex: Extraction, fact: Any, person: Any, b: _Batch) -> None:
+        t = ex.turn_id
+        subj = person(fact.subject)
+        pred = normalize_predicate(fact.predicate)
+        edge = PREFERENCE_EDGES.get(pred)
+        concept = self._entity(G, fact.object, _C, t, b) if edge is not None else None
+        obj = concept.split(":", 1)[1] if concept else normalize_name(fact.object)
+        if subj is None or not pred or not obj:
+            logger.warning("turn %r: skipping fact %r with an empty subject, predicate or object", t, fact.text)
+            return
+        fid = f"fact:{subj.split(':', 1)[1]}|{pred}|{obj}"
+        if fid not in G:
+            G.add_node(
+                fid,
+                type=_F,
+                subject=subj,
+                predicate=pred,
+                object=fact.object,
+                text=fact.text,
+                valid_from=None,
+                valid_to=None,
+                consolidated=False,
+                support=0,
+                aliases=set(),
+                provenance=set(),
+                variants={},
+            )
+            b.stats.nodes_added += 1
+        data = G.nodes[fid]
+        data["provenance"].add(t)
+        variants = data["variants"]
+        variants.setdefault("text", {}).setdefault(fact.text, set()).add(t)
+        variants.setdefault("object", {}).setdefault(fact.object, set()).add(t)
+        if fact.valid_from is not None:
+            variants.setdefault("valid_from", {}).setdefault(fact.valid_from.isoformat(), set()).add(t)
+        b.dirty_nodes.add(fid)
+        self._edge(G, subj, fid, EdgeType.HAS_ATTR, t, b)
+        if concept is not None and edge is not None:
+            self._edge(G, subj, concept, edge, t, b)
+            self._edge(G, fid, concept, EdgeType.MENTIONS, t, b)
+
+    def _entity(
+        self, G: nx.MultiDiGraph, name: str, node_type: str, t: str, b: _Batch, kind: str | None = None
+    ) -> str | None:
+        """Resolve or create a Person / Concept node and record that turn ``t`` names it."""
+        if not isinstance(name, str) or not normalize_name(name):
+            logger.debug("turn %r: ignoring %s name %r without letters or digits", t, node_type, name)
+            return None
+        surface = " ".join(name.split())
+        nid = b.resolver.resolve(surface, node_type)
+        if nid is None:
+            nid = canonical_person_id(surface) if node_type == _P else canonical_concept_id(surface)
+        if nid not in G:
+            G.add_node(nid, type=node_type, name=surface, aliases=set(), provenance=set(), variants={})
+            if node_type == _C:
+                G.nodes[nid]["kind"] = "thing"
+            b.stats.nodes_added += 1
+        data = G.nodes[nid]
+        data["provenance"].add(t)
+        data["variants"].setdefault("name", {}).setdefault(surface, set()).add(t)
+        if kind:
+            data["variants"].setdefault("kind", {}).setdefault(kind, set()).add(t)
+        b.dirty_nodes.add(nid)
+        b.resolver.register(nid, surface)
+        return nid
+
+    def _single(
+        self, G: nx.MultiDiGraph, nid: str, node_type: str, t: str, ts: datetime, b: _Batch, **attrs: Any
+    ) -> None:
+        """Add a node that only one turn can produce (events, claims)."""
+        G.add_node(nid, type=node_type, aliases=set(), provenance={t}, first_seen=ts, last_seen=ts, **attrs)
+        b.stats.nodes_added += 1
+
+    def _edge(self, G: nx.MultiDiGraph, u: str, v: str, kind: EdgeType, t: str, b: _Batch) -> None:
+        key = kind.value
+        if G.has_edge(u, v, key=key):
+            G.edges[u, v, key]["provenance"].add(t)
+        else:
+            G.add_edge(u, v, key=key, type=key, provenance={t}, timestamp=None)
+            b.stats.edges_added += 1
+        b.dirty_edges.add((u, v, key))
+
+    # ------------------------------------------------------------------ delete
+    def delete_turns(self, namespace: str, turn_ids: Iterable[str]) -> DeleteStats:
+        """Remove turns from a namespace graph.
+
+        Each id is removed from every node's and edge's provenance (and from merged
+        attributes such as aliases); nodes and edges left without provenance are deleted.
+        Then the claim groups touched are reconciled again, the timelines of the persons
+        who lost events are relinked, and consolidated facts that lost supporting events
+        are re-derived: updated while their pair still qualifies, removed otherwise.
+
+        Args:
+            namespace: The namespace.
+            turn_ids: Turn ids; ids not in the graph are ignored.
+
+        Returns:
+            Counts of what changed.
+
+        Raises:
+            InvalidInputError: If ``turn_ids`` is a string or holds non-strings.
+        """
+        validate_namespace(namespace)
+        if isinstance(turn_ids, str):
+            raise InvalidInputError("delete_turns takes a list of turn ids, not one string")
+        ids = list(turn_ids)
+        if not all(isinstance(i, str) for i in ids):
+            raise InvalidInputError("delete_turns takes a list of turn id strings")
+        with self._ns_lock(namespace):
+            G = self.graph(namespace)
+            known = set(ids) & set(G.graph.get("turns", {}))
+            stats = self._delete(G, known)
+            stats.unknown = len(set(ids) - known)
+        if stats.turns_removed:
+            self._changed(namespace)
+        return stats
+
+    def _delete(self, G: nx.MultiDiGraph, ids: set[str]) -> DeleteStats:
+        stats = DeleteStats(turns_removed=len(ids))
+        if not ids:
+            return stats
+        edges_before = G.number_of_edges()
+        persons: set[str] = set()
+        claim_keys: set[ClaimKey] = set()
+        fact_pairs: set[tuple[str, str]] = set()
+        trimmed: list[str] = []
+        for n, data in G.nodes(data=True):
+            prov = data.get("provenance")
+            if not prov or prov.isdisjoint(ids):
+                continue
+            prov -= ids
+            trimmed.append(n)
+            for vals in (data.get("variants") or {}).values():
+                for value in list(vals):
+                    vals[value] -= ids
+                    if not vals[value]:
+                        del vals[value]
+            kind = data.get("type")
+            if kind == _E:
+                persons.update(data.get("participants", ()))
+                persons.update(u for u, _, k in G.in_edges(n, keys=True) if k == _PA)
+            elif kind == _CL:
+                claim_keys.add(claim_group_key(G, n))
+            elif kind == _F and data.get("consolidated"):
+                fact_pairs.update((data["subject"], c) for _, c, k in G.out_edges(n, keys=True) if k == _MEN)
+        dead_edges: list[tuple[str, str, str]] = []
+        live_edges: list[tuple[str, str, str]] = []
+        for u, v, k, data in G.edges(keys=True, data=True):
+            prov = data.get("provenance")
+            if prov and not prov.isdisjoint(ids):
+                prov -= ids
+                (live_edges if prov else dead_edges).append((u, v, k))
+        G.remove_edges_from(dead_edges)
+        dead_nodes = [n for n in trimmed if not G.nodes[n]["provenance"]]
+        G.remove_nodes_from(dead_nodes)
+        turns = G.graph.setdefault("turns", {})
+        for t in ids:
+            turns.pop(t, None)
+        for n in trimmed:
+            if n in G:
+                _refresh_node(G, n)
+        for u, v, k in live_edges:
+            if G.has_edge(u, v, key=k):
+                _refresh_edge(G, u, v, k)
+        for p in sorted(persons):
+            if p in G:
+                _relink_timeline(G, p)
+        members = [c for key in claim_keys for c in claim_group(G, key, scan=False)]
+        if members:
+            stats.claims = reconcile_claims(G, members)
+        if fact_pairs:
+            stats.facts_rederived = self._consolidate(G, fact_pairs)
+        stats.nodes_removed = len(dead_nodes)
+        stats.nodes_updated = len(trimmed) - len(dead_nodes)
+        stats.edges_removed = max(0, edges_before - G.number_of_edges())
+        logger.debug(
+            "deleted %d turns: %d nodes removed, %d trimmed", len(ids), stats.nodes_removed, stats.nodes_updated
+        )
+        return stats
+
+    # ------------------------------------------------------------------ derived structure
+    def _consolidate(self, G: nx.MultiDiGraph, pairs: Iterable[tuple[str, str]] | None = None) -> list[str]:
+        return consolidate(G, min_events=self.min_events, window_days=self.window_days, writer=self.writer, pairs=pairs)
+
+    def consolidate(self, namespace: str) -> list[str]:
+        """Run :func:`~langmem_cog.graph.consolidate.consolidate` on a namespace with this
+        memory's settings. Returns the consolidated facts created or changed."""
+        validate_namespace(namespace)
+        with self._ns_lock(namespace):
+            changed = self._consolidate(self.graph(namespace))
+        if changed:
+            self._changed(namespace)
+        return changed
+
+    def reconcile(self, namespace: str) -> dict[str, int]:
+        """Reconcile every claim group of a namespace; returns counts by status."""
+        validate_namespace(namespace)
+        with self._ns_lock(namespace):
+            return reconcile_claims(self.graph(namespace))
+
+    # ------------------------------------------------------------------ rebuild / forget
+    def rebuild(self, namespace: str, turns: Sequence[Turn], extractor: Extractor) -> nx.MultiDiGraph:
+        """Rebuild a namespace graph from raw turns: extract, apply, consolidate.
+
+        Turns are extracted in chronological order (timestamp, conversation, position,
+        id). The new graph replaces the old one only when everything succeeded; two
+        rebuilds from the same turns and a deterministic extractor give equal graphs
+        (:func:`graphs_equal`).
+
+        Args:
+            namespace: The namespace.
+            turns: Its raw turns (e.g. ``TurnStore.get_turns(namespace)``).
+            extractor: Any :class:`Extractor`.
+
+        Returns:
+            The new graph.
+
+        Raises:
+            InvalidInputError: If a turn belongs to another namespace or is not a Turn.
+            ExtractionError: If the extractor returns the wrong number or order of extractions.
+        """
+        validate_namespace(namespace)
+        if not isinstance(extractor, Extractor):
+            raise InvalidInputError(f"extractor must have an extract(turns) method, got {type(extractor).__name__}")
+        turns = list(turns)
+        for t in turns:
+            if not isinstance(t, Turn):
+                raise InvalidInputError(f"rebuild takes Turn objects, got {type(t).__name__}")
+            if t.namespace != namespace:
+                raise InvalidInputError(f"turn {t.id!r} belongs to namespace {t.namespace!r}, not {namespace!r}")
+        turns.sort(key=lambda t: (t.timestamp, t.conversation_id, t.position, natural_key(t.id)))
+        extractions = extractor.extract(turns) if turns else []
+        if len(extractions) != len(turns) or any(e.turn_id != t.id for e, t in zip(extractions, turns, strict=False)):
+            raise ExtractionError(
+                f"extractor {type(extractor).__name__} returned {len(extractions)} extractions for {len(turns)} turns "
+                "(or out of order): it must return one Extraction per turn, in order"
+            )
+        G = _empty_graph()
+        self._apply(G, _validate(extractions))
+        self._consolidate(G)
+        with self._ns_lock(namespace):
+            self._graphs[namespace] = G
+        logger.info(
+            "rebuilt the graph of namespace %r: %d nodes, %d edges", namespace, G.number_of_nodes(), G.number_of_edges()
+        )
+        self._changed(namespace)
+        return G
+
+    def forget(self, namespace: str) -> bool:
+        """Drop a namespace's graph from memory and delete its file. Returns whether either existed."""
+        validate_namespace(namespace)
+        with self._ns_lock(namespace):
+            existed = self._graphs.pop(namespace, None) is not None
+            path = self.path(namespace)
+            if path is not None and path.exists():
+                path.unlink()
+                existed = True
+            return existed
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, namespace: str) -> Path | None:
+        """Write a namespace's graph atomically (temp file, fsync, ``os.replace``).
+
+        Returns:
+            The file written, or ``None`` in in-memory mode.
+
+        Raises:
+            StoreError: If the file cannot be written.
+        """
+        path = self.path(namespace)
+        if path is None:
+            return None
+        with self._ns_lock(namespace):
+            G = self.graph(namespace)
+            payload = json.dumps(_to_payload(namespace, G), ensure_ascii=False, separators=(",", ":"))
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+                try:
+                    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                        fh.write(payload)
+                        fh.flush()
+                        os.fsync(fh.fileno())
+                    os.replace(tmp, path)
+                except BaseException:
+                    Path(tmp).unlink(missing_ok=True)
+                    raise
+                _fsync_dir(path.parent)
+            except OSError as exc:
+                raise StoreError(f"cannot write the graph of namespace {namespace!r} to {path}: {exc}") from exc
+        return path
+
+    def load(self, namespace: str) -> nx.MultiDiGraph:
+        """Read a namespace's graph from disk into memory (a missing file gives an empty graph).
+
+        Raises:
+            StoreError: If the file is unreadable, corrupt, of another namespace or of another
+                schema version; the message says how to rebuild it from the raw store.
+        """
+        path = self.path(namespace)
+        with self._ns_lock(namespace):
+            G = _empty_graph() if path is None or not path.exists() else _read_graph(path, namespace)
+            self._graphs[namespace] = G
+            return G
+
+
+_REBUILD_HINT = (
+    "rebuild it from the raw store: GraphMemory.rebuild(namespace, turn_store.get_turns(namespace), extractor), "
+    "then save()"
+)
+
+
+def _read_graph(path: Path, namespace: str) -> nx.MultiDiGraph:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise StoreError(
+            f"the graph file {path} of namespace {namespace!r} is unreadable or corrupt ({exc}); {_REBUILD_HINT}"
+        ) from exc
+    if not isinstance(raw, dict) or "graph" not in raw:
+        raise StoreError(f"the graph file {path} of namespace {namespace!r} is not a graph snapshot; {_REBUILD_HINT}")
+    version = raw.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise StoreError(
+            f"the graph file {path} of namespace {namespace!r} has schema version {version!r}, "
+            f"this version of langmem-cog reads {SCHEMA_VERSION}; {_REBUILD_HINT}"
+        )
+    if raw.get("namespace") != namespace:
+        raise StoreError(
+            f"the graph file {path} holds namespace {raw.get('namespace')!r}, not {namespace!r}; {_REBUILD_HINT}"
+        )
+    try:
+        return _from_payload(raw["graph"])
+    except (KeyError, TypeError, ValueError, AttributeError, nx.NetworkXError) as exc:
+        raise StoreError(
+            f"the graph file {path} of namespace {namespace!r} is corrupt ({exc!r}); {_REBUILD_HINT}"
+        ) from exc
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. Windows
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------------- derived attributes
+def _turn_key(times: dict[str, datetime], t: str) -> tuple[Any, ...]:
+    return (times[t], natural_key(t)) if t in times else (datetime.max.replace(tzinfo=UTC), natural_key(t))
+
+
+def _earliest(values: dict[str, set[str]], times: dict[str, datetime]) -> str:
+    return min(values, key=lambda v: (min(_turn_key(times, t) for t in values[v]), v))
+
+
+def _refresh_node(G: nx.MultiDiGraph, n: str) -> None:
+    """Recompute merged attributes of a node from its surviving provenance."""
+    data = G.nodes[n]
+    times = G.graph.get("turns") or {}
+    known = [times[t] for t in data.get("provenance", ()) if t in times]
+    if known:
+        data["first_seen"], data["last_seen"] = min(known), max(known)
+    variants = data.get("variants")
+    if variants is None:
+        return
+    for fld in [f for f, vals in variants.items() if not vals]:
+        del variants[fld]
+    names = variants.get("name")
+    if names:
+        data["name"] = _earliest(names, times)
+        data["aliases"] = set(names) - {data["name"]}
+    if data.get("type") == _C:
+        data["kind"] = _earliest(variants["kind"], times) if variants.get("kind") else "thing"
+    if data.get("type") == _F and not data.get("consolidated"):
+        for fld in ("text", "object"):
+            if variants.get(fld):
+                data[fld] = _earliest(variants[fld], times)
+        vf = variants.get("valid_from")
+        data["valid_from"] = min(datetime.fromisoformat(v) for v in vf) if vf else None
+        data["support"] = len(data["provenance"])
+
+
+def _refresh_edge(G: nx.MultiDiGraph, u: str, v: str, k: str) -> None:
+    """An edge's ``timestamp``: when its evidence first existed (its earliest turn; the latest
+    one for relations derived from two records: ``NEXT``, ``SUPERSEDES``, ``CONFLICTS_WITH``)."""
+    data = G.edges[u, v, k]
+    times = G.graph.get("turns") or {}
+    known = [times[t] for t in data.get("provenance", ()) if t in times]
+    if known:
+        data["timestamp"] = max(known) if k in _PAIR_DERIVED else min(known)
+
+
+def _event_key(G: nx.MultiDiGraph, e: str) -> tuple[Any, ...]:
+    d = G.nodes[e]
+    return (d.get("start") or d["first_seen"], d["first_seen"], natural_key(e))
+
+
+def _relink_timeline(G: nx.MultiDiGraph, person: str) -> None:
+    """Make the ``NEXT`` edges tagged with ``person`` chain its events in time order.
+
+    ``NEXT`` edges are shared by persons with consecutive events in common; each edge's
+    ``persons`` set says whose timelines use it, and an edge no timeline uses is removed.
+    Only the differences are written.
+    """
+    events = sorted(
+        {v for _, v, k in G.out_edges(person, keys=True) if k == _PA and G.nodes[v].get("type") == _E},
+        key=lambda e: _event_key(G, e),
+    )
+    desired = set(zip(events, events[1:], strict=False))
+    current = {
+        (u, v)
+        for u in events
+        for _, v, k, d in G.out_edges(u, keys=True, data=True)
+        if k == _NEXT and person in d.get("persons", ())
+    }
+    for u, v in current - desired:
+        d = G.edges[u, v, _NEXT]
+        d["persons"].discard(person)
+        if not d["persons"]:
+            G.remove_edge(u, v, key=_NEXT)
+    for u, v in desired:
+        prov = set(G.nodes[u]["provenance"]) | set(G.nodes[v]["provenance"])
+        if G.has_edge(u, v, key=_NEXT):
+            d = G.edges[u, v, _NEXT]
+            d["persons"].add(person)
+            d["provenance"] = prov
+        else:
+            G.add_edge(u, v, key=_NEXT, type=_NEXT, persons={person}, provenance=prov, timestamp=None)
+        _refresh_edge(G, u, v, _NEXT)
