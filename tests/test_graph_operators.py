@@ -8,7 +8,7 @@ import pytest
 
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.graph.operators import NodeVectors, anchor, ground, node_text
-from tests.fakes import FakeEmbeddings
+from fakes import FakeEmbeddings
 
 
 def _graph() -> nx.MultiDiGraph:

@@ -1,0 +1,92 @@
+"""CogMemory keeps the raw store and the PEC2F graph in step: add, delete, forget, rebuild."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fakes import FakeEmbeddings
+
+from langmem_cog import CogMemConfig, load_locomo
+from langmem_cog.errors import UnknownNamespaceError
+from langmem_cog.graph.schema import NodeType
+from langmem_cog.graph.store import graphs_equal
+from langmem_cog.memory import CogMemory
+
+SAMPLE = Path(__file__).resolve().parents[1] / "langmem_cog" / "data" / "sample_conversation.json"
+
+
+def _provenance(G) -> set[str]:
+    out: set[str] = set()
+    for _, d in G.nodes(data=True):
+        out |= set(d.get("provenance", ()))
+    return out
+
+
+@pytest.fixture
+def memory() -> CogMemory:
+    return CogMemory(CogMemConfig.preset("ephemeral"), embeddings=FakeEmbeddings())
+
+
+@pytest.fixture
+def sample_turns(ns: str):
+    return load_locomo(SAMPLE)[0].turns, ns
+
+
+def _renamespace(turns, ns):
+    return [t.model_copy(update={"namespace": ns}) for t in turns]
+
+
+def test_add_builds_graph_with_provenance_of_every_turn(memory: CogMemory, ns: str) -> None:
+    turns = _renamespace(load_locomo(SAMPLE)[0].turns, ns)
+    memory.add_turns(turns)
+    G = memory.graph(ns)
+    types = {d["type"] for _, d in G.nodes(data=True)}
+    assert {NodeType.PERSON, NodeType.EVENT, NodeType.CONCEPT, NodeType.CLAIM} <= types
+    assert _provenance(G) == {t.id for t in turns}
+    assert memory.sync_graph(ns) is False  # in step
+
+
+def test_rebuild_from_raw_store_equals_incremental_graph(memory: CogMemory, ns: str) -> None:
+    turns = _renamespace(load_locomo(SAMPLE)[0].turns, ns)
+    memory.add_turns(turns)
+    memory.consolidate(ns)
+    incremental = memory.graph(ns).copy()
+    rebuilt = memory.rebuild_graph(ns)
+    assert graphs_equal(incremental, rebuilt)
+
+
+def test_delete_turns_cascades_to_graph(memory: CogMemory, ns: str) -> None:
+    turns = _renamespace(load_locomo(SAMPLE)[0].turns, ns)
+    memory.add_turns(turns)
+    gone = [t.id for t in turns if t.session_id == "1"]
+    assert memory.delete_turns(ns, gone) == len(gone)
+    G = memory.graph(ns)
+    assert not (_provenance(G) & set(gone))
+    for _, _, d in G.edges(data=True):
+        assert d["provenance"] and not (set(d["provenance"]) & set(gone))
+    assert memory.store.count(ns) == len(turns) - len(gone)
+
+
+def test_forget_removes_raw_and_graph(memory: CogMemory, ns: str) -> None:
+    memory.add_turns(_renamespace(load_locomo(SAMPLE)[0].turns[:10], ns))
+    assert memory.forget(ns)
+    assert memory.graph(ns).number_of_nodes() == 0
+    with pytest.raises(UnknownNamespaceError):
+        memory.store.search(ns, "anything")
+
+
+def test_sync_graph_repairs_a_graph_behind_the_raw_store(memory: CogMemory, ns: str) -> None:
+    turns = _renamespace(load_locomo(SAMPLE)[0].turns[:20], ns)
+    memory.store.add_turns(turns)  # raw write only, as after a crash before the graph update
+    assert memory.sync_graph(ns) is True
+    assert _provenance(memory.graph(ns)) == {t.id for t in turns}
+
+
+def test_persistent_graph_survives_reopen(tmp_path: Path, ns: str) -> None:
+    cfg = CogMemConfig(data_dir=tmp_path)
+    mem = CogMemory(cfg, embeddings=FakeEmbeddings())
+    mem.add_turns(_renamespace(load_locomo(SAMPLE)[0].turns[:30], ns))
+    before = mem.graph(ns).copy()
+    reopened = CogMemory(cfg, embeddings=FakeEmbeddings())
+    assert graphs_equal(before, reopened.graph(ns))
