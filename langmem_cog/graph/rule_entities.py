@@ -20,29 +20,81 @@ rule (:meth:`EntityStages._with_object`) are shared with the statement stages of
 from __future__ import annotations
 
 from langmem_cog.graph.lexicon import (
-    _ACTIVITY_SET, _ACT_FIRST, _ADJ_SUFFIXES, _AND_I_RE, _BRANDS, _CAPS_RE, _CAP_BREAK, _CAP_GAP_LONG_RE,
-    _CAP_GAP_RE, _CAP_KIN, _CHITCHAT_WORDS, _COMMON, _COMMON_VERBS, _CONCEPT_CUES, _DETERMINERS, _DET_BEFORE_RE,
-    _DET_NP_RE, _ED_NOUNS, _EVAL, _FRAME_WORDS, _GENERIC_PEOPLE, _GERUND_DOBJ_RE, _GERUND_OBJ_RE, _HOLIDAY_PHRASES,
-    _HOLIDAY_RE, _HOLIDAY_WORDS, _JOBS, _KIN_NORMAL, _KIN_RE, _MOTION_KIND, _MULTI_FIRST, _NAME_VERB_RE,
-    _NATIONALITIES, _NEXT_WORD, _NOT_NAMES, _NP_SKIP, _NP_STOP, _NP_TOKEN, _OBJ_KIND, _OBJ_MULTI, _OBJ_MULTI_PREFIX,
-    _ORG_HEADS, _PARTICLES, _PERSON_NOUNS, _PETS, _PLACES, _PLACE_ACRONYMS, _PLACE_HEADS, _POSS_KIN_RE, _PREF_VERBS,
-    _QUOTED_RE, _THING_BEFORE_RE, _TRAIL_WORDS, _VAGUE,
+    _ACT_FIRST,
+    _ACTIVITY_SET,
+    _ADJ_SUFFIXES,
+    _AND_I_RE,
+    _BRANDS,
+    _CAP_BREAK,
+    _CAP_GAP_LONG_RE,
+    _CAP_GAP_RE,
+    _CAP_KIN,
+    _CAPS_RE,
+    _CHITCHAT_WORDS,
+    _COMMON,
+    _COMMON_VERBS,
+    _CONCEPT_CUES,
+    _DET_BEFORE_RE,
+    _DET_NP_RE,
+    _DETERMINERS,
+    _ED_NOUNS,
+    _EVAL,
+    _FRAME_WORDS,
+    _GENERIC_PEOPLE,
+    _GERUND_DOBJ_RE,
+    _GERUND_OBJ_RE,
+    _HOLIDAY_PHRASES,
+    _HOLIDAY_RE,
+    _HOLIDAY_WORDS,
+    _JOBS,
+    _KIN_NORMAL,
+    _KIN_RE,
+    _MOTION_KIND,
+    _MULTI_FIRST,
+    _NAME_VERB_RE,
+    _NATIONALITIES,
+    _NEXT_WORD,
+    _NOT_NAMES,
+    _NP_SKIP,
+    _NP_STOP,
+    _NP_TOKEN,
+    _OBJ_KIND,
+    _OBJ_MULTI,
+    _OBJ_MULTI_PREFIX,
+    _ORG_HEADS,
+    _PARTICLES,
+    _PERSON_NOUNS,
+    _PETS,
+    _PLACE_ACRONYMS,
+    _PLACE_HEADS,
+    _PLACES,
+    _POSS_KIN_RE,
+    _PREF_VERBS,
+    _QUOTED_RE,
+    _THING_BEFORE_RE,
+    _TRAIL_WORDS,
+    _VAGUE,
 )
 from langmem_cog.graph.rule_helpers import (
-    _Concept, _Ctx, _Person, _clean_np, _is_place_context, _is_work_context, _occurrences,
+    _clean_np,
+    _Concept,
+    _Ctx,
+    _is_place_context,
+    _is_work_context,
+    _occurrences,
+    _Person,
 )
-from langmem_cog.graph.schema import (
-    ExtractedConcept,
-)
+from langmem_cog.graph.schema import ExtractedConcept
 
 __all__ = ["EntityStages"]
 
 
 class EntityStages:
-    """Persons and concepts of one turn (a stage mixin of :class:`~langmem_cog.graph.rule_extractor.RuleExtractor`).
+    """Persons and concepts of one turn: a stage mixin of the rule-based extractor.
 
-    Stateless: every method reads and writes the turn's :class:`~langmem_cog.graph.rule_helpers._Ctx`
-    only, so the stages can be mixed into the extractor, which owns the state kept across calls.
+    Mixed into :class:`~langmem_cog.graph.rule_extractor.RuleExtractor`, which owns the state kept
+    across calls. The stages keep no state of their own: every method reads and writes the turn's
+    :class:`~langmem_cog.graph.rule_helpers._Ctx` only.
     """
 
     # ------------------------------------------------------------------ persons
@@ -408,7 +460,6 @@ class EntityStages:
                 best[name] = c._replace(start=best[name].start)
         tid = ctx.turn.id
         return [ExtractedConcept(name=n, source_turn_id=tid, kind=best[n].kind) for n in order]
-
 
     def _with_object(self, low: str, name: str, name_end: int, end: int) -> str:
         """A bare gerund with its object: "creating a serene space", "learning about cultures"."""

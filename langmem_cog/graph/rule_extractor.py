@@ -132,16 +132,27 @@ from typing import Any
 
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.graph.lexicon import (
-    _CAP_NAME_RE, _CHAT_TOKEN_RE, _CHITCHAT_WORDS, _COMMON, _HAVE_PET_RE, _KIN_RE, _NAME_COMMA_PET_RE, _NAME_IS_RE,
-    _NORMALIZE, _NP_TOKEN, _OWNERS, _PETS, _PET_CUES, _PET_NAMED_RE, _RELATIONS, _VOCATIVE_AFTER, _VOCATIVE_BEFORE,
+    _CAP_NAME_RE,
+    _CHAT_TOKEN_RE,
+    _CHITCHAT_WORDS,
+    _COMMON,
+    _HAVE_PET_RE,
+    _KIN_RE,
+    _NAME_COMMA_PET_RE,
+    _NAME_IS_RE,
+    _NORMALIZE,
+    _NP_TOKEN,
+    _OWNERS,
+    _PET_CUES,
+    _PET_NAMED_RE,
+    _PETS,
+    _RELATIONS,
+    _VOCATIVE_AFTER,
+    _VOCATIVE_BEFORE,
 )
-from langmem_cog.graph.rule_helpers import (
-    _Ctx, _clauses, _prepare, _resolve_times, _sentences,
-)
+from langmem_cog.graph.rule_helpers import _clauses, _Ctx, _prepare, _resolve_times, _sentences
 from langmem_cog.graph.rule_statements import StatementStages
-from langmem_cog.graph.schema import (
-    ExtractedClaim, ExtractedFact, Extraction,
-)
+from langmem_cog.graph.schema import ExtractedClaim, ExtractedFact, Extraction
 from langmem_cog.records import Turn
 
 __all__ = ["RuleExtractor", "is_chitchat"]

@@ -27,17 +27,30 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from langmem_cog.graph.lexicon import (
-    _ABBREV_RE, _ADD_E_RE, _BE_FROM, _CLAUSE_SPLIT_RE, _DOUBLE, _IRREGULAR, _LOC_PREV, _MOTION_TO, _NORMALIZE,
-    _SENT_END_RE, _STEM_FIX, _TOKEN_PUNCT, _TRAIL_STRIP, _WORK_PREV,
+    _ABBREV_RE,
+    _ADD_E_RE,
+    _BE_FROM,
+    _CLAUSE_SPLIT_RE,
+    _DOUBLE,
+    _IRREGULAR,
+    _LOC_PREV,
+    _MOTION_TO,
+    _NORMALIZE,
+    _SENT_END_RE,
+    _STEM_FIX,
+    _TOKEN_PUNCT,
+    _TRAIL_STRIP,
+    _WORK_PREV,
 )
 from langmem_cog.timeparse import TimeMention, resolve_time_expressions
 
 __all__ = [
     "_prepare", "_sentences", "_clauses", "_clean_np", "_occurrences", "_is_place_context", "_is_work_context",
-    "_lemma", "_gerund", "_sentiment", "_time_pregate", "_resolve_times", "_Concept", "_Person", "_Ctx"
+    "_lemma", "_gerund", "_sentiment", "_time_pregate", "_resolve_times", "_Concept", "_Person", "_Ctx",
 ]
 
 # =========================================================================== text
+
 
 def _prepare(raw: str) -> tuple[str, str]:
     """``(text, low)``: typographic quotes made ASCII, and a lower-cased copy of the same length."""
@@ -70,6 +83,7 @@ def _sentences(text: str) -> list[tuple[int, int]]:
 
 
 def _clauses(low: str, b: int, e: int) -> list[tuple[int, int]]:
+    """Clause spans of the sentence ``[b, e)`` of ``low``, split where ``_CLAUSE_SPLIT_RE`` matches."""
     out = []
     for m in _CLAUSE_SPLIT_RE.finditer(low, b, e):
         if m.start() > b:
@@ -81,6 +95,7 @@ def _clauses(low: str, b: int, e: int) -> list[tuple[int, int]]:
 
 
 def _clean_np(name: str) -> str:
+    """``name`` without the punctuation, quotes and blanks around it."""
     return name.strip(_TRAIL_STRIP).strip()
 
 
@@ -95,7 +110,6 @@ def _occurrences(low: str, word: str) -> Iterable[tuple[int, int]]:
         ):
             yield pos, end
         pos = low.find(word, pos + 1)
-
 
 
 def _is_place_context(before: str) -> bool:
@@ -119,8 +133,8 @@ def _is_work_context(before: str) -> bool:
     return prev[-1] in _WORK_PREV or (prev[-1] == "to" and len(prev) >= 2 and prev[-2].startswith("listen"))
 
 
-
 # =========================================================================== words
+
 
 def _lemma(word: str) -> str:
     """A verb's lemma from a small irregular table and suffix rules (good enough for labels).
@@ -165,6 +179,7 @@ def _gerund(verb: str) -> str:
 
 
 # =========================================================================== sentiment and time
+
 
 _VADER: Any = None
 _VADER_LOCK = threading.Lock()
@@ -214,12 +229,14 @@ _TIME_KEYS = _time_pregate()
 
 
 def _resolve_times(text: str, low: str, reference: datetime) -> list[TimeMention]:
+    """Time expressions of ``text`` resolved against ``reference`` (none if ``low`` has no pre-gate key)."""
     if _TIME_KEYS is not None and text.isascii() and not any(k in low for k in _TIME_KEYS):
         return []
     return resolve_time_expressions(text, reference)
 
 
 # =========================================================================== per-turn state
+
 
 class _Concept(NamedTuple):
     """A concept found in the turn: name, kind, character span and priority (lower wins)."""
@@ -235,7 +252,6 @@ class _Person(NamedTuple):
     name: str
     start: int
     end: int
-
 
 
 class _Ctx:

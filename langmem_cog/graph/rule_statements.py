@@ -22,33 +22,95 @@ import re
 from datetime import datetime
 
 from langmem_cog.graph.lexicon import (
-    _ACTIVITY_SET, _ALLERGY_RE, _AMBIGUOUS_PAST, _BARE_PAST_RE, _BEEN_FOR_RE, _CAP_KIN, _CLAUSE_SPLIT_RE, _COMMON,
-    _CONCEPT_FACTS, _COORD_BEFORE_RE, _DESIRE, _DETERMINERS, _ED_ADJ, _EMOTION_OF_RE, _EMOTION_POLARITY,
-    _EMOTION_WORDS, _EVAL, _EVAL_ANY_RE, _EVAL_PRED_RE, _EVAL_WORDS, _EVENT_RE, _EVENT_SUBJECTS, _EVENT_TRAIL,
-    _EVERY_RE, _EXPLETIVE_RE, _EXPLETIVE_SUBJ_RE, _EXPL_FRAME_RE, _FAV_RE, _FAV_REV_RE, _FRAME_RE, _FRAME_WORDS,
-    _FROM_RE, _GENERIC_PEOPLE, _HABIT_RE, _HAVE_PET_RE, _INTRANSITIVE, _IRREGULAR, _JOBS, _JOB_RE, _LIVE_RE,
-    _MOTION_PROG, _NAMED_ONLY, _NEGATION_RE, _NP_SKIP, _NP_STOP, _NP_TOKEN, _PERSON_NOUNS, _PETS, _PET_NAMED_RE,
-    _PLAYS_RE, _POSS_SUBJ_PREV, _PREF_RE, _PREF_VERBS, _PREF_WORDS, _PREV_WORD_RE, _PRONOUN_PERSON, _PRONOUN_THING,
-    _QUESTION_START, _REPORTER_RE, _REPORT_VERB_RE, _REPORT_WORDS, _REST_CUT_RE, _SELF_RE, _STATIVE, _STATUS_RE,
-    _SUBORDINATORS, _TRAIL_STRIP, _TRAIL_WORDS, _VAGUE, _WHAT_A_RE, _WORK_AT_RE, _WORK_CATS,
+    _ACTIVITY_SET,
+    _ALLERGY_RE,
+    _AMBIGUOUS_PAST,
+    _BARE_PAST_RE,
+    _BEEN_FOR_RE,
+    _CAP_KIN,
+    _CLAUSE_SPLIT_RE,
+    _COMMON,
+    _CONCEPT_FACTS,
+    _COORD_BEFORE_RE,
+    _DESIRE,
+    _DETERMINERS,
+    _ED_ADJ,
+    _EMOTION_OF_RE,
+    _EMOTION_POLARITY,
+    _EMOTION_WORDS,
+    _EVAL,
+    _EVAL_ANY_RE,
+    _EVAL_PRED_RE,
+    _EVAL_WORDS,
+    _EVENT_RE,
+    _EVENT_SUBJECTS,
+    _EVENT_TRAIL,
+    _EVERY_RE,
+    _EXPL_FRAME_RE,
+    _EXPLETIVE_RE,
+    _EXPLETIVE_SUBJ_RE,
+    _FAV_RE,
+    _FAV_REV_RE,
+    _FRAME_RE,
+    _FRAME_WORDS,
+    _FROM_RE,
+    _GENERIC_PEOPLE,
+    _HABIT_RE,
+    _HAVE_PET_RE,
+    _INTRANSITIVE,
+    _IRREGULAR,
+    _JOB_RE,
+    _JOBS,
+    _KIN_NORMAL,
+    _LIVE_RE,
+    _MOTION_PROG,
+    _NAMED_ONLY,
+    _NEGATION_RE,
+    _NP_SKIP,
+    _NP_STOP,
+    _NP_TOKEN,
+    _PERSON_NOUNS,
+    _PET_NAMED_RE,
+    _PETS,
+    _PLAYS_RE,
+    _POSS_SUBJ_PREV,
+    _PREF_RE,
+    _PREF_VERBS,
+    _PREF_WORDS,
+    _PREV_WORD_RE,
+    _PRONOUN_PERSON,
+    _PRONOUN_THING,
+    _QUESTION_START,
+    _REPORT_VERB_RE,
+    _REPORT_WORDS,
+    _REPORTER_RE,
+    _REST_CUT_RE,
+    _SELF_RE,
+    _STATIVE,
+    _STATUS_RE,
+    _SUBORDINATORS,
+    _TRAIL_STRIP,
+    _TRAIL_WORDS,
+    _VAGUE,
+    _WHAT_A_RE,
+    _WORK_AT_RE,
+    _WORK_CATS,
 )
 from langmem_cog.graph.rule_entities import EntityStages
-from langmem_cog.graph.rule_helpers import (
-    _Concept, _Ctx, _gerund, _lemma, _sentiment,
-)
-from langmem_cog.graph.schema import (
-    ExtractedClaim, ExtractedEvent, ExtractedFact,
-)
+from langmem_cog.graph.rule_helpers import _Concept, _Ctx, _gerund, _lemma, _sentiment
+from langmem_cog.graph.schema import ExtractedClaim, ExtractedEvent, ExtractedFact
 from langmem_cog.timeparse import TimeMention
 
 __all__ = ["StatementStages"]
 
 
 class StatementStages(EntityStages):
-    """Events, facts and claims of one turn (a stage mixin of :class:`~langmem_cog.graph.rule_extractor.RuleExtractor`).
+    """Events, facts and claims of one turn: a stage mixin of the rule-based extractor.
 
-    Stateless like :class:`~langmem_cog.graph.rule_entities.EntityStages`, whose noun-phrase and person
-    helpers it uses: every method works on the turn's :class:`~langmem_cog.graph.rule_helpers._Ctx`.
+    Mixed into :class:`~langmem_cog.graph.rule_extractor.RuleExtractor`. It builds on
+    :class:`~langmem_cog.graph.rule_entities.EntityStages`, whose noun-phrase and person helpers it
+    uses, and like it keeps no state: every method works on the turn's
+    :class:`~langmem_cog.graph.rule_helpers._Ctx`.
     """
 
     # ------------------------------------------------------------------ events
