@@ -26,7 +26,7 @@ demo: setup
 	$(CLI) demo
 
 lint: setup
-	$(VENV)/bin/ruff check langmem_cog tests integrations examples benchmarks
+	$(VENV)/bin/ruff check langmem_cog tests
 
 test: lint
 	$(VENV)/bin/pytest -q

@@ -83,11 +83,48 @@ def cmd_search(args: argparse.Namespace) -> int:
     cfg = CogMemConfig.from_env()
     if args.data_dir:
         cfg = cfg.model_copy(update={"data_dir": Path(args.data_dir)})
+    if args.trace:
+        return _search_trace(cfg, args)
     store = TurnStore(cfg)
     retriever = CogMemRetriever(store=store, namespace=args.namespace, k=args.k, missing_ok=False)
     for d in retriever.invoke(args.query):
         m = d.metadata
         print(f"[{m['turn_id']}] {m['timestamp']}  {m['stage']}  score {m['score']:.3f}\n    {d.page_content}")
+    return 0
+
+
+def _search_trace(cfg: Any, args: argparse.Namespace) -> int:
+    """``search --trace``: run the operator loop and print its route, steps and grounded turns."""
+    from langmem_cog.errors import UnknownNamespaceError
+    from langmem_cog.graph.loop import GraphRetrieval
+    from langmem_cog.memory import CogMemory
+
+    memory = CogMemory(cfg)
+    ns = args.namespace
+    if not memory.store.has_namespace(ns):
+        raise UnknownNamespaceError(
+            f"namespace {ns!r} holds no turns: add turns first, or check the namespace id "
+            f"(known: {memory.store.namespaces()[:10]})"
+        )
+    memory.sync_graph(ns)  # a namespace written by the raw store alone gets its graph here
+    state = GraphRetrieval(memory, max_steps=args.max_steps).run(ns, args.query, now=args.now)
+    window = state.get("time_window")
+    print(f"intent: {state['intent']}" + (f"  window: {window[0] or '-'} .. {window[1] or '-'}" if window else "")
+          + (f"  entities: {', '.join(state['entities'])}" if state.get("entities") else ""))
+    for t in state.get("trace") or []:
+        args_text = json.dumps(t["args"], default=str)
+        if len(args_text) > 160:
+            args_text = args_text[:157] + "..."
+        top = ", ".join(t["top"][:3])
+        print(f"step {t['step']}  {t['operator']:<9} -> {t['n_results']:>3} results  {t['ms']:8.1f} ms  {args_text}")
+        if top:
+            print(f"        top: {top}")
+    print(f"stopped: {state.get('reason', '')}")
+    evidence = state.get("evidence") or []
+    print(f"grounded turns: {len(evidence)} (showing {min(args.k, len(evidence))})")
+    for i, e in enumerate(evidence[: args.k], 1):
+        print(f"{i:>3}. [{e['turn_id']}] {e['timestamp'][:10]}  score {e['score']:.3f}  via {e['node']} ({e['node_type']})\n"
+              f"     {e['speaker']}: {e['text']}")
     return 0
 
 
@@ -127,6 +164,13 @@ def _print_summary(s: dict[str, Any]) -> None:
     print(f"latency p50 {lat['p50']:.1f} ms  p95 {lat['p95']:.1f} ms   ingest {s['ingest_turns_per_s']:.0f} turns/s")
     if "params" in s:
         print(f"params: {json.dumps(s['params'])}")
+    if "graph" in s:
+        g = s["graph"]
+        print(f"graph loop: {g['questions_run']} questions, gold grounded for {g['grounded_any_gold']:.4f} of rows "
+              f"(the rest rank None, MRR 0), {g['mean_grounded_turns']:.1f} turns grounded and "
+              f"{g['mean_steps']:.2f} steps per question; intents {json.dumps(g['intents'])}")
+        for op, p in g["step_latency_ms"].items():
+            print(f"  step {op:<9} p50 {p['p50']:.1f} ms  p95 {p['p95']:.1f} ms")
 
 
 def cmd_bench_graph(args: argparse.Namespace) -> int:
@@ -187,11 +231,15 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--namespace", required=True)
     search.add_argument("--data-dir")
     search.add_argument("-k", type=int, default=5)
+    search.add_argument("--trace", action="store_true",
+                        help="answer with the graph operator loop and print its intent, steps and grounded turns")
+    search.add_argument("--now", help="with --trace: when the question is asked (ISO date), for 'last month'")
+    search.add_argument("--max-steps", type=int, default=5, help="with --trace: operator step budget")
     search.set_defaults(func=cmd_search)
 
     bench = sub.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
     loc = bench.add_parser("locomo", help="the published LoCoMo retrieval protocol")
-    loc.add_argument("--system", default="hybrid", choices=["dense", "bm25", "hybrid", "hybrid-rrf"])
+    loc.add_argument("--system", default="hybrid", choices=["dense", "bm25", "hybrid", "hybrid-rrf", "graph"])
     loc.add_argument("--embedder", default="minilm", help="minilm, mpnet or a model directory")
     loc.add_argument("--seeds", type=int, nargs="+", default=[7, 11, 23, 31, 47])
     loc.add_argument("--data", help="a JSON file in LoCoMo's schema (default: ../shared/data/locomo/locomo10.json)")

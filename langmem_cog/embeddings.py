@@ -138,9 +138,7 @@ class LocalSentenceEmbeddings(Embeddings):
     @property
     def dimension(self) -> int:
         """The embedding dimension."""
-        get_dim = getattr(self.model, "get_embedding_dimension", None) or getattr(
-            self.model, "get_sentence_embedding_dimension"
-        )
+        get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         return int(get_dim())
 
     def embed_array(self, texts: list[str]) -> np.ndarray:

@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ def read_json(path: str | Path) -> Any:
         raise InvalidInputError(f"{p} is not valid JSON (or JSON.gz): {exc}") from exc
 
 
-def parse_locomo_date(value: str, tz: tzinfo = timezone.utc) -> datetime:
+def parse_locomo_date(value: str, tz: tzinfo = UTC) -> datetime:
     """Parse LoCoMo's ``"1:56 pm on 8 May, 2023"`` into an aware datetime.
 
     Example:
@@ -155,7 +155,7 @@ def load_locomo(path: str | Path, namespace_prefix: str = "") -> list[LoCoMoConv
     return out
 
 
-def parse_longmemeval_date(value: str, tz: tzinfo = timezone.utc) -> datetime:
+def parse_longmemeval_date(value: str, tz: tzinfo = UTC) -> datetime:
     """Parse LongMemEval's ``"2023/04/10 (Mon) 23:07"``.
 
     Example:
@@ -285,7 +285,7 @@ def turns_from_messages(
 
     validate_namespace(namespace)
     names = {"human": "user", "ai": "assistant", **(speaker_names or {})}
-    t0 = start or datetime.now(timezone.utc)
+    t0 = start or datetime.now(UTC)
     if t0.tzinfo is None:
         raise InvalidInputError("start is a naive datetime: give it a timezone, e.g. tzinfo=timezone.utc")
     prefix = id_prefix if id_prefix is not None else f"{conversation_id}:{session_id}:"

@@ -17,7 +17,7 @@ The error rate is the share of pairs whose first result is the opinion turn.
 from __future__ import annotations
 
 import json
-from datetime import datetime, time, timezone
+from datetime import UTC, datetime, time
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,7 @@ def load_probe(path: str | Path | None = None) -> list[dict[str, Any]]:
 
 def _turns(pair: dict[str, Any]) -> tuple[Turn, Turn]:
     day = datetime.fromisoformat(pair["date"]).date()
-    ts = datetime.combine(day, time(12, 0), tzinfo=timezone.utc)
+    ts = datetime.combine(day, time(12, 0), tzinfo=UTC)
     ns = "probe"
     rec = make_turn(id="record", namespace=ns, speaker=pair["record"]["speaker"], text=pair["record"]["text"],
                     timestamp=ts, position=0)

@@ -3,6 +3,14 @@
 * :func:`anchor` maps a query to entry nodes:
   ``score = a * fuzzy_lexical + (1 - a) * cosine`` (``a = 0.3``), at most 15 nodes.
 * :func:`ground` turns scored nodes into the raw turns named by their provenance.
+* :func:`traverse` follows typed edges (both directions) one or two hops from seed nodes,
+  optionally inside a time window, at most 15 new nodes per hop, scores decaying per hop.
+* :func:`intersect` finds what several entities share ("what do A and B both ..."): the
+  overlap of their neighbourhoods over ``LIKES``, ``USES``, ``PARTICIPATED_IN``,
+  ``MENTIONS`` and ``HAS_ATTR`` (Concepts reached through Events count).
+
+None of them changes the graph. The operator loop that chains them is
+:mod:`langmem_cog.graph.loop`.
 
 Node vectors come from a :class:`NodeVectors` cache (keyed by node text, so the
 graph itself is never mutated and a text is embedded once).
@@ -21,6 +29,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 import networkx as nx
@@ -28,9 +37,19 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.graph.schema import NodeType
+from langmem_cog.graph.schema import RELATION_EDGES, EdgeType, NodeType
 
-__all__ = ["node_text", "NodeVectors", "anchor", "ground"]
+__all__ = [
+    "node_text",
+    "NodeVectors",
+    "anchor",
+    "ground",
+    "traverse",
+    "intersect",
+    "node_interval",
+    "in_window",
+    "TimeWindow",
+]
 
 EmbedFn = Callable[[list[str]], np.ndarray]
 
@@ -138,3 +157,324 @@ def ground(
     ranked = sorted(out.items(), key=lambda kv: -kv[1][0])
     result = [(tid, s, node) for tid, (s, node) in ranked]
     return result[:limit] if limit is not None else result
+
+
+# ---------------------------------------------------------------------------- time windows
+
+#: A half-open time window ``[start, end)``; either bound may be ``None`` (open).
+TimeWindow = tuple[datetime | None, datetime | None]
+
+
+def _check_window(time_window: TimeWindow | None) -> TimeWindow | None:
+    if time_window is None:
+        return None
+    if not isinstance(time_window, tuple | list) or len(time_window) != 2:
+        raise InvalidInputError(f"time_window must be a (start, end) pair, got {time_window!r}")
+    start, end = time_window
+    for bound in (start, end):
+        if bound is not None and (not isinstance(bound, datetime) or bound.utcoffset() is None):
+            raise InvalidInputError(
+                f"time_window bound {bound!r} must be a timezone-aware datetime or None "
+                "(e.g. datetime(2023, 5, 1, tzinfo=timezone.utc))"
+            )
+    if start is not None and end is not None and start >= end:
+        raise InvalidInputError(f"time_window start {start.isoformat()} is not before its end {end.isoformat()}")
+    return (start, end)
+
+
+def node_interval(G: nx.MultiDiGraph, node: Any) -> tuple[datetime, datetime, bool] | None:
+    """When a node holds: ``(start, end, end_inclusive)``, or ``None`` if it has no time.
+
+    The first of these attributes that is set decides: an Event's ``start`` / ``end``
+    (``end`` exclusive; a missing ``end`` makes it an instant), a Claim's ``timestamp`` (an
+    instant), else ``first_seen`` / ``last_seen`` (both inclusive: when the node was talked
+    about).
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> G = nx.MultiDiGraph()
+        >>> G.add_node("e", start=datetime(2023, 5, 7, tzinfo=timezone.utc),
+        ...            end=datetime(2023, 5, 8, tzinfo=timezone.utc))
+        >>> s, e, inclusive = node_interval(G, "e")
+        >>> s.day, e.day, inclusive
+        (7, 8, False)
+    """
+    data = G.nodes[node]
+    start = data.get("start")
+    if isinstance(start, datetime):
+        end = data.get("end")
+        if isinstance(end, datetime) and end > start:
+            return (start, end, False)
+        return (start, start, True)
+    ts = data.get("timestamp")
+    if isinstance(ts, datetime):
+        return (ts, ts, True)
+    first = data.get("first_seen")
+    if isinstance(first, datetime):
+        last = data.get("last_seen")
+        return (first, last if isinstance(last, datetime) and last >= first else first, True)
+    return None
+
+
+def in_window(G: nx.MultiDiGraph, node: Any, time_window: TimeWindow | None) -> bool:
+    """Whether a node's time (see :func:`node_interval`) overlaps ``[start, end)``.
+
+    Always true without a window; false for a node with no time when there is one.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> utc = timezone.utc
+        >>> G = nx.MultiDiGraph()
+        >>> G.add_node("c", timestamp=datetime(2023, 5, 7, 12, tzinfo=utc))
+        >>> in_window(G, "c", (datetime(2023, 5, 7, tzinfo=utc), datetime(2023, 5, 8, tzinfo=utc)))
+        True
+        >>> in_window(G, "c", (datetime(2023, 5, 8, tzinfo=utc), None))
+        False
+    """
+    window = _check_window(time_window)
+    if window is None:
+        return True
+    interval = node_interval(G, node)
+    if interval is None:
+        return False
+    s, e, inclusive = interval
+    ws, we = window
+    if we is not None and not s < we:
+        return False
+    if ws is None:
+        return True
+    return e >= ws if inclusive else e > ws
+
+
+# ---------------------------------------------------------------------------- traverse / intersect
+
+Relevance = Callable[[Any], float]
+
+
+def _seeds(nodes: Iterable[Any] | Iterable[tuple[Any, float]]) -> dict[Any, float]:
+    out: dict[Any, float] = {}
+    for item in nodes:
+        if isinstance(item, tuple | list) and len(item) == 2 and isinstance(item[1], int | float):
+            node, score = item[0], float(item[1])
+        else:
+            node, score = item, 1.0
+        if node not in out or score > out[node]:
+            out[node] = score
+    return out
+
+
+def _incident(G: nx.MultiDiGraph, node: Any, edge_types: Collection[str] | None) -> Iterable[tuple[Any, str]]:
+    """``(neighbour, edge_type)`` over out- and in-edges of ``node`` whose key is allowed."""
+    for _, v, key in G.out_edges(node, keys=True):
+        if edge_types is None or key in edge_types:
+            yield v, key
+    for u, _, key in G.in_edges(node, keys=True):
+        if edge_types is None or key in edge_types:
+            yield u, key
+
+
+def traverse(
+    G: nx.MultiDiGraph,
+    nodes: Iterable[Any] | Iterable[tuple[Any, float]],
+    *,
+    edge_types: Collection[str] | None = None,
+    time_window: TimeWindow | None = None,
+    types: Collection[str] | None = None,
+    per_hop: int = 15,
+    depth: int = 1,
+    decay: float = 0.5,
+    relevance: Relevance | None = None,
+    exclude: Collection[Any] = (),
+) -> list[tuple[Any, float]]:
+    """Follow edges (both directions) out of seed nodes, one or two hops.
+
+    A neighbour's score is its best parent's score times ``decay`` (so ``decay ** hop`` for
+    a seed of score 1), times ``(1 + relevance(node)) / 2`` when ``relevance`` is given
+    (e.g. the cosine of the node text and the query). Each hop keeps its ``per_hop`` best
+    new nodes (ties by node id); the next hop starts from those. Seeds and nodes already
+    reached are never returned again. The graph is only read.
+
+    Args:
+        G: A PEC2F graph.
+        nodes: Seed node ids, or ``(node, score)`` pairs (a bare id scores 1.0); unknown ids
+            are ignored.
+        edge_types: Edge types (keys) to follow; all when ``None``.
+        time_window: ``(start, end)``, aware datetimes or ``None`` (open): only neighbours whose
+            time overlaps ``[start, end)`` are kept (see :func:`in_window`); a node without
+            any time is dropped.
+        types: Node types that may be reached (e.g. the record types, to keep Claims out);
+            all when ``None``.
+        per_hop: At most this many new nodes per hop.
+        depth: Number of hops, 1 or 2.
+        decay: Score factor per hop, in (0, 1].
+        relevance: Optional ``node -> similarity in [-1, 1]``.
+        exclude: Nodes already known (e.g. the caller's frontier): never returned nor passed through.
+
+    Returns:
+        ``(node, score)`` pairs of the nodes reached, best first.
+
+    Raises:
+        InvalidInputError: If ``depth`` is not 1 or 2, ``per_hop`` < 1, ``decay`` is outside
+            (0, 1], or the window is malformed.
+
+    Example:
+        >>> G = nx.MultiDiGraph()
+        >>> G.add_edge("person:leo", "event:t1#0", key="PARTICIPATED_IN")
+        'PARTICIPATED_IN'
+        >>> G.add_edge("event:t1#0", "concept:climbing", key="MENTIONS")
+        'MENTIONS'
+        >>> traverse(G, ["person:leo"], depth=2)
+        [('event:t1#0', 0.5), ('concept:climbing', 0.25)]
+        >>> traverse(G, ["concept:climbing"], edge_types={"PARTICIPATED_IN"})
+        []
+    """
+    if isinstance(depth, bool) or depth not in (1, 2):
+        raise InvalidInputError(f"depth={depth!r} must be 1 or 2")
+    if isinstance(per_hop, bool) or not isinstance(per_hop, int) or per_hop < 1:
+        raise InvalidInputError(f"per_hop={per_hop!r} must be a positive integer")
+    if not 0.0 < decay <= 1.0:
+        raise InvalidInputError(f"decay={decay!r} must be in (0, 1]")
+    window = _check_window(time_window)
+    frontier = {n: s for n, s in _seeds(nodes).items() if n in G}
+    seen = set(frontier) | set(exclude)
+    out: dict[Any, float] = {}
+    for _ in range(depth):
+        reached: dict[Any, float] = {}
+        for node, score in frontier.items():
+            for nb, _key in _incident(G, node, edge_types):
+                if nb in seen:
+                    continue
+                s = score * decay
+                if s <= reached.get(nb, -np.inf):
+                    continue
+                reached[nb] = s
+        candidates = []
+        for nb, s in reached.items():
+            if types is not None and G.nodes[nb].get("type") not in types:
+                continue
+            if window is not None and not in_window(G, nb, window):
+                continue
+            if relevance is not None:
+                s *= (1.0 + max(-1.0, min(1.0, float(relevance(nb))))) / 2.0
+            candidates.append((nb, s))
+        candidates.sort(key=lambda kv: (-kv[1], str(kv[0])))
+        kept = candidates[:per_hop]
+        if not kept:
+            break
+        seen.update(n for n, _ in kept)
+        out.update(kept)
+        frontier = dict(kept)
+    return sorted(out.items(), key=lambda kv: (-kv[1], str(kv[0])))
+
+
+#: Node types whose ``MENTIONS`` lead :func:`intersect` one hop further (Person -> Event -> Concept).
+_VIA_TYPES = frozenset({NodeType.EVENT, NodeType.FACT})
+
+
+def _edge_turns(G: nx.MultiDiGraph, u: Any, v: Any, key: str) -> set[str]:
+    return set(G.edges[u, v, key].get("provenance", ()))
+
+
+def _neighbourhood(
+    G: nx.MultiDiGraph, entity: Any, relations: Collection[str], types: Collection[str] | None
+) -> dict[Any, set[str]]:
+    """Nodes linked to ``entity`` by ``relations`` (and Concepts one MENTIONS further through
+    Events / Facts), each with the turns supporting the link."""
+    support: dict[Any, set[str]] = {}
+
+    def allowed(n: Any) -> bool:
+        return n != entity and (types is None or G.nodes[n].get("type") in types)
+
+    for nb, key in _incident(G, entity, relations):
+        if not allowed(nb):
+            continue
+        edge = (entity, nb, key) if G.has_edge(entity, nb, key) else (nb, entity, key)
+        turns = _edge_turns(G, *edge) or set(G.nodes[nb].get("provenance", ()))
+        support.setdefault(nb, set()).update(turns)
+        if G.nodes[nb].get("type") in _VIA_TYPES and EdgeType.MENTIONS in relations:
+            for _, concept, k2 in G.out_edges(nb, keys=True):
+                if k2 != EdgeType.MENTIONS or not allowed(concept):
+                    continue
+                if G.nodes[concept].get("type") != NodeType.CONCEPT:
+                    continue
+                support.setdefault(concept, set()).update(_edge_turns(G, nb, concept, k2) or turns)
+    return support
+
+
+def intersect(
+    G: nx.MultiDiGraph,
+    entity_nodes: Sequence[Any],
+    *,
+    relations: Collection[str] = RELATION_EDGES,
+    per_entity: int = 10,
+    types: Collection[str] | None = None,
+    relevance: Relevance | None = None,
+) -> list[tuple[Any, float]]:
+    """What several entities share: nodes in the overlap of their neighbourhoods.
+
+    An entity's neighbourhood is every node linked to it by one of ``relations`` (either
+    direction), plus the Concepts that its Events and Facts ``MENTIONS`` (so Person ->
+    Event -> Concept counts: two people who both went climbing share ``concept:climbing``).
+    Each entity keeps its ``per_entity`` best candidates for the comparison: first the nodes
+    that more of the entities reach, then by the number of turns supporting the link (times
+    ``(1 + relevance) / 2`` when given), then by node id. A node is returned when it is a
+    candidate of every entity; its score is the mean, over the entities, of its support
+    divided by the best support among that entity's candidates, in (0, 1]. So at most
+    ``per_entity`` nodes come back. The graph is only read.
+
+    Args:
+        G: A PEC2F graph.
+        entity_nodes: Two or more node ids (Persons, usually; unknown ids are ignored).
+        relations: Edge types that define a neighbourhood (default: ``LIKES``, ``USES``,
+            ``PARTICIPATED_IN``, ``MENTIONS``, ``HAS_ATTR``).
+        per_entity: Candidates kept per entity.
+        types: Node types that may be shared (e.g. the record types); all when ``None``.
+        relevance: Optional ``node -> similarity in [-1, 1]`` to the question.
+
+    Returns:
+        ``(node, score)`` pairs, best first; empty if fewer than two known entities.
+
+    Raises:
+        InvalidInputError: If ``per_entity`` < 1.
+
+    Example:
+        >>> G = nx.MultiDiGraph()
+        >>> G.add_edge("person:leo", "event:t1#0", key="PARTICIPATED_IN", provenance={"t1"})
+        'PARTICIPATED_IN'
+        >>> G.add_edge("event:t1#0", "concept:climbing", key="MENTIONS", provenance={"t1"})
+        'MENTIONS'
+        >>> G.add_edge("person:maya", "concept:climbing", key="LIKES", provenance={"t2"})
+        'LIKES'
+        >>> G.add_edge("person:maya", "concept:yoga", key="LIKES", provenance={"t3"})
+        'LIKES'
+        >>> for n in ("event:t1#0", "concept:climbing", "concept:yoga"):
+        ...     G.nodes[n]["type"] = "Event" if n.startswith("event") else "Concept"
+        >>> intersect(G, ["person:leo", "person:maya"])
+        [('concept:climbing', 1.0)]
+    """
+    if isinstance(per_entity, bool) or not isinstance(per_entity, int) or per_entity < 1:
+        raise InvalidInputError(f"per_entity={per_entity!r} must be a positive integer")
+    entities = [e for e in dict.fromkeys(entity_nodes) if e in G]
+    if len(entities) < 2:
+        return []
+    relations = frozenset(str(r) for r in relations)
+    hoods = [_neighbourhood(G, entity, relations, types) for entity in entities]
+    reach: dict[Any, int] = {}
+    for hood in hoods:
+        for node in hood:
+            reach[node] = reach.get(node, 0) + 1
+    per: list[dict[Any, float]] = []
+    for hood in hoods:
+        ranked = []
+        for node, turns in hood.items():
+            s = float(len(turns) or 1)
+            if relevance is not None:
+                s *= (1.0 + max(-1.0, min(1.0, float(relevance(node))))) / 2.0
+            ranked.append((node, s))
+        ranked.sort(key=lambda kv: (-reach[kv[0]], -kv[1], str(kv[0])))
+        top = ranked[:per_entity]
+        best = max((s for _, s in top), default=0.0) or 1.0
+        per.append({n: s / best for n, s in top})
+    shared = set(per[0]).intersection(*per[1:]) - set(entities)
+    scored = [(n, sum(p[n] for p in per) / len(per)) for n in shared]
+    return sorted(scored, key=lambda kv: (-kv[1], str(kv[0])))
