@@ -32,13 +32,16 @@ def _offline_env() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
 # ---------------------------------------------------------------------------- demo
 def cmd_demo(args: argparse.Namespace) -> int:
     from importlib import resources
 
-    from langmem_cog import CogMemConfig, CogMemRetriever, TurnStore, load_locomo
+    from langmem_cog import CogMemConfig, CogMemRetriever, load_locomo
+    from langmem_cog.graph.schema import ClaimStatus, NodeType
+    from langmem_cog.memory import CogMemory
 
     cfg = CogMemConfig.from_env()
     if args.data_dir:
@@ -47,17 +50,35 @@ def cmd_demo(args: argparse.Namespace) -> int:
     with resources.as_file(sample) as path:
         conv = load_locomo(path)[0]
     print(f"langmem-cog demo: store at {cfg.resolved_data_dir()} (embedder: {cfg.embedder})")
-    store = TurnStore(cfg)
+    memory = CogMemory(cfg)
     ns = conv.sample_id
-    if store.has_namespace(ns):
-        store.forget_namespace(ns)  # the demo is idempotent: start from a clean namespace
-    store.add_turns(conv.turns)
+    if memory.store.has_namespace(ns):
+        memory.forget(ns)  # the demo is idempotent: start from a clean namespace
+    memory.add_turns(conv.turns)
+    memory.consolidate(ns)
     sessions = sorted({t.session_id for t in conv.turns}, key=int)
     print(
         f"ingested {len(conv.turns)} turns of {' & '.join(conv.speakers)} "
-        f"over {len(sessions)} sessions into namespace {ns!r}\n"
+        f"over {len(sessions)} sessions into namespace {ns!r}"
     )
-    retriever = CogMemRetriever(store=store, namespace=ns, k=args.k)
+    G = memory.graph(ns)
+    counts: dict[str, int] = {}
+    for _, d in G.nodes(data=True):
+        counts[str(d["type"])] = counts.get(str(d["type"]), 0) + 1
+    print("PEC2F graph: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    claims = [d for _, d in G.nodes(data=True) if d["type"] == NodeType.CLAIM and "running" in str(d.get("content", "")).lower()]
+    if claims:
+        print("claims about running, reconciled (an opinion is attributed to its speaker, never a fact):")
+        for d in sorted(claims, key=lambda d: str(d.get("timestamp"))):
+            mark = "->" if d.get("status") == ClaimStatus.CURRENT else "  "
+            src = d.get("source")
+            name = G.nodes[src].get("name", src) if src in G else src
+            print(f"  {mark} {str(d.get('timestamp'))[:10]} {name}: {d.get('status'):<11} {str(d.get('content'))[:90]}")
+    facts = [d for _, d in G.nodes(data=True) if d["type"] == NodeType.FACT and d.get("consolidated")]
+    for d in facts:
+        print(f"consolidated fact: {d.get('text')}")
+    print()
+    retriever = CogMemRetriever(store=memory.store, namespace=ns, k=args.k)
     hits_at_k = 0
     for qa in conv.qa:
         docs = retriever.invoke(qa["question"])
@@ -73,6 +94,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"evidence turn (*) in the top {args.k} for {hits_at_k} of {len(conv.qa)} questions")
     print(f"the store lives in {cfg.resolved_data_dir()}; search it with:")
     print(f"  langmem-cog search --namespace {ns} \"What is Leo allergic to?\"")
+    print(f"  langmem-cog search --namespace {ns} --trace \"What does Maya think about running?\"")
     return 0
 
 
@@ -273,6 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _offline_env()
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    for noisy in ("bm25s", "transformers", "sentence_transformers", "chromadb", "httpx"):
+        logging.getLogger(noisy).setLevel(logging.INFO if args.verbose else logging.WARNING)
     try:
         return int(args.func(args) or 0)
     except LangMemCogError as exc:
