@@ -417,6 +417,7 @@ class TurnStore:
                 col.delete(ids=present)
                 self._lexical_index(namespace).delete(present)
                 cache.remove(present)
+                self._vacuum()
             return len(present)
 
     def forget_namespace(self, namespace: str) -> bool:
@@ -431,7 +432,27 @@ class TurnStore:
             if col is None:
                 return False
             self.client.delete_collection(collection_name(namespace))
+            self._vacuum()
             return True
+
+    def _vacuum(self) -> None:
+        """Rewrite the embedded Chroma database so deleted text leaves the file.
+
+        SQLite keeps deleted rows' bytes in unused page space; ``VACUUM`` rebuilds the file
+        without them. Only the embedded (persistent) mode has a file of ours to vacuum.
+        """
+        if self.config.chroma_mode != "persistent":
+            return
+        path = self.data_dir / "chroma" / "chroma.sqlite3"
+        if not path.exists():
+            return
+        import sqlite3
+
+        conn = sqlite3.connect(str(path), timeout=30)
+        try:
+            conn.execute("VACUUM")
+        finally:
+            conn.close()
 
     # ------------------------------------------------------------------ reads
     def namespaces(self) -> list[str]:
