@@ -117,17 +117,12 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def _search_trace(cfg: Any, args: argparse.Namespace) -> int:
     """``search --trace``: run the operator loop and print its route, steps and grounded turns."""
-    from langmem_cog.errors import UnknownNamespaceError
     from langmem_cog.graph.loop import GraphRetrieval
     from langmem_cog.memory import CogMemory
 
     memory = CogMemory(cfg)
     ns = args.namespace
-    if not memory.store.has_namespace(ns):
-        raise UnknownNamespaceError(
-            f"namespace {ns!r} holds no turns: add turns first, or check the namespace id "
-            f"(known: {memory.store.namespaces()[:10]})"
-        )
+    memory.store.require_namespace(ns)
     memory.sync_graph(ns)  # a namespace written by the raw store alone gets its graph here
     state = GraphRetrieval(memory, max_steps=args.max_steps).run(ns, args.query, now=args.now)
     window = state.get("time_window")

@@ -370,13 +370,14 @@ class TurnStore:
                     raise DuplicateTurnError(
                         f"turn ids already stored in namespace {ns!r}: {existing[:5]}; delete them first or use new ids"
                     )
-        vectors = {ns: self._embed([t.memory_text for t in group]) for ns, group in by_ns.items()}
+        vectors = {ns: self.embed_texts([t.memory_text for t in group]) for ns, group in by_ns.items()}
         for ns, group in by_ns.items():
             with self._ns_lock(ns):
                 self._write(ns, group, vectors[ns])
         return [t.id for t in turns]
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
+    def embed_texts(self, texts: list[str]) -> np.ndarray:
+        """L2-normalised float32 vectors of ``texts`` (one batched call of the embedder)."""
         embed_array = getattr(self.embeddings, "embed_array", None)
         arr = embed_array(texts) if embed_array else np.asarray(self.embeddings.embed_documents(texts))
         arr = np.asarray(arr, dtype=np.float32)
@@ -488,20 +489,27 @@ class TurnStore:
                 return list(cache.turns)
             return [cache.turns[cache.pos[i]] for i in ids if i in cache.pos]
 
-    def _require(self, namespace: str) -> _Cache:
-        validate_namespace(namespace)
-        cache = self._load_cache(namespace)
-        if self._collection(namespace, create=False) is None:
+    def require_namespace(self, namespace: str) -> None:
+        """Raise unless the namespace exists.
+
+        Raises:
+            InvalidNamespaceError: If the namespace id is malformed.
+            UnknownNamespaceError: If it holds no turns; the message lists known namespaces.
+        """
+        if not self.has_namespace(namespace):
             raise UnknownNamespaceError(
                 f"namespace {namespace!r} holds no turns: add turns first, or check the namespace id "
                 f"(known: {self.namespaces()[:10]})"
             )
-        return cache
+
+    def _require(self, namespace: str) -> _Cache:
+        self.require_namespace(namespace)
+        return self._load_cache(namespace)
 
     def embed_query(self, query: str) -> np.ndarray:
         """The normalised query vector."""
         _check_query(query)
-        return self._embed([query])[0]
+        return self.embed_texts([query])[0]
 
     def pool_scores(self, namespace: str, query: str, query_vector: np.ndarray | None = None) -> PoolScores:
         """Dense and BM25 scores of every turn of the namespace (the exact path).

@@ -125,7 +125,7 @@ def run_locomo(
     ingest_s = time.perf_counter() - t0
 
     mode, fusion = _MODES[system]
-    splits = [(s, *split_conversations(by_id, s)) for s in seeds] if split == "seeds" else [(0, [], sorted(by_id))]
+    splits = _splits(by_id, seeds, split)
 
     pools: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
     if system == "hybrid" and split == "seeds":
@@ -150,24 +150,43 @@ def run_locomo(
             t1 = time.perf_counter()
             hits = store.search(ns, q["question"], k=size, mode=mode, lexical_weight=weight, fusion=fusion)
             latencies.append((time.perf_counter() - t1) * 1000)
-            ranked = [h.turn.id for h in hits]
-            m = row_metrics(ranked, q["gold"])
-            rows.append(
-                {
-                    "seed": seed,
-                    "sample_id": sid,
-                    "qa_index": q["qa_index"],
-                    "question": q["question"],
-                    "category": q["category"],
-                    "gold": q["gold"],
-                    "ranked_ids": ranked[:50],
-                    **m,
-                }
-            )
+            rows.append(_row(seed, sid, q, [h.turn.id for h in hits]))
     for sid in by_id:
         store.forget_namespace(_ns(sid))
+    params = {"lexical_weight": weights, "fusion": fusion, "mode": mode}
+    result = _result(system, embedder, data, split, seeds, rows, latencies, n_turns, ingest_s, params)
+    return LocomoRun(summary=result, rows=rows)
+
+
+def _splits(by_id: dict[str, Any], seeds: Sequence[int], split: str) -> list[tuple[int, list[str], list[str]]]:
+    """``(seed, train, test)`` per seed, or one pseudo-seed 0 with every conversation as test."""
+    if split == "seeds":
+        return [(s, *split_conversations(by_id, s)) for s in seeds]
+    return [(0, [], sorted(by_id))]
+
+
+def _row(seed: int, sid: str, q: dict[str, Any], ranked: list[str], **extra: Any) -> dict[str, Any]:
+    """One rows-file entry: the question, its gold, the top 50 ids and the metrics."""
+    return {
+        "seed": seed,
+        "sample_id": sid,
+        "qa_index": q["qa_index"],
+        "question": q["question"],
+        "category": q["category"],
+        "gold": q["gold"],
+        "ranked_ids": ranked[:50],
+        **extra,
+        **row_metrics(ranked, q["gold"]),
+    }
+
+
+def _result(
+    system: str, embedder: str, data: str | Path, split: str, seeds: Sequence[int], rows: list[dict[str, Any]],
+    latencies: list[float], n_turns: int, ingest_s: float, params: dict[str, Any],
+) -> dict[str, Any]:
+    """The summary dict of a run (keys of the published report plus speed and parameters)."""
     summary = summarize(rows)
-    result = {
+    return {
         "system": system,
         "embedder": embedder,
         "data": str(data),
@@ -178,12 +197,11 @@ def run_locomo(
         "std": summary["std"],
         "per_seed": summary["per_seed"],
         "per_category": summary["per_category"],
-        "latency_ms": percentiles(latencies),
+        "latency_ms": percentiles(latencies) if latencies else {"p50": 0.0, "p95": 0.0},
         "ingest_turns_per_s": n_turns / ingest_s if ingest_s > 0 else float("inf"),
         "n_turns": n_turns,
-        "params": {"lexical_weight": weights, "fusion": fusion, "mode": mode},
+        "params": params,
     }
-    return LocomoRun(summary=result, rows=rows)
 
 
 def _namespacer(run_id: str) -> Callable[[str], str]:
@@ -204,9 +222,7 @@ def _train_pools(
         if not qs:
             out[sid] = []
             continue
-        embed_array = getattr(store.embeddings, "embed_array", None)
-        texts = [q["question"] for q in qs]
-        vecs = embed_array(texts) if embed_array else np.asarray(store.embeddings.embed_documents(texts))
+        vecs = store.embed_texts([q["question"] for q in qs])
         items = []
         for q, v in zip(qs, vecs, strict=True):
             pool = store.pool_scores(ns, q["question"], query_vector=v)
@@ -248,7 +264,7 @@ def _run_graph(
     ingest_s = time.perf_counter() - t0
 
     retrieval = GraphRetrieval(memory)
-    splits = [(s, *split_conversations(by_id, s)) for s in seeds] if split == "seeds" else [(0, [], sorted(by_id))]
+    splits = _splits(by_id, seeds, split)
     # The loop is deterministic and trains nothing: run each test question once, reuse it across seeds.
     needed = sorted({sid for _, _, test in splits for sid in test})
     answers: dict[tuple[str, int], dict[str, Any]] = {}
@@ -274,41 +290,14 @@ def _run_graph(
         for sid in test:
             for q in questions[sid]:
                 ans = answers[(sid, q["qa_index"])]
-                ranked = ans["ranked"]
-                rows.append(
-                    {
-                        "seed": seed,
-                        "sample_id": sid,
-                        "qa_index": q["qa_index"],
-                        "question": q["question"],
-                        "category": q["category"],
-                        "gold": q["gold"],
-                        "ranked_ids": ranked[:50],
-                        "n_grounded": len(ranked),
-                        "intent": ans["intent"],
-                        "steps": ans["steps"],
-                        **row_metrics(ranked, q["gold"]),
-                    }
-                )
+                rows.append(_row(seed, sid, q, ans["ranked"], n_grounded=len(ans["ranked"]),
+                                 intent=ans["intent"], steps=ans["steps"]))
     for sid in by_id:
         memory.forget(_ns(sid))
-    summary = summarize(rows)
     n_q = max(len(answers), 1)
+    params = {"max_steps": 5, "router": "rule", "sufficiency": "rule"}
     result = {
-        "system": "graph",
-        "embedder": cfg.embedder,
-        "data": str(data),
-        "split": split,
-        "seeds": list(seeds) if split == "seeds" else [0],
-        "n_rows": summary["n_rows"],
-        "full": summary["full"],
-        "std": summary["std"],
-        "per_seed": summary["per_seed"],
-        "per_category": summary["per_category"],
-        "latency_ms": percentiles(latencies) if latencies else {"p50": 0.0, "p95": 0.0},
-        "ingest_turns_per_s": n_turns / ingest_s if ingest_s > 0 else float("inf"),
-        "n_turns": n_turns,
-        "params": {"max_steps": 5, "router": "rule", "sufficiency": "rule"},
+        **_result("graph", cfg.embedder, data, split, seeds, rows, latencies, n_turns, ingest_s, params),
         "graph": {
             "questions_run": len(answers),
             "grounded_any_gold": sum(1 for r in rows if r["rank"] is not None) / max(len(rows), 1),

@@ -317,17 +317,7 @@ class _Runtime:
         self.seeds_per_step = seeds_per_step
         self.per_hop = per_hop
         self.per_entity = per_entity
-        emb = memory.store.embeddings
-        embed_array = getattr(emb, "embed_array", None)
-        embed: Callable[[list[str]], np.ndarray]
-        if callable(embed_array):
-            embed = embed_array
-        else:
-
-            def embed(texts: list[str]) -> np.ndarray:
-                return np.asarray(emb.embed_documents(list(texts)), dtype=np.float32)
-
-        self.vectors = NodeVectors(embed)
+        self.vectors = NodeVectors(memory.store.embed_texts)
         self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
