@@ -71,6 +71,7 @@ class LocomoRun:
 
     summary: dict[str, Any]
     rows: list[dict[str, Any]] = field(default_factory=list)
+    input_rows: list[dict[str, Any]] = field(default_factory=list)  # a compressor's input ranking
 
 
 def run_locomo(
@@ -322,3 +323,7 @@ def write_outputs(run: LocomoRun, out: str | Path | None, rows_path: str | Path 
         with p.open("w", encoding="utf-8") as fh:
             for row in run.rows:
                 fh.write(json.dumps(row) + "\n")
+        if run.input_rows:  # the compressor's input ranking, for `bench compare`
+            with p.with_name(p.stem + ".input" + p.suffix).open("w", encoding="utf-8") as fh:
+                for row in run.input_rows:
+                    fh.write(json.dumps(row) + "\n")

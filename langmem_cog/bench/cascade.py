@@ -1,0 +1,203 @@
+"""LoCoMo systems of the full cascade: ``augmented``, ``full`` and ``full-zeroshot``.
+
+* ``augmented``: raw + graph candidates -> the fusion scorer, fitted per seed on that seed's train
+  conversations only (no cross-encoder).
+* ``full``: ``augmented`` -> ConvMemory v2 with a cross-encoder fine-tuned per seed from the
+  packaged MiniLM on that seed's train conversations only (train lists: the fused top-10 + missed gold).
+* ``full-zeroshot``: the shipped models (fusion scorer and reranker trained on LongMemEval-S dev only),
+  nothing fitted on LoCoMo; ``split="all"`` scores every conversation.
+
+Every question's pool is computed once (:func:`~langmem_cog.bench.pools.collect_pools`). Rows carry
+the compressor's input ranking too (``input_rank``), and the summary has a paired bootstrap of the
+compressor against its own input. Online latency is measured end to end through
+:class:`~langmem_cog.rank.cascade.Cascade` on a sample of test questions.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import random
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from langmem_cog.bench.compare import compare_rows
+from langmem_cog.bench.locomo import LocomoRun, Progress, _no_progress, _result, _row, _splits
+from langmem_cog.bench.pools import PoolSet, QueryPool, collect_pools
+from langmem_cog.bench.protocol import SEEDS, percentiles, summarize
+from langmem_cog.config import CogMemConfig
+from langmem_cog.embeddings import resolve_model_path
+from langmem_cog.errors import InvalidInputError
+from langmem_cog.rank.cascade import Cascade, pool_documents
+from langmem_cog.rank.compressor import ConvMemoryCompressor
+from langmem_cog.rank.cross_encoder import LocalCrossEncoder
+from langmem_cog.rank.data import rerank_examples
+from langmem_cog.rank.features import candidate_features
+from langmem_cog.rank.scorer import FusionScorer
+from langmem_cog.rank.training import TrainConfig, train_cross_encoder
+
+__all__ = ["CASCADE_SYSTEMS", "run_cascade"]
+
+logger = logging.getLogger(__name__)
+
+CASCADE_SYSTEMS = ("augmented", "full", "full-zeroshot")
+
+
+def _key(qp: QueryPool) -> tuple[str, int]:
+    return (qp.sample_id, int(qp.question["qa_index"]))
+
+
+def run_cascade(
+    data: str | Path,
+    *,
+    system: str,
+    embedder: str = "minilm",
+    seeds: Sequence[int] = SEEDS,
+    split: str = "seeds",
+    config: CogMemConfig | None = None,
+    progress: Progress = _no_progress,
+    pool_cache: str | Path | None = None,
+    train_config: TrainConfig = TrainConfig(),
+    reranker_init: str | Path | None = None,
+    latency_sample: int = 200,
+    work_dir: str | Path | None = None,
+) -> LocomoRun:
+    """Run one cascade system on the LoCoMo protocol.
+
+    Args:
+        data: LoCoMo JSON.
+        system: One of :data:`CASCADE_SYSTEMS`.
+        embedder: Bi-encoder of the raw store.
+        seeds: Split seeds.
+        split: ``seeds`` or ``all`` (``all`` only for ``full-zeroshot``, which fits nothing).
+        config: Base config (ephemeral store).
+        progress: Progress wrapper.
+        pool_cache: A pickle of the pools: read if it exists, else written (development; latency is
+            then not measured, since the live store is gone).
+        train_config: Cross-encoder training settings of ``full``.
+        reranker_init: Start each seed's cross-encoder from this checkpoint instead of the MiniLM backbone.
+        latency_sample: Test questions timed end to end through the online cascade.
+        work_dir: Where per-seed checkpoints go (default: a temporary folder).
+    """
+    if system not in CASCADE_SYSTEMS:
+        raise InvalidInputError(f"unknown cascade system {system!r}: choose one of {CASCADE_SYSTEMS}")
+    if split not in ("seeds", "all"):
+        raise InvalidInputError(f"split={split!r} is invalid: use 'seeds' or 'all'")
+    if split == "all" and system != "full-zeroshot":
+        raise InvalidInputError(f"--split all trains nothing; system {system!r} fits on train conversations: use seeds")
+    cfg = (config or CogMemConfig.preset("ephemeral")).model_copy(update={"embedder": embedder})
+    ps = _pools(data, cfg, progress, pool_cache)
+    try:
+        return _run(data, ps, cfg, system=system, embedder=embedder, seeds=seeds, split=split, progress=progress,
+                    train_config=train_config, reranker_init=reranker_init, latency_sample=latency_sample,
+                    work_dir=work_dir)
+    finally:
+        ps.release()
+
+
+def _pools(data: str | Path, cfg: CogMemConfig, progress: Progress, cache: str | Path | None) -> PoolSet:
+    if cache is not None and Path(cache).exists():
+        with Path(cache).open("rb") as fh:
+            ps = pickle.load(fh)  # noqa: S301 - our own cache file
+        if not isinstance(ps, PoolSet):
+            raise InvalidInputError(f"{cache} is not a pool cache: delete it to recompute")
+        return ps
+    ps = collect_pools(data, cfg, with_graph=True, progress=progress, keep=True)
+    if cache is not None:
+        Path(cache).parent.mkdir(parents=True, exist_ok=True)
+        with Path(cache).open("wb") as fh:
+            pickle.dump(ps, fh)
+    return ps
+
+
+def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embedder: str, seeds: Sequence[int],
+         split: str, progress: Progress, train_config: TrainConfig, reranker_init: str | Path | None,
+         latency_sample: int, work_dir: str | Path | None) -> LocomoRun:
+    w = cfg.lexical_weight
+    feats = {_key(qp): candidate_features(qp.pool, qp.question["question"], qp.graph, lexical_weight=w)
+             for qps in ps.by_sample.values() for qp in qps}
+    gold = {_key(qp): np.isin(np.array(qp.pool.ids), qp.question["gold"]) for qps in ps.by_sample.values() for qp in qps}
+    work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="lmc-cascade-"))
+    rows: list[dict[str, Any]] = []
+    input_rows: list[dict[str, Any]] = []
+    params: dict[str, Any] = {"scorer": {}, "reranker": {}}
+    last: tuple[FusionScorer, ConvMemoryCompressor | None] | None = None
+    last_test: list[str] = []
+    for seed, train, test in _splits(ps.by_sample, seeds, split):
+        scorer, compressor = _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work, params, progress)
+        todo = [qp for sid in test for qp in ps.by_sample[sid]]
+        for qp in progress(todo, f"seed {seed}", len(todo)):
+            fused = scorer.score(feats[_key(qp)])
+            order = np.argsort(-fused, kind="stable")
+            ranked = [qp.pool.ids[i] for i in order]
+            if compressor is not None:
+                head = pool_documents(qp.pool, qp.graph, fused, order[:10], lexical_weight=w)
+                new_head = [d.metadata["turn_id"] for d in compressor.compress_documents(head, qp.question["question"])]
+                final = new_head + ranked[10:]
+                input_rows.append(_row(seed, qp.sample_id, qp.question, ranked))
+            else:
+                final = ranked
+            rows.append(_row(seed, qp.sample_id, qp.question, final, stage_ms=qp.first_stage_ms))
+        last, last_test = (scorer, compressor), test
+    latencies = _latency(ps, last, last_test, latency_sample)
+    result = _result(system, embedder, data, split, seeds, rows, latencies, ps.n_turns, ps.ingest_s, params)
+    result["first_stage_ms_batched_embedding"] = percentiles([r["stage_ms"] for r in rows]) if rows else {}
+    if input_rows:
+        cmp = compare_rows(input_rows, rows)
+        result["compressor_vs_input"] = {
+            "input_full": summarize(input_rows)["full"],
+            "mrr_delta": cmp.diff,
+            "mrr_delta_ci95": [cmp.ci_low, cmp.ci_high],
+            "report": cmp.format("input", "compressed"),
+        }
+    return LocomoRun(summary=result, rows=rows, input_rows=input_rows)
+
+
+def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, gold: dict, train_config: TrainConfig,
+            reranker_init: str | Path | None, work: Path, params: dict[str, Any],
+            progress: Progress) -> tuple[FusionScorer, ConvMemoryCompressor | None]:
+    from langmem_cog.rank.defaults import default_compressor, default_scorer
+
+    if system == "full-zeroshot":
+        scorer = default_scorer()
+        params["scorer"][str(seed)] = scorer.trained_on
+        return scorer, default_compressor()
+    keys = [_key(qp) for sid in train for qp in ps.by_sample[sid]]
+    scorer = FusionScorer.fit([feats[k] for k in keys], [gold[k] for k in keys], trained_on=f"LoCoMo seed {seed} train")
+    params["scorer"][str(seed)] = [round(float(x), 4) for x in scorer.weights]
+    if system == "augmented":
+        return scorer, None
+    pools = [(qp.question["question"], qp.pool, scorer.score(feats[_key(qp)]), gold[_key(qp)])
+             for sid in train for qp in ps.by_sample[sid]]
+    examples = rerank_examples(pools, depth=10)
+    backbone = Path(reranker_init) if reranker_init else resolve_model_path("minilm")
+    out = work / f"seed-{seed}"
+    t0 = time.perf_counter()
+    report = train_cross_encoder(examples, backbone, out, train_config, progress=progress,
+                                 provenance={"trained_on": f"LoCoMo seed {seed} train conversations {sorted(train)}"})
+    logger.info("seed %s: reranker trained in %.0f s", seed, time.perf_counter() - t0)
+    params["reranker"][str(seed)] = {k: report[k] for k in ("examples", "steps", "final_epoch_loss", "seconds")}
+    ce = LocalCrossEncoder(out, max_length=train_config.max_length, threads=train_config.threads)
+    return scorer, ConvMemoryCompressor(cross_encoder=ce)
+
+
+def _latency(ps: PoolSet, models: tuple[FusionScorer, ConvMemoryCompressor | None] | None, test: list[str],
+             n: int) -> list[float]:
+    """End-to-end online latency (embed query, raw scores, graph loop, fusion, rerank) on a sample."""
+    if ps.memory is None or models is None or n <= 0:
+        return []
+    scorer, compressor = models
+    cascade = Cascade(store=ps.memory.store, memory=ps.memory, scorer=scorer, compressor=compressor)
+    todo = [qp for sid in test for qp in ps.by_sample[sid]]
+    random.Random(0).shuffle(todo)
+    out = []
+    for qp in todo[:n]:
+        t0 = time.perf_counter()
+        cascade.rank(ps.namespaces[qp.sample_id], qp.question["question"], k=10, now=qp.asked_at)
+        out.append((time.perf_counter() - t0) * 1000)
+    return out

@@ -1,0 +1,175 @@
+"""The retrieval cascade: raw + graph candidates -> fusion -> protected cross-encoder rerank.
+
+:class:`Cascade` is what :class:`~langmem_cog.retriever.CogMemRetriever` runs when any stage beyond
+plain hybrid search is on:
+
+1. **Candidates**: every turn of the namespace scored by the raw store (dense cosine and BM25),
+   and, when a :class:`~langmem_cog.memory.CogMemory` is given and the graph stage is on, the turns
+   the operator loop grounds from memory records (Facts, Claims, Events, ...). Raw evidence is never
+   dropped for memory records: a grounded turn only gains features.
+2. **Fusion**: :class:`~langmem_cog.rank.scorer.FusionScorer` over
+   :func:`~langmem_cog.rank.features.candidate_features` (learned, or the untrained fallback).
+3. **Compressor**: any ``BaseDocumentCompressor``; normally
+   :class:`~langmem_cog.rank.compressor.ConvMemoryCompressor`, which reorders only the top 10.
+
+Each result's ``metadata["stage"]`` says where it came from: ``raw`` (raw retrieval only),
+``graph`` (grounded by the operator loop, outside the raw top candidates) or ``raw+graph``.
+``reranked`` says whether the compressor reordered it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from langchain_core.documents import BaseDocumentCompressor, Document
+
+from langmem_cog.errors import InvalidInputError
+from langmem_cog.fusion import zscore
+from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features
+from langmem_cog.rank.scorer import FusionScorer
+
+if TYPE_CHECKING:
+    from langmem_cog.memory import CogMemory
+    from langmem_cog.store import TurnStore
+
+__all__ = ["Cascade", "CascadeResult", "pool_documents"]
+
+logger = logging.getLogger(__name__)
+
+#: Pools larger than this are cut to the best hybrid candidates (plus grounded turns) before features.
+FEATURE_POOL_MAX = 2000
+
+
+@dataclass
+class CascadeResult:
+    """A ranking with per-stage timings (milliseconds)."""
+
+    documents: list[Document]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Cascade:
+    """Raw + graph candidates, learned fusion, protected rerank.
+
+    Attributes:
+        store: The raw-turn store.
+        memory: The memory whose graph the operator loop searches (``None``: no graph stage).
+        scorer: The fusion scorer (``None``: :meth:`FusionScorer.untrained`).
+        compressor: The last step (``None``: the fused ranking is returned as is).
+        use_graph: Run the operator loop (needs ``memory``).
+        rerank_depth: How many fused documents are handed to the compressor (it protects its own top 10).
+        raw_candidates: Size of the raw top list that decides the ``raw`` / ``graph`` stage label.
+
+    Example:
+        >>> import uuid
+        >>> from datetime import datetime, timezone
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> from langmem_cog import CogMemConfig, make_turn
+        >>> from langmem_cog.memory import CogMemory
+        >>> mem = CogMemory(CogMemConfig.preset("ephemeral"), embeddings=DeterministicFakeEmbedding(size=32))
+        >>> ns = "doc-cascade-" + uuid.uuid4().hex[:8]
+        >>> texts = ["I am allergic to shellfish.", "Nice weather today.", "Shall we cook tonight?"]
+        >>> _ = mem.add_turns([make_turn(id=f"t{i}", namespace=ns, speaker="Leo", text=x, position=i, session_id=str(i),
+        ...                              timestamp=datetime(2023, 5, 8, 12, i, tzinfo=timezone.utc))
+        ...                    for i, x in enumerate(texts)])
+        >>> docs = Cascade(store=mem.store, memory=mem).rank(ns, "What is Leo allergic to?", k=3).documents
+        >>> {d.metadata["turn_id"]: d.metadata["stage"] for d in docs}["t0"]  # found by both stages
+        'raw+graph'
+        >>> [d.metadata["rank"] for d in docs]
+        [1, 2, 3]
+    """
+
+    store: TurnStore
+    memory: CogMemory | None = None
+    scorer: FusionScorer | None = None
+    compressor: BaseDocumentCompressor | None = None
+    use_graph: bool = True
+    rerank_depth: int = 10
+    raw_candidates: int = 50
+    _retrieval: Any = field(default=None, init=False, repr=False)
+
+    def signals(self, namespace: str, query: str, now: datetime | str | None) -> GraphSignals | None:
+        """The operator loop's signals for a query, or ``None`` when the graph stage is off."""
+        if not (self.use_graph and self.memory is not None):
+            return None
+        if self._retrieval is None:
+            from langmem_cog.graph.loop import GraphRetrieval
+
+            self._retrieval = GraphRetrieval(self.memory)
+        return GraphSignals.from_state(self._retrieval.run(namespace, query, now=now))
+
+    def first_stage(self, namespace: str, query: str, *, now: datetime | str | None = None,
+                    query_vector: np.ndarray | None = None) -> tuple[CandidatePool, GraphSignals | None, np.ndarray]:
+        """The candidate pool, the graph signals and the fused score of every candidate."""
+        ps = self.store.pool_scores(namespace, query, query_vector=query_vector)
+        signals = self.signals(namespace, query, now)
+        ids = ps.ids
+        dense, lexical = ps.dense, ps.lexical
+        if len(ids) > FEATURE_POOL_MAX:
+            hybrid = zscore(dense) + self.store.config.lexical_weight * zscore(lexical)
+            keep = set(np.argsort(-hybrid, kind="stable")[: self.store.config.candidates].tolist())
+            if signals is not None:
+                where = {d: i for i, d in enumerate(ids)}
+                keep |= {where[t] for t in signals.grounded if t in where}
+            sel = sorted(keep)
+            ids = [ids[i] for i in sel]
+            dense, lexical = dense[sel], lexical[sel]
+        turns = self.store.get_turns(namespace, ids)
+        pool = CandidatePool(turns=turns, dense=dense, lexical=lexical)
+        X = candidate_features(pool, query, signals, lexical_weight=self.store.config.lexical_weight)
+        scorer = self.scorer or FusionScorer.untrained()
+        return pool, signals, scorer.score(X)
+
+    def rank(self, namespace: str, query: str, k: int = 10, *, now: datetime | str | None = None) -> CascadeResult:
+        """The best ``k`` turns as ``Document`` objects, through every stage that is on.
+
+        Raises:
+            InvalidInputError: If ``k`` is not a positive integer.
+        """
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidInputError(f"k={k!r} is invalid: pass a positive integer")
+        t0 = time.perf_counter()
+        pool, signals, fused = self.first_stage(namespace, query, now=now)
+        t1 = time.perf_counter()
+        order = np.argsort(-fused, kind="stable")
+        depth = max(k, self.rerank_depth) if self.compressor is not None else k
+        docs = self._documents(pool, signals, fused, order[:depth])
+        timings = {"first_stage_ms": (t1 - t0) * 1000}
+        if self.compressor is not None and docs:
+            docs = list(self.compressor.compress_documents(docs, query))
+            timings["rerank_ms"] = (time.perf_counter() - t1) * 1000
+        for r, d in enumerate(docs, 1):
+            d.metadata["rank"] = r
+        return CascadeResult(documents=docs[:k], timings=timings)
+
+    def _documents(self, pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
+                   idx: Sequence[int]) -> list[Document]:
+        return pool_documents(pool, signals, fused, idx, lexical_weight=self.store.config.lexical_weight,
+                              raw_candidates=self.raw_candidates)
+
+
+def pool_documents(pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray, idx: Sequence[int], *,
+                   lexical_weight: float = 1.0, raw_candidates: int = 50) -> list[Document]:
+    """The candidates ``idx`` of a pool as ``Document`` objects with stage labels and fused scores."""
+    from langmem_cog.retriever import turn_document
+
+    hybrid = zscore(pool.dense) + lexical_weight * zscore(pool.lexical)
+    raw_top = set(np.argsort(-hybrid, kind="stable")[:raw_candidates].tolist())
+    grounded = set(signals.grounded) if signals is not None else set()
+    max_pos = max((t.position for t in pool.turns), default=0)
+    out = []
+    for i in idx:
+        t = pool.turns[int(i)]
+        in_raw, in_graph = int(i) in raw_top, t.id in grounded
+        stage = "raw+graph" if in_raw and in_graph else "graph" if in_graph else "raw"
+        out.append(turn_document(t, score=float(fused[i]), dense_score=float(pool.dense[i]),
+                                 lexical_score=float(pool.lexical[i]), rank=0, stage=stage,
+                                 max_position=max_pos, reranked=False))
+    return out

@@ -1,0 +1,52 @@
+"""The shipped cascade models: the fusion scorer and the reranker with its blend weights.
+
+Both live in ``langmem_cog/models/`` and were trained by ``langmem-cog train-reranker`` on
+LongMemEval-S dev only (never on LoCoMo); ``models/reranker/training.json`` records the command,
+the data hash and the seed. Loading them never trains or downloads anything.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from langmem_cog.rank.compressor import ConvMemoryCompressor
+from langmem_cog.rank.cross_encoder import LocalCrossEncoder, default_reranker_path
+from langmem_cog.rank.scorer import FusionScorer
+
+__all__ = ["models_path", "default_scorer", "default_compressor", "cascade_settings"]
+
+
+def models_path() -> Path:
+    """``langmem_cog/models`` (the shipped checkpoints)."""
+    return Path(str(resources.files("langmem_cog") / "models"))
+
+
+def cascade_settings() -> dict[str, Any]:
+    """The shipped blend weights (``models/cascade.json``), or the untrained defaults."""
+    path = models_path() / "cascade.json"
+    if path.exists():
+        return dict(json.loads(path.read_text(encoding="utf-8")))
+    return {"cross_encoder_weight": 1.0, "first_stage_weight": 1.0}
+
+
+def default_scorer() -> FusionScorer:
+    """The shipped fusion scorer (``models/fusion.json``), or the untrained fallback when absent."""
+    path = models_path() / "fusion.json"
+    if path.exists():
+        return FusionScorer.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    return FusionScorer.untrained()
+
+
+def default_compressor(**kwargs: Any) -> ConvMemoryCompressor:
+    """ConvMemory v2 over the shipped cross-encoder with the shipped blend weights.
+
+    Raises:
+        ModelNotFoundError: If the reranker checkpoint is missing.
+    """
+    settings = cascade_settings()
+    kwargs.setdefault("cross_encoder_weight", float(settings.get("cross_encoder_weight", 1.0)))
+    kwargs.setdefault("first_stage_weight", float(settings.get("first_stage_weight", 1.0)))
+    return ConvMemoryCompressor(cross_encoder=LocalCrossEncoder(default_reranker_path(), max_length=128), **kwargs)

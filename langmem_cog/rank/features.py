@@ -1,0 +1,236 @@
+"""Cheap per-candidate features for the first-stage fusion scorer.
+
+A query's candidates are scored by the raw store (dense cosine, BM25) and, optionally,
+by the CogMem operator loop (which turns it grounded, through which node types, and the
+time window and names it routed). :func:`candidate_features` turns those into one row of
+:data:`FEATURE_NAMES` per candidate. Everything here is a pure function of its inputs: no
+model runs, no store is read.
+
+Example:
+    >>> from datetime import datetime, timedelta, timezone
+    >>> from langmem_cog.records import make_turn
+    >>> t0 = datetime(2023, 5, 8, tzinfo=timezone.utc)
+    >>> turns = [make_turn(id=f"t{i}", namespace="doc", speaker=s, text=x, position=i,
+    ...                    timestamp=t0 + timedelta(minutes=i))
+    ...          for i, (s, x) in enumerate([("Leo", "I am allergic to shellfish."),
+    ...                                      ("Maya", "Oh no, since when?"), ("Leo", "Since I was a kid.")])]
+    >>> pool = CandidatePool(turns=turns, dense=np.array([0.8, 0.1, 0.3]), lexical=np.array([2.0, 0.0, 0.0]))
+    >>> X = candidate_features(pool, "What is Leo allergic to?")
+    >>> X.shape == (3, len(FEATURE_NAMES))
+    True
+    >>> X[:, FEATURE_NAMES.index("speaker_match")].tolist()
+    [1.0, 0.0, 1.0]
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+
+import numpy as np
+
+from langmem_cog.errors import InvalidInputError
+from langmem_cog.fusion import zscore
+from langmem_cog.records import Turn
+
+__all__ = ["FEATURE_NAMES", "CandidatePool", "GraphSignals", "candidate_features", "neighbour_max"]
+
+FEATURE_NAMES: tuple[str, ...] = (
+    "dense_z",          # z-scored cosine over the pool
+    "lexical_z",        # z-scored BM25 over the pool
+    "dense_rr",         # 1 / (1 + dense rank)
+    "lexical_rr",       # 1 / (1 + BM25 rank)
+    "lexical_zero",     # no query term in the turn
+    "window1",          # best hybrid z of the same session's turns at distance 1
+    "window2",          # best hybrid z of the same session's turns at distance <= 2
+    "graph_grounded",   # the operator loop grounded this turn
+    "graph_rr",         # 1 / (1 + its rank among grounded turns)
+    "graph_event",      # grounded through an Event
+    "graph_fact",       # grounded through a consolidated Fact
+    "graph_claim",      # grounded through a Claim
+    "graph_entity",     # grounded through a Person or Concept
+    "in_window",        # said inside the question's routed time window
+    "speaker_match",    # the speaker is named in the question
+    "position",         # chronological position in the pool, 0 (oldest) .. 1 (newest)
+    "log_len",          # log(1 + words)
+    "is_question",      # the turn ends with a question mark
+)
+
+_WORD = re.compile(r"[A-Za-z0-9']+")
+
+
+@dataclass
+class CandidatePool:
+    """A query's candidates with their raw-store scores (aligned sequences).
+
+    Attributes:
+        turns: The candidate turns.
+        dense: Cosine similarity of each turn to the query.
+        lexical: BM25 score of each turn.
+    """
+
+    turns: Sequence[Turn]
+    dense: np.ndarray
+    lexical: np.ndarray
+
+    def __post_init__(self) -> None:
+        self.dense = np.asarray(self.dense, dtype=np.float64)
+        self.lexical = np.asarray(self.lexical, dtype=np.float64)
+        if not (len(self.turns) == len(self.dense) == len(self.lexical)):
+            raise InvalidInputError(
+                f"candidate pool is misaligned: {len(self.turns)} turns, {len(self.dense)} dense and "
+                f"{len(self.lexical)} lexical scores; pass one score of each per turn"
+            )
+
+    @property
+    def ids(self) -> list[str]:
+        return [t.id for t in self.turns]
+
+
+@dataclass
+class GraphSignals:
+    """What the operator loop found for a query (all optional).
+
+    Attributes:
+        grounded: Turn ids the loop grounded, best first.
+        via_types: Per grounded turn id, the node types that named it.
+        window: The routed time window ``(start, end)`` (either may be ``None``), or ``None``.
+        intent: The routed intent.
+    """
+
+    grounded: Sequence[str] = ()
+    via_types: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    window: tuple[datetime | None, datetime | None] | None = None
+    intent: str = ""
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, object]) -> GraphSignals:
+        """Signals from an operator-loop state (:class:`~langmem_cog.graph.loop.OperatorState`)."""
+        evidence = state.get("evidence") or []
+        grounded = [str(e["turn_id"]) for e in evidence]  # type: ignore[index, union-attr]
+        via = {str(e["turn_id"]): list(e.get("via_types") or [e.get("node_type")]) for e in evidence}  # type: ignore[union-attr]
+        window = None
+        raw = state.get("time_window")
+        if isinstance(raw, Sequence) and len(raw) == 2:
+            window = tuple(datetime.fromisoformat(v) if v else None for v in raw)  # type: ignore[arg-type]
+        return cls(grounded=grounded, via_types=via, window=window, intent=str(state.get("intent") or ""))  # type: ignore[arg-type]
+
+
+def _rank_recip(scores: np.ndarray) -> np.ndarray:
+    order = np.argsort(-scores, kind="stable")
+    r = np.empty(len(scores), dtype=np.float64)
+    r[order] = np.arange(len(scores))
+    return 1.0 / (1.0 + r)
+
+
+def _chrono_order(turns: Sequence[Turn]) -> list[int]:
+    return sorted(range(len(turns)), key=lambda i: (turns[i].timestamp, turns[i].position, turns[i].id))
+
+
+@lru_cache(maxsize=200_000)
+def _static(text: str, speaker: str) -> tuple[float, float, str]:
+    """Per-turn features that do not depend on the query: log length, question flag, first name."""
+    first = speaker.split()[0].lower() if speaker.strip() else ""
+    return math.log1p(len(_WORD.findall(text))), float(text.rstrip().endswith("?")), first
+
+
+def neighbour_max(values: np.ndarray, turns: Sequence[Turn], radius: int, order: Sequence[int] | None = None) -> np.ndarray:
+    """Per turn, the best value among the same session's turns within ``radius`` places of it.
+
+    Turns are put in chronological order (timestamp, position, id); the turn itself is excluded.
+    A turn with no neighbour gets the pool's minimum.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> from langmem_cog.records import make_turn
+        >>> ts = datetime(2023, 1, 1, tzinfo=timezone.utc)
+        >>> turns = [make_turn(id=f"t{i}", namespace="d", speaker="a", text="x", position=i, timestamp=ts,
+        ...                    session_id="1" if i < 3 else "2") for i in range(4)]
+        >>> neighbour_max(np.array([1.0, 5.0, 2.0, 9.0]), turns, 1).tolist()
+        [5.0, 2.0, 5.0, 1.0]
+    """
+    n = len(turns)
+    if n == 0:
+        return np.zeros(0)
+    floor = float(values.min())
+    order = list(order) if order is not None else _chrono_order(turns)
+    sess = np.array([turns[i].session_id for i in order], dtype=object)
+    v = values[order]
+    best = np.full(n, floor)
+    for d in range(1, radius + 1):
+        if n <= d:
+            continue
+        same_next = sess[:-d] == sess[d:]
+        fwd = np.where(same_next, v[d:], floor)  # neighbour after
+        bwd = np.where(same_next, v[:-d], floor)  # neighbour before
+        best[:-d] = np.maximum(best[:-d], fwd)
+        best[d:] = np.maximum(best[d:], bwd)
+    out = np.empty(n)
+    out[order] = best
+    return out
+
+
+def _name_tokens(query: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(query)}
+
+
+def candidate_features(
+    pool: CandidatePool, query: str, graph: GraphSignals | None = None, *, lexical_weight: float = 1.0
+) -> np.ndarray:
+    """The feature matrix of a pool: one row per candidate, columns :data:`FEATURE_NAMES`.
+
+    Args:
+        pool: The candidates and their raw scores.
+        query: The question (for the speaker feature).
+        graph: What the operator loop found; ``None`` leaves the graph features at zero.
+        lexical_weight: BM25's weight in the hybrid score the neighbour window uses.
+
+    Returns:
+        A float64 array of shape ``(len(pool.turns), len(FEATURE_NAMES))``.
+    """
+    turns = pool.turns
+    n = len(turns)
+    X = np.zeros((n, len(FEATURE_NAMES)), dtype=np.float64)
+    if n == 0:
+        return X
+    col = {name: i for i, name in enumerate(FEATURE_NAMES)}
+    zd, zl = zscore(pool.dense), zscore(pool.lexical)
+    hybrid = zd + lexical_weight * zl
+    X[:, col["dense_z"]] = zd
+    X[:, col["lexical_z"]] = zl
+    X[:, col["dense_rr"]] = _rank_recip(pool.dense)
+    X[:, col["lexical_rr"]] = _rank_recip(pool.lexical)
+    X[:, col["lexical_zero"]] = (pool.lexical <= 0).astype(np.float64)
+    order = _chrono_order(turns)
+    X[:, col["window1"]] = neighbour_max(hybrid, turns, 1, order)
+    X[:, col["window2"]] = neighbour_max(hybrid, turns, 2, order)
+    words = _name_tokens(query)
+    rel = np.empty(n)
+    rel[order] = np.arange(n) / max(n - 1, 1)
+    X[:, col["position"]] = rel
+    static = [_static(t.text, t.speaker) for t in turns]
+    X[:, col["log_len"]] = [s[0] for s in static]
+    X[:, col["is_question"]] = [s[1] for s in static]
+    X[:, col["speaker_match"]] = [1.0 if s[2] and s[2] in words else 0.0 for s in static]
+    if graph is not None:
+        rank = {tid: r for r, tid in enumerate(graph.grounded)}
+        start, end = graph.window if graph.window else (None, None)
+        for i, t in enumerate(turns):
+            r = rank.get(t.id)
+            if r is not None:
+                X[i, col["graph_grounded"]] = 1.0
+                X[i, col["graph_rr"]] = 1.0 / (1.0 + r)
+                via = {str(v).lower() for v in graph.via_types.get(t.id, ())}
+                X[i, col["graph_event"]] = float("event" in via)
+                X[i, col["graph_fact"]] = float("fact" in via)
+                X[i, col["graph_claim"]] = float("claim" in via)
+                X[i, col["graph_entity"]] = float(bool(via & {"person", "concept"}))
+            if graph.window is not None:
+                ts = t.timestamp
+                inside = (start is None or ts >= start) and (end is None or ts <= end)
+                X[i, col["in_window"]] = float(inside)
+    return X

@@ -1,0 +1,193 @@
+"""Fine-tune the reranker: a cross-encoder on the packaged MiniLM, listwise and gold-only.
+
+Each training example is one query's candidate list (the fused top-10, plus its gold turns when
+the first stage missed them) with gold flags. The loss is the negative log of the softmax mass
+on the gold candidates (``logsumexp(all) - logsumexp(gold)``), so only gold labels teach the
+model: no teacher scores, no answer text. The head starts random on top of the bi-encoder's
+transformer. The checkpoint is written in fp16 (about 45 MB for MiniLM-L6).
+
+Nothing here reads benchmark files: callers (the CLI, the benchmark) build the examples from
+their own train split.
+
+Example:
+    >>> ex = RerankExample(query="QUERY_TIME: 9. Where does Leo work?",
+    ...                    docs=["MEMORY_TIME: 2. Leo: I work at the bakery.", "MEMORY_TIME: 3. Maya: Nice!"],
+    ...                    gold=[True, False])
+    >>> ex.n_gold
+    1
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langmem_cog.errors import InvalidInputError
+from langmem_cog.rank.cross_encoder import load_backbone
+
+__all__ = ["RerankExample", "TrainConfig", "train_cross_encoder"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RerankExample:
+    """One query's list: formatted query, formatted candidate texts, gold flags (aligned)."""
+
+    query: str
+    docs: Sequence[str]
+    gold: Sequence[bool]
+
+    def __post_init__(self) -> None:
+        if len(self.docs) != len(self.gold):
+            raise InvalidInputError(f"example has {len(self.docs)} docs but {len(self.gold)} gold flags: pass one flag per doc")
+
+    @property
+    def n_gold(self) -> int:
+        return sum(bool(g) for g in self.gold)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Hyper-parameters of :func:`train_cross_encoder`.
+
+    ``freeze_layers`` keeps the embeddings and the first N transformer layers fixed (less backward
+    work on CPU); ``max_queries`` trains on a seeded random subset of the lists.
+    """
+
+    epochs: int = 2
+    lr: float = 5e-5
+    weight_decay: float = 0.01
+    warmup: float = 0.1
+    max_length: int = 96
+    queries_per_step: int = 4
+    seed: int = 0
+    threads: int | None = None
+    freeze_layers: int = 0
+    max_queries: int | None = None
+
+
+def _freeze(model: Any, n_layers: int) -> None:
+    """Freeze the embeddings and the first ``n_layers`` encoder layers (0: train everything)."""
+    if n_layers <= 0:
+        return
+    base = getattr(model, model.base_model_prefix, None)
+    if base is None or not hasattr(base, "encoder"):
+        raise InvalidInputError(f"freeze_layers={n_layers}: this backbone has no BERT-style encoder; use 0")
+    for p in base.embeddings.parameters():
+        p.requires_grad = False
+    for layer in base.encoder.layer[:n_layers]:
+        for p in layer.parameters():
+            p.requires_grad = False
+
+
+def train_cross_encoder(
+    examples: Sequence[RerankExample],
+    backbone: str | Path,
+    out_dir: str | Path,
+    config: TrainConfig = TrainConfig(),
+    *,
+    progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None,
+    provenance: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Train a cross-encoder from ``backbone`` on ``examples`` and save it to ``out_dir``.
+
+    Args:
+        examples: Training lists; those with no gold or no negative are skipped.
+        backbone: A transformer directory (the packaged MiniLM, or a previous checkpoint to continue).
+        out_dir: Where the fp16 checkpoint, tokenizer and ``training.json`` go.
+        config: Hyper-parameters.
+        progress: Optional progress wrapper over the steps.
+        provenance: Extra facts recorded in ``training.json`` (command, data hash, ...).
+
+    Returns:
+        The ``training.json`` dict (examples used, steps, mean loss of the last epoch, seconds).
+    """
+    import torch
+
+    usable = [e for e in examples if 0 < e.n_gold < len(e.docs)]
+    if not usable:
+        raise InvalidInputError("no training list has both a gold and a non-gold candidate: nothing to learn")
+    rng = random.Random(config.seed)
+    if config.max_queries is not None and len(usable) > config.max_queries:
+        usable = rng.sample(usable, config.max_queries)
+    torch.manual_seed(config.seed)
+    prev_threads = torch.get_num_threads()
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    model, tok = load_backbone(backbone)
+    _freeze(model, config.freeze_layers)
+    model.train()
+    steps_per_epoch = math.ceil(len(usable) / config.queries_per_step)
+    total = steps_per_epoch * config.epochs
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr,
+                            weight_decay=config.weight_decay)
+    warm = max(1, int(config.warmup * total))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (total - s) / max(1, total - warm))
+    )
+    t0 = time.perf_counter()
+    losses: list[float] = []
+    step = 0
+    try:
+        for epoch in range(config.epochs):
+            order = list(range(len(usable)))
+            rng.shuffle(order)
+            # Lists of similar length share a batch (less padding); batch order is still shuffled.
+            order.sort(key=lambda i: sum(len(d) for d in usable[i].docs) // max(len(usable[i].docs), 1) // 40)
+            batches = [order[i : i + config.queries_per_step] for i in range(0, len(order), config.queries_per_step)]
+            rng.shuffle(batches)
+            it: Iterable[Any] = progress(batches, f"epoch {epoch + 1}", len(batches)) if progress else batches
+            epoch_losses: list[float] = []
+            for batch in it:
+                exs = [usable[i] for i in batch]
+                firsts = [e.query for e in exs for _ in e.docs]
+                seconds = [d for e in exs for d in e.docs]
+                enc = tok(firsts, seconds, padding=True, truncation="longest_first",
+                          max_length=config.max_length, return_tensors="pt")
+                logits = model(**enc).logits.reshape(-1)
+                loss = logits.new_zeros(())
+                start = 0
+                for e in exs:
+                    lg = logits[start : start + len(e.docs)]
+                    mask = torch.tensor(list(e.gold), dtype=torch.bool)
+                    loss = loss + torch.logsumexp(lg, 0) - torch.logsumexp(lg[mask], 0)
+                    start += len(e.docs)
+                loss = loss / len(exs)
+                opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+                sched.step()
+                step += 1
+                epoch_losses.append(float(loss.detach()))
+            losses = epoch_losses
+            logger.info("epoch %d: mean loss %.4f", epoch + 1, sum(losses) / max(len(losses), 1))
+    finally:
+        if config.threads:
+            torch.set_num_threads(prev_threads)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model.eval()
+    model.to(torch.float16).save_pretrained(str(out), safe_serialization=True)
+    tok.save_pretrained(str(out))
+    report = {
+        "backbone": str(backbone),
+        "examples": len(usable),
+        "skipped": len(examples) - len(usable),
+        "steps": step,
+        "final_epoch_loss": sum(losses) / max(len(losses), 1),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "config": config.__dict__,
+        "objective": "listwise gold-only softmax over the fused top-10 (+ missed gold)",
+        **(provenance or {}),
+    }
+    (out / "training.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return report

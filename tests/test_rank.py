@@ -1,0 +1,248 @@
+"""The cascade's stages: features, fusion scorer, ConvMemory v2 compressor, retriever wiring."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+from fakes import FakeEmbeddings
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langchain_core.cross_encoders import BaseCrossEncoder
+from langchain_core.documents import Document
+
+from langmem_cog import CogMemConfig, CogMemRetriever, make_turn
+from langmem_cog.errors import ConfigError, InvalidInputError, ShortcutFieldError
+from langmem_cog.memory import CogMemory
+from langmem_cog.rank.cascade import Cascade
+from langmem_cog.rank.compressor import FORBIDDEN_FIELDS, ConvMemoryCompressor
+from langmem_cog.rank.data import rerank_examples
+from langmem_cog.rank.features import FEATURE_NAMES, CandidatePool, GraphSignals, candidate_features, neighbour_max
+from langmem_cog.rank.scorer import FusionScorer
+from langmem_cog.rank.training import RerankExample
+
+T0 = datetime(2023, 5, 8, 9, 0, tzinfo=timezone.utc)
+
+
+def _turns(texts, speakers=None, sessions=None, ns="rank-test"):
+    return [
+        make_turn(id=f"t{i}", namespace=ns, speaker=(speakers or ["Leo"] * len(texts))[i], text=x, position=i,
+                  session_id=(sessions or ["1"] * len(texts))[i], timestamp=T0 + timedelta(minutes=i))
+        for i, x in enumerate(texts)
+    ]
+
+
+class RecordingCE(BaseCrossEncoder):
+    """A cross-encoder with known geometry: the score is the number of query words in the memory."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[tuple[str, str]]] = []
+
+    def score(self, text_pairs):
+        self.calls.append(list(text_pairs))
+        out = []
+        for q, m in text_pairs:
+            qw = {w.strip("?.,").lower() for w in q.split()}
+            out.append(float(sum(w.strip("?.,").lower() in qw for w in m.split())))
+        return out
+
+
+class ReverseCE(BaseCrossEncoder):
+    """Scores the candidates in reverse of their input order."""
+
+    def score(self, text_pairs):
+        return [-float(i) for i in range(len(text_pairs))][::-1]
+
+
+# ---------------------------------------------------------------- features
+def test_features_shape_and_columns():
+    turns = _turns(["I am allergic to shellfish.", "Really?", "Since I was a kid."], ["Leo", "Maya", "Leo"])
+    pool = CandidatePool(turns=turns, dense=np.array([0.9, 0.1, 0.2]), lexical=np.array([3.0, 0.0, 0.0]))
+    X = candidate_features(pool, "What is Leo allergic to?")
+    col = FEATURE_NAMES.index
+    assert X.shape == (3, len(FEATURE_NAMES))
+    assert X[:, col("speaker_match")].tolist() == [1.0, 0.0, 1.0]
+    assert X[:, col("is_question")].tolist() == [0.0, 1.0, 0.0]
+    assert X[:, col("lexical_zero")].tolist() == [0.0, 1.0, 1.0]
+    assert X[:, col("position")].tolist() == [0.0, 0.5, 1.0]
+    # the neighbour window carries turn 0's strong score to its neighbours
+    assert X[1, col("window1")] == pytest.approx(X[:, col("dense_z")][0] + X[:, col("lexical_z")][0])
+    assert not X[:, [col(f) for f in FEATURE_NAMES if f.startswith("graph_")]].any()
+
+
+def test_neighbour_window_never_crosses_sessions():
+    turns = _turns(["a", "b", "c", "d"], sessions=["1", "1", "2", "2"])
+    out = neighbour_max(np.array([1.0, 5.0, 9.0, 2.0]), turns, 2)
+    assert out.tolist() == [5.0, 1.0, 2.0, 9.0]
+
+
+def test_graph_features_from_operator_state():
+    turns = _turns(["x", "y", "z"])
+    state = {"evidence": [{"turn_id": "t2", "node_type": "Fact", "via_types": ["Fact", "Event"]},
+                          {"turn_id": "t0", "node_type": "Claim"}],
+             "time_window": [T0.isoformat(), (T0 + timedelta(minutes=1)).isoformat()], "intent": "TEMPORAL"}
+    signals = GraphSignals.from_state(state)
+    pool = CandidatePool(turns=turns, dense=np.zeros(3), lexical=np.zeros(3))
+    X = candidate_features(pool, "when?", signals)
+    col = FEATURE_NAMES.index
+    assert X[:, col("graph_grounded")].tolist() == [1.0, 0.0, 1.0]
+    assert X[:, col("graph_rr")].tolist() == [0.5, 0.0, 1.0]
+    assert X[:, col("graph_fact")].tolist() == [0.0, 0.0, 1.0]
+    assert X[:, col("graph_claim")].tolist() == [1.0, 0.0, 0.0]
+    assert X[:, col("in_window")].tolist() == [1.0, 1.0, 0.0]
+
+
+def test_misaligned_pool_is_refused():
+    with pytest.raises(InvalidInputError, match="misaligned"):
+        CandidatePool(turns=_turns(["a"]), dense=np.zeros(2), lexical=np.zeros(1))
+
+
+# ---------------------------------------------------------------- scorer
+def test_scorer_learns_the_informative_feature():
+    rng = np.random.default_rng(1)
+    j = FEATURE_NAMES.index("lexical_rr")
+    lists = [rng.normal(size=(30, len(FEATURE_NAMES))) for _ in range(60)]
+    golds = [np.eye(30, dtype=bool)[int(np.argmax(X[:, j]))] for X in lists]
+    scorer = FusionScorer.fit(lists, golds, trained_on="synthetic")
+    assert int(np.argmax(scorer.weights)) == j
+    hits = [int(np.argmax(scorer.score(X))) == int(np.argmax(X[:, j])) for X in lists]
+    assert np.mean(hits) > 0.9
+    again = FusionScorer.from_dict(scorer.to_dict())
+    assert np.allclose(again.score(lists[0]), scorer.score(lists[0]))
+    assert again.trained_on == "synthetic"
+
+
+def test_scorer_errors_name_the_fix():
+    with pytest.raises(InvalidInputError, match="no training query has a gold"):
+        FusionScorer.fit([np.zeros((3, len(FEATURE_NAMES)))], [np.zeros(3, bool)])
+    with pytest.raises(ConfigError, match="retrain"):
+        FusionScorer.from_dict({"features": ["a"], "weights": [1.0]})
+    with pytest.raises(InvalidInputError):
+        FusionScorer.untrained().score(np.zeros((2, 3)))
+
+
+# ---------------------------------------------------------------- compressor
+def _docs(n, **meta):
+    return [Document(id=f"d{i}", page_content=f"memory {i}", metadata={"score": float(n - i), "position": i, **meta})
+            for i in range(n)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(min_value=0, max_value=30), protect=st.integers(min_value=1, max_value=12),
+       scores=st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=30, max_size=30),
+       w_first=st.sampled_from([0.0, 0.5, 1.0]))
+def test_compressor_preserves_topk_set_and_tail(n, protect, scores, w_first):
+    class ListCE(BaseCrossEncoder):
+        def score(self, text_pairs):
+            return [scores[int(m.rsplit(" ", 1)[1])] for _, m in text_pairs]
+
+    docs = _docs(n)
+    out = ConvMemoryCompressor(cross_encoder=ListCE(), protect=protect, first_stage_weight=w_first,
+                               use_positions=False).compress_documents(docs, "q")
+    ids_in, ids_out = [d.id for d in docs], [d.id for d in out]
+    assert sorted(ids_out) == sorted(ids_in)
+    assert set(ids_out[:protect]) == set(ids_in[:protect])
+    assert ids_out[protect:] == ids_in[protect:]
+    rel = [d.metadata["relevance_score"] for d in out]
+    assert rel == sorted(rel, reverse=True)
+
+
+def test_compressor_formats_time_prefixed_pairs_and_reorders():
+    ce = RecordingCE()
+    docs = [Document(id="a", page_content="Maya: nice weather", metadata={"score": 2.0, "position": 3, "max_position": 40}),
+            Document(id="b", page_content="Leo: I am allergic to shellfish", metadata={"score": 1.0, "position": 7,
+                                                                                       "max_position": 40})]
+    out = ConvMemoryCompressor(cross_encoder=ce, first_stage_weight=0.0).compress_documents(docs, "Leo allergic to what")
+    assert ce.calls[0][1] == ("QUERY_TIME: 40. Leo allergic to what", "MEMORY_TIME: 7. Leo: I am allergic to shellfish")
+    assert [d.id for d in out] == ["b", "a"]
+    assert [d.metadata["reranked"] for d in out] == [True, True]
+    assert docs[0].metadata.get("relevance_score") is None  # inputs are not mutated
+
+
+def test_compressor_blend_keeps_first_stage_when_cross_encoder_is_off():
+    docs = _docs(5)
+    out = ConvMemoryCompressor(cross_encoder=ReverseCE(), cross_encoder_weight=0.0).compress_documents(docs, "q")
+    assert [d.id for d in out] == [d.id for d in docs]
+
+
+@pytest.mark.parametrize("field", sorted(FORBIDDEN_FIELDS))
+def test_compressor_refuses_gold_and_teacher_fields(field):
+    docs = _docs(3)
+    docs[1].metadata[field] = True
+    with pytest.raises(ShortcutFieldError, match=field) as info:
+        ConvMemoryCompressor(cross_encoder=RecordingCE()).compress_documents(docs, "q")
+    assert isinstance(info.value, ValueError)
+
+
+# ---------------------------------------------------------------- training data
+def test_rerank_examples_add_missed_gold_in_compressor_format():
+    turns = _turns(["a", "b", "c"])
+    pool = CandidatePool(turns=turns, dense=np.zeros(3), lexical=np.zeros(3))
+    [ex] = rerank_examples([("q?", pool, np.array([3.0, 2.0, 1.0]), np.array([False, False, True]))], depth=1)
+    assert ex.query == "QUERY_TIME: 2. q?"
+    assert ex.docs == ["MEMORY_TIME: 0. Leo: a", "MEMORY_TIME: 2. Leo: c"]
+    assert list(ex.gold) == [False, True]
+    with pytest.raises(InvalidInputError):
+        RerankExample(query="q", docs=["a"], gold=[True, False])
+
+
+# ---------------------------------------------------------------- cascade + retriever
+@pytest.fixture
+def memory():
+    return CogMemory(CogMemConfig.preset("ephemeral"), embeddings=FakeEmbeddings())
+
+
+def _fill(memory, ns):
+    texts = ["I am allergic to shellfish since childhood.", "The weather is lovely today.",
+             "We should cook pasta tonight.", "My sister visited Paris last week.", "Do you like jazz?"]
+    memory.add_turns(_turns(texts, ["Leo", "Maya", "Leo", "Maya", "Leo"], ["1", "1", "2", "2", "3"], ns=ns))
+
+
+def test_cascade_stages_and_metadata(memory, ns):
+    _fill(memory, ns)
+    ce = RecordingCE()
+    retriever = CogMemRetriever(memory=memory, namespace=ns, use_graph=True,
+                                compressor=ConvMemoryCompressor(cross_encoder=ce), k=3)
+    docs = retriever.invoke("What is Leo allergic to?")
+    assert docs[0].metadata["turn_id"] == "t0"
+    assert [d.metadata["rank"] for d in docs] == [1, 2, 3]
+    for d in docs:
+        assert d.metadata["stage"] in {"raw", "graph", "raw+graph"}
+        assert {"turn_id", "speaker", "timestamp", "score", "relevance_score", "reranked"} <= set(d.metadata)
+    assert ce.calls and len(ce.calls[0]) == 5  # the protected head (all 5 turns here)
+    assert retriever.invoke("What is Leo allergic to?", k=1)[0].metadata["turn_id"] == "t0"
+
+
+def test_each_stage_can_be_turned_off(memory, ns):
+    _fill(memory, ns)
+    plain = CogMemRetriever(store=memory.store, namespace=ns, k=2).invoke("allergic shellfish")
+    assert plain[0].metadata["stage"] == "raw" and "reranked" not in plain[0].metadata
+    fused = CogMemRetriever(memory=memory, namespace=ns, fusion=FusionScorer.untrained(), k=2).invoke("allergic shellfish")
+    assert fused[0].metadata["stage"] == "raw" and fused[0].metadata["reranked"] is False
+    with pytest.raises(ValueError, match="use_graph=True needs memory"):  # pydantic wraps it
+        CogMemRetriever(store=memory.store, namespace=ns, use_graph=True)
+
+
+def test_cascade_refuses_bad_k(memory, ns):
+    _fill(memory, ns)
+    with pytest.raises(InvalidInputError, match="k=0"):
+        Cascade(store=memory.store, memory=memory).rank(ns, "q", k=0)
+
+
+# ---------------------------------------------------------------- shipped models
+def test_shipped_models_load_offline_and_score():
+    from langmem_cog.rank.defaults import default_compressor, default_scorer, models_path
+
+    meta = json.loads((models_path() / "reranker" / "training.json").read_text())
+    assert meta["trained_on"].startswith("LongMemEval-S dev only")
+    assert meta["data_sha256"] and meta["command"].startswith("langmem-cog train-reranker")
+    size = sum(p.stat().st_size for p in (models_path() / "reranker").iterdir())
+    assert size < 50 * 2**20
+    assert default_scorer().trained_on.startswith("LongMemEval-S dev")
+    compressor = default_compressor()
+    docs = [Document(id="a", page_content="Maya: the weather is nice", metadata={"score": 0.0, "position": 1}),
+            Document(id="b", page_content="Leo: I am allergic to shellfish", metadata={"score": 0.0, "position": 2})]
+    out = compressor.compress_documents(docs, "What is Leo allergic to?")
+    assert {d.id for d in out} == {"a", "b"} and all(np.isfinite(d.metadata["relevance_score"]) for d in out)
