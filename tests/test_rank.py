@@ -246,3 +246,12 @@ def test_shipped_models_load_offline_and_score():
             Document(id="b", page_content="Leo: I am allergic to shellfish", metadata={"score": 0.0, "position": 2})]
     out = compressor.compress_documents(docs, "What is Leo allergic to?")
     assert {d.id for d in out} == {"a", "b"} and all(np.isfinite(d.metadata["relevance_score"]) for d in out)
+
+
+def test_full_retriever_uses_every_shipped_stage(memory, ns):
+    _fill(memory, ns)
+    retriever = CogMemRetriever.full(memory, ns, k=3)
+    docs = retriever.invoke("What is Leo allergic to?")
+    assert len(docs) == 3 and all(d.metadata["reranked"] for d in docs)
+    assert any(d.metadata["stage"] in {"graph", "raw+graph"} for d in docs)
+    assert docs[0].metadata["turn_id"] == "t0"

@@ -5,7 +5,9 @@
 * ``full``: ``augmented`` -> ConvMemory v2 with a cross-encoder fine-tuned per seed from the
   packaged MiniLM on that seed's train conversations only (train lists: the fused top-10 + missed gold).
 * ``full-zeroshot``: the shipped models (fusion scorer and reranker trained on LongMemEval-S dev only),
-  nothing fitted on LoCoMo; ``split="all"`` scores every conversation.
+  nothing fitted on LoCoMo; ``split="all"`` scores every conversation once; with seeds, each question
+  is answered once and its answer reused in every seed whose test half holds it (rows pair with
+  ``hybrid``'s for ``bench compare``).
 
 Every question's pool is computed once (:func:`~langmem_cog.bench.pools.collect_pools`). Rows carry
 the compressor's input ranking too (``input_rank``), and the summary has a paired bootstrap of the
@@ -15,6 +17,8 @@ compressor against its own input. Online latency is measured end to end through
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import pickle
 import random
@@ -33,6 +37,7 @@ from langmem_cog.bench.protocol import SEEDS, percentiles, summarize
 from langmem_cog.config import CogMemConfig
 from langmem_cog.embeddings import resolve_model_path
 from langmem_cog.errors import InvalidInputError
+from langmem_cog.fusion import zscore
 from langmem_cog.rank.cascade import Cascade, pool_documents
 from langmem_cog.rank.compressor import ConvMemoryCompressor
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder
@@ -62,10 +67,12 @@ def run_cascade(
     config: CogMemConfig | None = None,
     progress: Progress = _no_progress,
     pool_cache: str | Path | None = None,
-    train_config: TrainConfig = TrainConfig(),
+    train_config: TrainConfig | None = None,
     reranker_init: str | Path | None = None,
     latency_sample: int = 200,
     work_dir: str | Path | None = None,
+    tune_queries: int = 150,
+    reuse: bool = False,
 ) -> LocomoRun:
     """Run one cascade system on the LoCoMo protocol.
 
@@ -83,6 +90,8 @@ def run_cascade(
         reranker_init: Start each seed's cross-encoder from this checkpoint instead of the MiniLM backbone.
         latency_sample: Test questions timed end to end through the online cascade.
         work_dir: Where per-seed checkpoints go (default: a temporary folder).
+        tune_queries: Held-out train questions (unseen by the cross-encoder) that choose its blend weight.
+        reuse: Reuse a seed's checkpoint already in ``work_dir`` (an interrupted run of the same command).
     """
     if system not in CASCADE_SYSTEMS:
         raise InvalidInputError(f"unknown cascade system {system!r}: choose one of {CASCADE_SYSTEMS}")
@@ -94,8 +103,8 @@ def run_cascade(
     ps = _pools(data, cfg, progress, pool_cache)
     try:
         return _run(data, ps, cfg, system=system, embedder=embedder, seeds=seeds, split=split, progress=progress,
-                    train_config=train_config, reranker_init=reranker_init, latency_sample=latency_sample,
-                    work_dir=work_dir)
+                    train_config=train_config or TrainConfig(), reranker_init=reranker_init,
+                    latency_sample=latency_sample, work_dir=work_dir, tune_queries=tune_queries, reuse=reuse)
     finally:
         ps.release()
 
@@ -117,7 +126,7 @@ def _pools(data: str | Path, cfg: CogMemConfig, progress: Progress, cache: str |
 
 def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embedder: str, seeds: Sequence[int],
          split: str, progress: Progress, train_config: TrainConfig, reranker_init: str | Path | None,
-         latency_sample: int, work_dir: str | Path | None) -> LocomoRun:
+         latency_sample: int, work_dir: str | Path | None, tune_queries: int, reuse: bool) -> LocomoRun:
     w = cfg.lexical_weight
     feats = {_key(qp): candidate_features(qp.pool, qp.question["question"], qp.graph, lexical_weight=w)
              for qps in ps.by_sample.values() for qp in qps}
@@ -128,25 +137,37 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
     params: dict[str, Any] = {"scorer": {}, "reranker": {}}
     last: tuple[FusionScorer, ConvMemoryCompressor | None] | None = None
     last_test: list[str] = []
+    fixed: tuple[FusionScorer, ConvMemoryCompressor | None] | None = None
+    answers: dict[tuple[str, int], tuple[list[str], list[str]]] = {}  # fits nothing: each question once
     for seed, train, test in _splits(ps.by_sample, seeds, split):
-        scorer, compressor = _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work, params, progress)
+        if system == "full-zeroshot":
+            fixed = fixed or _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work, params,
+                                     progress, tune_queries, reuse)
+            scorer, compressor = fixed
+        else:
+            scorer, compressor = _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work,
+                                         params, progress, tune_queries, reuse)
         todo = [qp for sid in test for qp in ps.by_sample[sid]]
         for qp in progress(todo, f"seed {seed}", len(todo)):
-            fused = scorer.score(feats[_key(qp)])
-            order = np.argsort(-fused, kind="stable")
-            ranked = [qp.pool.ids[i] for i in order]
-            if compressor is not None:
-                head = pool_documents(qp.pool, qp.graph, fused, order[:10], lexical_weight=w)
-                new_head = [d.metadata["turn_id"] for d in compressor.compress_documents(head, qp.question["question"])]
-                final = new_head + ranked[10:]
-                input_rows.append(_row(seed, qp.sample_id, qp.question, ranked))
-            else:
+            if _key(qp) not in answers or system != "full-zeroshot":
+                fused = scorer.score(feats[_key(qp)])
+                order = np.argsort(-fused, kind="stable")
+                ranked = [qp.pool.ids[i] for i in order]
                 final = ranked
+                if compressor is not None:
+                    head = pool_documents(qp.pool, qp.graph, fused, order[:10], lexical_weight=w)
+                    reranked = compressor.compress_documents(head, qp.question["question"])
+                    final = [d.metadata["turn_id"] for d in reranked] + ranked[10:]
+                answers[_key(qp)] = (final, ranked)
+            final, ranked = answers[_key(qp)]
+            if compressor is not None:
+                input_rows.append(_row(seed, qp.sample_id, qp.question, ranked))
             rows.append(_row(seed, qp.sample_id, qp.question, final, stage_ms=qp.first_stage_ms))
         last, last_test = (scorer, compressor), test
-    latencies = _latency(ps, last, last_test, latency_sample)
+    latencies, stages = _latency(ps, last, last_test, latency_sample)
     result = _result(system, embedder, data, split, seeds, rows, latencies, ps.n_turns, ps.ingest_s, params)
     result["first_stage_ms_batched_embedding"] = percentiles([r["stage_ms"] for r in rows]) if rows else {}
+    result["latency_by_stage_ms"] = {k: percentiles(v) for k, v in stages.items() if v}
     if input_rows:
         cmp = compare_rows(input_rows, rows)
         result["compressor_vs_input"] = {
@@ -159,8 +180,8 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
 
 
 def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, gold: dict, train_config: TrainConfig,
-            reranker_init: str | Path | None, work: Path, params: dict[str, Any],
-            progress: Progress) -> tuple[FusionScorer, ConvMemoryCompressor | None]:
+            reranker_init: str | Path | None, work: Path, params: dict[str, Any], progress: Progress,
+            tune_queries: int, reuse: bool) -> tuple[FusionScorer, ConvMemoryCompressor | None]:
     from langmem_cog.rank.defaults import default_compressor, default_scorer
 
     if system == "full-zeroshot":
@@ -172,25 +193,69 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
     params["scorer"][str(seed)] = [round(float(x), 4) for x in scorer.weights]
     if system == "augmented":
         return scorer, None
-    pools = [(qp.question["question"], qp.pool, scorer.score(feats[_key(qp)]), gold[_key(qp)])
-             for sid in train for qp in ps.by_sample[sid]]
+    # The train conversations' questions, shuffled once: the first ``max_queries`` train the
+    # cross-encoder; the next ``tune_queries`` (unseen by it) choose its blend weight.
+    qps = [qp for sid in train for qp in ps.by_sample[sid]]
+    random.Random(seed).shuffle(qps)
+    cap = train_config.max_queries or len(qps)
+    fit_qps, tune_qps = qps[:cap], qps[cap : cap + tune_queries]
+    pools = [(qp.question["question"], qp.pool, scorer.score(feats[_key(qp)]), gold[_key(qp)]) for qp in fit_qps]
     examples = rerank_examples(pools, depth=10)
     backbone = Path(reranker_init) if reranker_init else resolve_model_path("minilm")
     out = work / f"seed-{seed}"
     t0 = time.perf_counter()
-    report = train_cross_encoder(examples, backbone, out, train_config, progress=progress,
-                                 provenance={"trained_on": f"LoCoMo seed {seed} train conversations {sorted(train)}"})
-    logger.info("seed %s: reranker trained in %.0f s", seed, time.perf_counter() - t0)
-    params["reranker"][str(seed)] = {k: report[k] for k in ("examples", "steps", "final_epoch_loss", "seconds")}
+    if reuse and (out / "training.json").exists():
+        report = json.loads((out / "training.json").read_text(encoding="utf-8"))
+        logger.info("seed %s: reusing the checkpoint in %s", seed, out)
+    else:
+        cfg = dataclasses.replace(train_config, max_queries=None)
+        report = train_cross_encoder(examples, backbone, out, cfg, progress=progress,
+                                     provenance={"trained_on": f"LoCoMo seed {seed} train conversations {sorted(train)}"})
+    logger.info("seed %s: reranker ready in %.0f s", seed, time.perf_counter() - t0)
     ce = LocalCrossEncoder(out, max_length=train_config.max_length, threads=train_config.threads)
-    return scorer, ConvMemoryCompressor(cross_encoder=ce)
+    weight, grid = _tune_blend(ce, tune_qps, scorer, feats, gold)
+    params["reranker"][str(seed)] = {**{k: report.get(k) for k in ("examples", "steps", "final_epoch_loss", "seconds")},
+                                     "cross_encoder_weight": weight, "tune_mrr": grid, "tune_queries": len(tune_qps)}
+    return scorer, ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=weight)
+
+
+#: Cross-encoder weights tried against the first stage's (fixed at 1) on held-out train questions.
+BLEND_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
+
+
+def _tune_blend(ce: LocalCrossEncoder, qps: list[QueryPool], scorer: FusionScorer, feats: dict,
+                gold: dict) -> tuple[float, dict[str, float]]:
+    """The cross-encoder weight with the best MRR on held-out train questions (ties: the smaller)."""
+    if not qps:
+        return 1.0, {}
+    probe = ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=1.0, first_stage_weight=0.0)
+    heads = []
+    for qp in qps:
+        fused = scorer.score(feats[_key(qp)])
+        order = np.argsort(-fused, kind="stable")[:10]
+        docs = pool_documents(qp.pool, qp.graph, fused, order)
+        ce_z = probe.rerank_scores(docs, qp.question["question"])
+        first_z = zscore(np.array([d.metadata["score"] for d in docs]))
+        heads.append((ce_z, first_z, gold[_key(qp)][order]))
+    grid: dict[str, float] = {}
+    for w in BLEND_GRID:
+        total = 0.0
+        for ce_z, first_z, g in heads:
+            if g.any():
+                s = w * ce_z + first_z
+                total += 1.0 / (1 + int((s > s[g].max()).sum()))
+        grid[str(w)] = round(total / len(heads), 6)
+    best_w = max(BLEND_GRID, key=lambda w: (grid[str(w)], -w))
+    return float(best_w), grid
 
 
 def _latency(ps: PoolSet, models: tuple[FusionScorer, ConvMemoryCompressor | None] | None, test: list[str],
-             n: int) -> list[float]:
-    """End-to-end online latency (embed query, raw scores, graph loop, fusion, rerank) on a sample."""
+             n: int) -> tuple[list[float], dict[str, list[float]]]:
+    """End-to-end online latency (embed query, raw scores, graph loop, fusion, rerank) on a sample,
+    and the per-stage split (``first_stage_ms``: everything before the compressor; ``rerank_ms``)."""
+    stages: dict[str, list[float]] = {"first_stage_ms": [], "rerank_ms": []}
     if ps.memory is None or models is None or n <= 0:
-        return []
+        return [], stages
     scorer, compressor = models
     cascade = Cascade(store=ps.memory.store, memory=ps.memory, scorer=scorer, compressor=compressor)
     todo = [qp for sid in test for qp in ps.by_sample[sid]]
@@ -198,6 +263,8 @@ def _latency(ps: PoolSet, models: tuple[FusionScorer, ConvMemoryCompressor | Non
     out = []
     for qp in todo[:n]:
         t0 = time.perf_counter()
-        cascade.rank(ps.namespaces[qp.sample_id], qp.question["question"], k=10, now=qp.asked_at)
+        res = cascade.rank(ps.namespaces[qp.sample_id], qp.question["question"], k=10, now=qp.asked_at)
         out.append((time.perf_counter() - t0) * 1000)
-    return out
+        for k, v in res.timings.items():
+            stages.setdefault(k, []).append(v)
+    return out, stages

@@ -49,4 +49,5 @@ def default_compressor(**kwargs: Any) -> ConvMemoryCompressor:
     settings = cascade_settings()
     kwargs.setdefault("cross_encoder_weight", float(settings.get("cross_encoder_weight", 1.0)))
     kwargs.setdefault("first_stage_weight", float(settings.get("first_stage_weight", 1.0)))
-    return ConvMemoryCompressor(cross_encoder=LocalCrossEncoder(default_reranker_path(), max_length=128), **kwargs)
+    ce = LocalCrossEncoder(default_reranker_path(), max_length=int(settings.get("max_length", 128)))
+    return ConvMemoryCompressor(cross_encoder=ce, **kwargs)

@@ -42,7 +42,7 @@ def sha256_of(path: str | Path) -> str:
 def train_shipped_models(
     data: str | Path,
     out_dir: str | Path,
-    config: TrainConfig = TrainConfig(),
+    config: TrainConfig | None = None,
     *,
     limit: int | None = None,
     bm25_depth: int = 30,
@@ -61,6 +61,7 @@ def train_shipped_models(
     Returns:
         The reranker's ``training.json`` dict plus the scorer's provenance.
     """
+    config = config or TrainConfig()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     questions = load_longmemeval(data, limit=limit)

@@ -92,7 +92,7 @@ def train_cross_encoder(
     examples: Sequence[RerankExample],
     backbone: str | Path,
     out_dir: str | Path,
-    config: TrainConfig = TrainConfig(),
+    config: TrainConfig | None = None,
     *,
     progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None,
     provenance: dict[str, Any] | None = None,
@@ -112,6 +112,7 @@ def train_cross_encoder(
     """
     import torch
 
+    config = config or TrainConfig()
     usable = [e for e in examples if 0 < e.n_gold < len(e.docs)]
     if not usable:
         raise InvalidInputError("no training list has both a gold and a non-gold candidate: nothing to learn")
