@@ -10,7 +10,7 @@ export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup demo test lint bench bench-mpnet models-mpnet clean
+.PHONY: setup demo test reliability lint bench bench-longmemeval scale bench-mpnet models-mpnet clean ui examples example-chatbot example-agent example-rag example-locomo
 
 setup: $(STAMP)
 
@@ -19,20 +19,63 @@ $(STAMP): pyproject.toml
 	$(PIP) install -q --upgrade pip
 	# torch first: the CPU wheel on this machine; a bare requirement would pull a CUDA build.
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e ".[dev]"
+	$(PIP) install -q -e ".[dev,ui-test]"
 	touch $(STAMP)
 
 demo: setup
 	$(CLI) demo
 
+ui: setup
+	$(CLI) ui --demo
+
 lint: setup
-	$(VENV)/bin/ruff check langmem_cog tests
+	$(VENV)/bin/ruff check langmem_cog tests integrations examples
 
 test: lint
 	$(VENV)/bin/pytest -q
 
+# Long reliability runs (isolation 10k queries, 50 SIGKILLs, threads/processes, fuzzing) + a bounded load test.
+reliability: setup
+	$(VENV)/bin/pytest -q -s -m reliability tests
+	$(PY) benchmarks/load_test.py --seconds 60 --writers 2 --readers 4
+
+# Examples (offline: the packaged MiniLM and a stand-in chat model; LMC_CHAT_MODEL=openai:gpt-4o-mini for a real one).
+example-chatbot: setup
+	$(PY) -m examples.chatbot --user alice --say "My dog is called Rex."
+	$(PY) -m examples.chatbot --user alice --say "What is my dog called?"
+
+example-agent: setup
+	$(PY) -m examples.langgraph_agent --ask "What is Leo allergic to?"
+	$(PY) -m examples.langgraph_agent --mode graph --ask "When did Maya run her first 10k?"
+
+example-rag: setup
+	$(PY) -m examples.rag_chain --ask "What is Maya's favourite book?"
+
+example-locomo: setup
+	$(PY) -m examples.locomo_replay --ask "What is Leo allergic to?" --qa 3
+
+examples: example-chatbot example-agent example-rag example-locomo
+
 bench: setup
 	$(CLI) bench locomo --system hybrid --out results/locomo-hybrid-minilm.json --rows results/locomo-hybrid-minilm.jsonl
+
+# LongMemEval-S dev retrieval (all four store systems share one ingest; see docs/BENCHMARKS.md).
+bench-longmemeval: setup
+	$(CLI) bench longmemeval --max-seq-length 128 --system dense bm25 hybrid hybrid-rrf \
+	  --out 'results/lme-{system}-minilm128.json' --rows 'results/lme-{system}-minilm128.jsonl'
+	$(CLI) bench compare results/lme-dense-minilm128.jsonl results/lme-hybrid-minilm128.jsonl
+
+# Scale: embedded Chroma vs `chroma run` on loopback, graph snapshots in files vs PostgreSQL
+# (a throwaway cluster from Debian's postgresql package on loopback; never part of `make test`).
+SCALE_TURNS ?= 1000 10000 100000
+PG_DIR ?= /tmp/langmem-cog-pg
+PG_PORT ?= 55432
+scale: setup
+	$(PIP) install -q -e ".[dev,postgres,bench]"
+	PG_URL=$$(sh benchmarks/pg_loopback.sh start $(PG_DIR) $(PG_PORT)) && \
+	  trap 'sh benchmarks/pg_loopback.sh stop $(PG_DIR)' EXIT && \
+	  $(CLI) bench scale --turns $(SCALE_TURNS) --start-server --graph-store-turns 1000 5000 \
+	    --postgres-url "$$PG_URL" --out results/scale-minilm.json --plot docs/scale.png
 
 models-mpnet: setup
 	$(CLI) models install mpnet

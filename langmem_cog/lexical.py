@@ -164,6 +164,10 @@ class LexicalIndex:
             self._bm25 = None
             if self.path is not None and self.path.exists():
                 self.path.unlink()
+            if self.path is not None and self.path.parent.exists():
+                # A compaction interrupted by a crash leaves a temporary copy of the log.
+                for tmp in self.path.parent.glob(self.path.name + ".*.tmp"):
+                    tmp.unlink(missing_ok=True)
 
     # ----------------------------------------------------------------- queries
     def __len__(self) -> int:
@@ -202,10 +206,29 @@ class LexicalIndex:
             return list(self._ids), np.asarray(bm.get_scores(known), dtype=np.float32)
 
     def scores_for(self, query: str, ids: Sequence[str]) -> np.ndarray:
-        """BM25 scores of the given ids (0 for ids not indexed)."""
-        all_ids, sc = self.scores(query)
+        """BM25 scores of the given ids (0 for ids not indexed).
+
+        Vectorised: the rows of ``ids`` in the index are computed once per (id list, index
+        build) and reused, so scoring a whole namespace query after query is one numpy gather.
+        """
+        with self._lock:
+            _, sc = self.scores(query)
+            if not len(sc):
+                return np.zeros(len(ids), dtype=np.float32)
+            rows = self._rows_of(ids)
+            return np.where(rows >= 0, sc[np.maximum(rows, 0)], 0.0).astype(np.float32)
+
+    def _rows_of(self, ids: Sequence[str]) -> np.ndarray:
+        """Positions of ``ids`` in the current bm25s index (-1 if absent); memoised for long lists."""
+        key = tuple(ids)
+        memo = getattr(self, "_rows_memo", None)
+        if memo is not None and memo[0] is self._bm25 and memo[1] == key:
+            return memo[2]
         pos = self._pos
-        return np.array([sc[pos[i]] if i in pos and len(sc) else 0.0 for i in ids], dtype=np.float32)
+        rows = np.fromiter((pos.get(i, -1) for i in key), dtype=np.int64, count=len(key))
+        if len(key) >= 1000:  # whole-namespace pools repeat query after query; candidate lists do not
+            self._rows_memo = (self._bm25, key, rows)
+        return rows
 
     def search(self, query: str, n: int) -> list[tuple[str, float]]:
         """The top ``n`` documents with a positive score, best first."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import networkx as nx
@@ -66,6 +66,7 @@ class CogMemory:
         self.extractor = extractor
         self.graphs = graph if graph is not None else GraphMemory.from_config(self.config)
         self._lock = threading.RLock()
+        self._checked: set[str] = set()  # namespaces whose graph was checked against the raw store
 
     @property
     def embeddings(self) -> Embeddings:
@@ -75,50 +76,96 @@ class CogMemory:
     def add_turns(self, turns: Sequence[Turn]) -> list[str]:
         """Store turns, then extract and apply their records to each namespace's graph.
 
-        The raw write happens first: if extraction fails, the turns are stored and
-        :meth:`rebuild_graph` (or :meth:`sync_graph`) brings the graph up to date later.
+        The raw write happens first: if extraction fails (or the process dies), the turns
+        are stored and the graph is repaired from the raw store on the next use of the
+        namespace (see :meth:`sync_graph`).
+
+        Raises:
+            InvalidInputError: If ``turns`` is not a list of :class:`Turn` (nothing is written).
+            DuplicateTurnError: If an id repeats or is already stored (nothing is written).
         """
+        if isinstance(turns, Turn):
+            turns = [turns]
+        if isinstance(turns, Sequence) and not isinstance(turns, str | bytes):
+            for ns in dict.fromkeys(t.namespace for t in turns if isinstance(t, Turn)):
+                self._check_graph(ns)
         ids = self.store.add_turns(turns)
         by_ns: dict[str, list[Turn]] = {}
-        for t in turns if not isinstance(turns, Turn) else [turns]:
+        for t in turns:
             by_ns.setdefault(t.namespace, []).append(t)
         for ns, group in by_ns.items():
-            with self._lock:
-                self.graphs.apply(ns, self.extractor.extract(group))
+            extractions = self.extractor.extract(group)
+            with self._lock, self.store.writing():
+                self.graphs.apply(ns, extractions)
                 self.graphs.save(ns)
         return ids
 
-    def delete_turns(self, namespace: str, ids: Sequence[str]) -> int:
-        """Delete turns from the raw store and everything derived only from them."""
-        ids = list(ids)
-        n = self.store.delete_turns(namespace, ids)
+    def _check_graph(self, namespace: str) -> None:
+        """On the first use of a namespace, repair its graph if it is out of step with the raw
+        store (a crash between the raw write and the graph save, or an older graph file)."""
+        if namespace in self._checked:
+            return
         with self._lock:
+            if namespace not in self._checked:
+                self.sync_graph(namespace)
+                self._checked.add(namespace)
+
+    def delete_turns(self, namespace: str, ids: Sequence[str]) -> int:
+        """Delete turns from the raw store and everything derived only from them (graph nodes
+        included), then purge their text from the files on disk. Returns how many existed.
+
+        Raises:
+            InvalidNamespaceError: If the namespace id is malformed.
+            InvalidInputError: If ``ids`` is not a list of strings.
+        """
+        validate_namespace(namespace)
+        if isinstance(ids, str) or not isinstance(ids, Iterable):
+            raise InvalidInputError(f"delete_turns takes a list of turn id strings, got {type(ids).__name__}")
+        ids = list(ids)
+        if not all(isinstance(i, str) for i in ids):
+            raise InvalidInputError("delete_turns takes a list of turn id strings")
+        self._check_graph(namespace)
+        with self._lock, self.store.writing():
+            n = self.store.delete_turns(namespace, ids)
             self.graphs.delete_turns(namespace, ids)
             self.graphs.save(namespace)
         return n
 
-    def forget(self, namespace: str) -> bool:
-        """Forget a whole namespace: raw turns, BM25 index and graph."""
-        existed = self.store.forget_namespace(namespace)
-        with self._lock:
+    def forget(self, namespace: str, turn_ids: Sequence[str] | None = None) -> bool:
+        """Forget a whole namespace (raw turns, BM25 index, graph, files), or only ``turn_ids``
+        of it (as :meth:`delete_turns`). Returns whether anything was there to forget.
+
+        Example:
+            >>> mem = CogMemory(CogMemConfig.preset("ephemeral"))  # doctest: +SKIP
+            >>> mem.forget("alice", ["t1"])  # doctest: +SKIP
+            False
+        """
+        if turn_ids is not None:
+            return self.delete_turns(namespace, turn_ids) > 0
+        validate_namespace(namespace)
+        with self._lock, self.store.writing():
+            existed = self.store.forget_namespace(namespace)
             existed = self.graphs.forget(namespace) or existed
+            self._checked.discard(namespace)
         return existed
 
     def graph(self, namespace: str) -> nx.MultiDiGraph:
-        """The namespace's PEC2F graph."""
-        return self.graphs.graph(validate_namespace(namespace))
+        """The namespace's PEC2F graph (repaired from the raw store on first use if behind)."""
+        self._check_graph(validate_namespace(namespace))
+        return self.graphs.graph(namespace)
 
     def consolidate(self, namespace: str) -> list[str]:
         """Consolidate repeated events into Facts (idempotent); returns the new or updated fact ids."""
-        with self._lock:
+        self._check_graph(validate_namespace(namespace))
+        with self._lock, self.store.writing():
             out = self.graphs.consolidate(namespace)
             self.graphs.save(namespace)
         return out
 
     def rebuild_graph(self, namespace: str) -> nx.MultiDiGraph:
         """Recreate a namespace's graph from its raw turns alone."""
-        turns = self.store.get_turns(namespace)
-        with self._lock:
+        with self._lock, self.store.writing():
+            turns = self.store.get_turns(namespace)
             G = self.graphs.rebuild(namespace, turns, self.extractor)
             self.graphs.save(namespace)
         return G
@@ -132,13 +179,19 @@ class CogMemory:
         Returns:
             Whether a rebuild was needed.
         """
+        validate_namespace(namespace)
         raw = {t.id for t in self.store.get_turns(namespace)}
-        G = self.graph(namespace)
+        G = self.graphs.graph(namespace)
         derived: set[str] = set()
         for _, d in G.nodes(data=True):
             derived |= set(d.get("provenance", ()))
-        if derived == raw:
+        if derived == raw and set(G.graph.get("turns", ())) == raw:
             return False
+        if not raw and not self.store.has_namespace(namespace):
+            logger.warning("graph of namespace %r has no raw turns behind it (forgotten): deleting it", namespace)
+            with self._lock, self.store.writing():
+                self.graphs.forget(namespace)
+            return True
         logger.warning("graph of namespace %r is out of step with the raw store: rebuilding", namespace)
         self.rebuild_graph(namespace)
         return True

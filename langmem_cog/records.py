@@ -102,6 +102,20 @@ class Turn(BaseModel):
             )
         return v
 
+    @field_validator("id", "conversation_id", "session_id", "speaker", "text", "metadata")
+    @classmethod
+    def _check_utf8(cls, v: Any) -> Any:
+        # Lone surrogates (e.g. from a bad decode) cannot be written as UTF-8 to Chroma or the logs.
+        for s in [*v.keys(), *(x for x in v.values() if isinstance(x, str))] if isinstance(v, dict) else [v]:
+            try:
+                s.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(
+                    f"{s[:40]!r} is not valid Unicode (lone surrogate at position {exc.start}): "
+                    "decode the source with errors='replace' first"
+                ) from None
+        return v
+
     @field_validator("namespace")
     @classmethod
     def _check_namespace(cls, v: str) -> str:

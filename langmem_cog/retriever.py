@@ -19,9 +19,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
-from langchain_core.documents import Document
+from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.documents import BaseDocumentCompressor
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from langmem_cog.errors import InvalidInputError
@@ -31,7 +30,6 @@ from langmem_cog.tokens import count_tokens
 
 if TYPE_CHECKING:
     from langmem_cog.memory import CogMemory
-    from langmem_cog.rank.scorer import FusionScorer
 
 __all__ = ["CogMemRetriever", "scored_turn_to_document", "turn_document", "trim_to_budget"]
 
@@ -138,6 +136,16 @@ class CogMemRetriever(BaseRetriever):
     now: datetime | str | None = None
     _cascade: Any = PrivateAttr(default=None)
 
+    def __init__(self, **data: Any) -> None:
+        # Checked before pydantic runs, so callers get our named errors rather than a ValidationError.
+        if "namespace" in data:
+            validate_namespace(data["namespace"])
+        if data.get("store") is None and data.get("memory") is None:
+            raise InvalidInputError("CogMemRetriever needs store=TurnStore(...) or memory=CogMemory(...)")
+        if data.get("use_graph") and data.get("memory") is None:
+            raise InvalidInputError("use_graph=True needs memory=CogMemory(...): the graph lives in the memory")
+        super().__init__(**data)
+
     @field_validator("namespace")
     @classmethod
     def _check_namespace(cls, v: str) -> str:
@@ -146,11 +154,7 @@ class CogMemRetriever(BaseRetriever):
     @model_validator(mode="after")
     def _check_stages(self) -> CogMemRetriever:
         if self.store is None:
-            if self.memory is None:
-                raise InvalidInputError("CogMemRetriever needs a store (TurnStore) or a memory (CogMemory)")
             self.store = self.memory.store
-        if self.use_graph and self.memory is None:
-            raise InvalidInputError("use_graph=True needs memory=CogMemory(...): the graph lives in the memory")
         return self
 
     @classmethod

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -45,6 +47,7 @@ from langmem_cog.errors import (
 )
 from langmem_cog.fusion import rrf_fuse, zscore_fuse
 from langmem_cog.lexical import LexicalIndex
+from langmem_cog.locking import DirLock
 from langmem_cog.records import Turn, validate_namespace
 
 __all__ = ["TurnStore", "ScoredTurn", "PoolScores", "SearchMode"]
@@ -55,6 +58,10 @@ SearchMode = Literal["hybrid", "dense", "lexical"]
 _COLLECTION_PREFIX = "lmc_"
 _EXTRA_PREFIX = "x_"
 _GET_BATCH = 5000
+# Per data dir: the generation the process's embedded Chroma system has seen, and its client.
+_CHROMA_SYNCED: dict[str, int] = {}
+_CHROMA_CLIENTS: dict[str, Any] = {}
+_CHROMA_RELOAD_LOCK = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -99,19 +106,39 @@ class _Cache:
 
     def append(self, turns: Sequence[Turn], emb: np.ndarray) -> None:
         start = len(self.ids)
+        last = _order_key(self.turns[-1]) if self.turns else None
         for i, t in enumerate(turns):
             self.ids.append(t.id)
             self.pos[t.id] = start + i
             self.turns.append(t)
-        self.emb = emb if self.emb is None or len(self.emb) == 0 else np.vstack([self.emb, emb])
+        self._grow(np.asarray(emb, dtype=np.float32))
         # Keep the same order as a freshly loaded cache (see _load_cache), whatever the order of writes.
-        keys = [_order_key(t) for t in self.turns]
+        # The cached turns are always sorted, so only the new ones (and the seam) need checking.
+        keys = ([last] if last is not None else []) + [_order_key(t) for t in turns]
         if any(a > b for a, b in zip(keys, keys[1:], strict=False)):
+            keys = [_order_key(t) for t in self.turns]
             order = sorted(range(len(keys)), key=keys.__getitem__)
             self.ids = [self.ids[j] for j in order]
             self.turns = [self.turns[j] for j in order]
             self.pos = {d: j for j, d in enumerate(self.ids)}
             self.emb = self.emb[order]
+
+    def _grow(self, emb: np.ndarray) -> None:
+        """Append rows to ``emb`` in amortised O(rows): a buffer with spare capacity, ``emb`` a view of it."""
+        old = self.emb
+        n0 = 0 if old is None else len(old)
+        buf: np.ndarray | None = getattr(self, "_buf", None)
+        if n0 == 0 or len(emb) == 0:
+            if n0 == 0:
+                self.emb = emb
+                self._buf = None
+            return
+        if buf is None or old.base is not buf or n0 + len(emb) > len(buf) or buf.shape[1] != emb.shape[1]:
+            buf = np.empty((max(n0 + len(emb), 2 * n0, 1024), old.shape[1]), dtype=np.float32)
+            buf[:n0] = old
+            self._buf = buf
+        buf[n0 : n0 + len(emb)] = emb
+        self.emb = buf[: n0 + len(emb)]
 
     def remove(self, ids: Iterable[str]) -> None:
         drop = {self.pos[i] for i in ids if i in self.pos}
@@ -227,6 +254,74 @@ class TurnStore:
         self._lexical: dict[str, LexicalIndex] = {}
         self._caches: dict[str, _Cache] = {}
         self._collections: dict[str, Any] = {}
+        self._own_client = client is None
+        self._write_lock = threading.RLock()
+        # Cross-process: writers serialise on a lock file in data_dir; a generation counter
+        # tells readers that another process (or another store object) wrote.
+        self.dir_lock: DirLock | None = DirLock(self.data_dir) if self.persistent else None
+        # -1: check on first use whether this process's Chroma system (shared by every client of
+        # the path in the process) saw the latest writes of other processes.
+        self._seen_gen = -1 if self.dir_lock is not None else 0
+
+    # ------------------------------------------------------------------ coordination
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the store's write lock (threads, and processes sharing ``data_dir``) with
+        in-memory state reloaded if someone else wrote; records the write on exit."""
+        with self._write_lock:
+            if self.dir_lock is None:
+                yield
+                return
+            with self.dir_lock:
+                self._sync_with_disk()
+                try:
+                    yield
+                finally:
+                    self._seen_gen = self.dir_lock.bump()
+                    _CHROMA_SYNCED[str(self.data_dir)] = self._seen_gen
+
+    def _fresh(self) -> None:
+        """Reload in-memory state if another process or store object wrote since we last looked."""
+        if self.dir_lock is not None and self.dir_lock.read()[0] != self._seen_gen:
+            # Never wait for an in-process writer here: readers may hold a namespace lock the
+            # writer needs (deadlock). A writer syncs this store itself when it starts.
+            if not self._write_lock.acquire(blocking=False):
+                return
+            try:
+                with self.dir_lock:
+                    self._sync_with_disk()
+            finally:
+                self._write_lock.release()
+
+    def _sync_with_disk(self) -> None:
+        gen, pid = self.dir_lock.read() if self.dir_lock is not None else (0, 0)
+        if gen == self._seen_gen:
+            return
+        logger.debug("data dir %s changed (generation %d by pid %d): reloading", self.data_dir, gen, pid)
+        with self._lock:
+            self._caches.clear()
+            self._lexical.clear()
+            self._collections.clear()
+        if self.config.chroma_mode == "persistent" and self._own_client and pid != os.getpid():
+            self._reload_chroma(gen)
+        self._seen_gen = gen
+
+    def _reload_chroma(self, gen: int) -> None:
+        """Reopen the embedded Chroma system after another process wrote: its in-memory HNSW
+        index and write-ahead position are stale (a fresh system replays the log)."""
+        key = str(self.data_dir)
+        with _CHROMA_RELOAD_LOCK:
+            if _CHROMA_SYNCED.get(key, -1) < gen:
+                from chromadb.api.shared_system_client import SharedSystemClient
+
+                ident = getattr(self.client, "_identifier", None)
+                system = SharedSystemClient._identifier_to_system.pop(ident, None) if ident else None
+                SharedSystemClient._identifier_to_refcount.pop(ident, None)
+                if system is not None:
+                    system.stop()
+                _CHROMA_SYNCED[key] = gen
+                self._make_client()  # registers the new client
+            self.client = _CHROMA_CLIENTS.get(key, self.client)
 
     # ------------------------------------------------------------------ setup
     def _make_client(self) -> Any:
@@ -247,9 +342,19 @@ class TurnStore:
                     f"cannot reach the Chroma server at {self.config.chroma_host}:{self.config.chroma_port}: "
                     f"{exc}; start it with `chroma run` or fix chroma_host/chroma_port"
                 ) from exc
+        from chromadb.api.shared_system_client import SharedSystemClient
+
         path = self.data_dir / "chroma"
         path.mkdir(parents=True, exist_ok=True)
-        return chromadb.PersistentClient(path=str(path), settings=settings)
+        key = str(self.data_dir)
+        new_system = str(path) not in SharedSystemClient._identifier_to_system
+        gen = DirLock(self.data_dir).read()[0]  # before opening: the new system has seen at least this
+        client = chromadb.PersistentClient(path=str(path), settings=settings)
+        with _CHROMA_RELOAD_LOCK:
+            if new_system:
+                _CHROMA_SYNCED[key] = gen
+            _CHROMA_CLIENTS[key] = client
+        return client
 
     @property
     def data_dir(self) -> Path:
@@ -262,6 +367,7 @@ class TurnStore:
         return self.config.chroma_mode != "ephemeral"
 
     def _ns_lock(self, namespace: str) -> threading.RLock:
+        validate_namespace(namespace)  # every per-namespace operation goes through here
         with self._lock:
             return self._ns_locks.setdefault(namespace, threading.RLock())
 
@@ -362,6 +468,7 @@ class TurnStore:
             seen.add(key)
             by_ns.setdefault(t.namespace, []).append(t)
         # Check every namespace before writing any.
+        self._fresh()
         for ns, group in by_ns.items():
             col = self._collection(ns, create=False)
             if col is not None:
@@ -371,9 +478,19 @@ class TurnStore:
                         f"turn ids already stored in namespace {ns!r}: {existing[:5]}; delete them first or use new ids"
                     )
         vectors = {ns: self.embed_texts([t.memory_text for t in group]) for ns, group in by_ns.items()}
-        for ns, group in by_ns.items():
-            with self._ns_lock(ns):
-                self._write(ns, group, vectors[ns])
+        with self.writing():
+            # Again under the write lock: another thread or process may have added them meanwhile.
+            for ns, group in by_ns.items():
+                with self._ns_lock(ns):
+                    cache = self._load_cache(ns)
+                    existing = [t.id for t in group if t.id in cache.pos]
+                if existing:
+                    raise DuplicateTurnError(
+                        f"turn ids already stored in namespace {ns!r}: {existing[:5]}; delete them first or use new ids"
+                    )
+            for ns, group in by_ns.items():
+                with self._ns_lock(ns):
+                    self._write(ns, group, vectors[ns])
         return [t.id for t in turns]
 
     def embed_texts(self, texts: list[str]) -> np.ndarray:
@@ -406,9 +523,12 @@ class TurnStore:
             InvalidNamespaceError: If the namespace id is malformed.
         """
         validate_namespace(namespace)
-        if isinstance(ids, str) or not all(isinstance(i, str) for i in ids):
+        if isinstance(ids, str) or not isinstance(ids, Iterable):
+            raise InvalidInputError(f"delete_turns takes a list of turn id strings, got {type(ids).__name__}")
+        ids = list(ids)
+        if not all(isinstance(i, str) for i in ids):
             raise InvalidInputError("delete_turns takes a list of turn id strings")
-        with self._ns_lock(namespace):
+        with self.writing(), self._ns_lock(namespace):
             col = self._collection(namespace, create=False)
             if col is None:
                 return 0
@@ -418,13 +538,14 @@ class TurnStore:
                 col.delete(ids=present)
                 self._lexical_index(namespace).delete(present)
                 cache.remove(present)
+                self._purge_log(col, present)
                 self._vacuum()
             return len(present)
 
     def forget_namespace(self, namespace: str) -> bool:
         """Delete a whole namespace: its collection and its BM25 log. Returns whether it existed."""
         validate_namespace(namespace)
-        with self._ns_lock(namespace):
+        with self.writing(), self._ns_lock(namespace):
             col = self._collection(namespace, create=False)
             self._lexical_index(namespace).clear()
             self._lexical.pop(namespace, None)
@@ -435,6 +556,38 @@ class TurnStore:
             self.client.delete_collection(collection_name(namespace))
             self._vacuum()
             return True
+
+    def _purge_log(self, col: Any, ids: list[str]) -> None:
+        """Remove deleted turns' text from Chroma's write-ahead log.
+
+        Embedded Chroma keeps every write (document and metadata included) in the SQLite table
+        ``embeddings_queue`` until all segments of the collection have persisted past it; the
+        HNSW segment persists only every ``hnsw:sync_threshold`` writes, so a deleted turn's
+        ADD record (its text) can stay there indefinitely. We drop the ADD / UPDATE / UPSERT
+        records of the deleted ids and keep their DELETE records: replaying the log after a
+        restart then never re-adds them (a DELETE of an id the index never saw is a no-op).
+        """
+        if self.config.chroma_mode != "persistent" or not ids:
+            return
+        path = self.data_dir / "chroma" / "chroma.sqlite3"
+        if not path.exists():
+            return
+        import sqlite3
+
+        conn = sqlite3.connect(str(path), timeout=60)
+        try:
+            with conn:
+                for start in range(0, len(ids), 500):
+                    part = ids[start : start + 500]
+                    marks = ",".join("?" * len(part))
+                    conn.execute(
+                        f"DELETE FROM embeddings_queue WHERE topic LIKE ? AND operation != 3 AND id IN ({marks})",  # noqa: S608 - placeholders only
+                        ["%/" + str(col.id), *part],
+                    )
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"cannot purge deleted turns from Chroma's log at {path}: {exc}") from exc
+        finally:
+            conn.close()
 
     def _vacuum(self) -> None:
         """Rewrite the embedded Chroma database so deleted text leaves the file.
@@ -458,6 +611,7 @@ class TurnStore:
     # ------------------------------------------------------------------ reads
     def namespaces(self) -> list[str]:
         """The namespaces that hold a collection, sorted."""
+        self._fresh()
         out = []
         for col in self.client.list_collections():
             name = col if isinstance(col, str) else col.name
@@ -471,11 +625,13 @@ class TurnStore:
     def has_namespace(self, namespace: str) -> bool:
         """Whether the namespace exists (holds or held turns)."""
         validate_namespace(namespace)
+        self._fresh()
         return self._collection(namespace, create=False) is not None
 
     def count(self, namespace: str) -> int:
         """Number of turns in a namespace (0 if it does not exist)."""
         validate_namespace(namespace)
+        self._fresh()
         with self._ns_lock(namespace):
             return len(self._load_cache(namespace).ids)
 
@@ -483,6 +639,7 @@ class TurnStore:
         """Turns of a namespace in chronological order, or the given ids in the given order
         (unknown ids are skipped)."""
         validate_namespace(namespace)
+        self._fresh()
         with self._ns_lock(namespace):
             cache = self._load_cache(namespace)
             if ids is None:
@@ -499,7 +656,7 @@ class TurnStore:
         if not self.has_namespace(namespace):
             raise UnknownNamespaceError(
                 f"namespace {namespace!r} holds no turns: add turns first, or check the namespace id "
-                f"(known: {self.namespaces()[:10]})"
+                "(TurnStore.namespaces() lists the stored ones)"
             )
 
     def _require(self, namespace: str) -> _Cache:
@@ -625,3 +782,9 @@ def _check_query(query: Any) -> None:
         raise InvalidInputError("query is empty or whitespace: pass the question to search for")
     if len(query) > 20_000:
         raise InvalidInputError(f"query has {len(query)} characters: shorten it to at most 20,000")
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            f"query is not valid Unicode (lone surrogate at position {exc.start}): decode it with errors='replace'"
+        ) from None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -23,7 +23,7 @@ from langmem_cog.rank.features import FEATURE_NAMES, CandidatePool, GraphSignals
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import RerankExample
 
-T0 = datetime(2023, 5, 8, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2023, 5, 8, 9, 0, tzinfo=UTC)
 
 
 def _turns(texts, speakers=None, sessions=None, ns="rank-test"):
@@ -221,7 +221,7 @@ def test_each_stage_can_be_turned_off(memory, ns):
     assert plain[0].metadata["stage"] == "raw" and "reranked" not in plain[0].metadata
     fused = CogMemRetriever(memory=memory, namespace=ns, fusion=FusionScorer.untrained(), k=2).invoke("allergic shellfish")
     assert fused[0].metadata["stage"] == "raw" and fused[0].metadata["reranked"] is False
-    with pytest.raises(ValueError, match="use_graph=True needs memory"):  # pydantic wraps it
+    with pytest.raises(InvalidInputError, match="use_graph=True needs memory"):
         CogMemRetriever(store=memory.store, namespace=ns, use_graph=True)
 
 

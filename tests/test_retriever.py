@@ -10,7 +10,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 from pydantic import ValidationError
 
-from langmem_cog.errors import InvalidInputError, UnknownNamespaceError
+from langmem_cog.errors import InvalidInputError, InvalidNamespaceError, UnknownNamespaceError
 from langmem_cog.retriever import CogMemRetriever, trim_to_budget
 from langmem_cog.tokens import count_tokens
 
@@ -136,7 +136,7 @@ def test_missing_ok_after_forget(filled):
 
 
 def test_invalid_construction(fake_store):
-    with pytest.raises(ValidationError):
+    with pytest.raises(InvalidNamespaceError, match="etc"):  # our named error, not pydantic's
         CogMemRetriever(store=fake_store, namespace="../etc")
     with pytest.raises(ValidationError):
         CogMemRetriever(store=fake_store, namespace="ok", k=0)

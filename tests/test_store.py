@@ -475,14 +475,6 @@ class TestPersistent:
         del store
         assert files_containing(tmp_path, canary.encode()) == []
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "Known leak (issue #8): Chroma keeps each ADD, document included, in its write-ahead log "
-            "table embeddings_queue until the log is purged, so a deleted turn's text stays in "
-            "chroma.sqlite3 after delete_turns. forget_namespace (delete_collection + VACUUM) is clean."
-        ),
-    )
     def test_delete_turns_leaves_no_trace_on_disk(self, persistent_store_factory, tmp_path, ns):
         canary = "zqxdeletecanaryword3"
         store = persistent_store_factory()
@@ -490,8 +482,14 @@ class TestPersistent:
         store.add_turns(turns)
         store.delete_turns(ns, [turns[-1].id])
         assert store.count(ns) == len(TEXTS)
+        # Chroma's write-ahead log (embeddings_queue) no longer holds the deleted ADD record.
         assert files_containing(tmp_path, canary.encode()) == []
         assert store.search(ns, TEXTS[0], k=1)  # the store still works after the VACUUM
+        # Reopened (the HNSW segment replays the log): the turn stays deleted on both search paths.
+        again = persistent_store_factory(exact_search_max=0)
+        assert again.count(ns) == len(TEXTS)
+        hits = again.search(ns, f"my secret word is {canary}", k=len(TEXTS) + 1)
+        assert turns[-1].id not in {h.turn.id for h in hits} and len(hits) == len(TEXTS)
 
 
 def test_fake_embedder_geometry():

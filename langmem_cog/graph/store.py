@@ -394,8 +394,13 @@ class GraphMemory:
         fuzzy_threshold: float = FUZZY_THRESHOLD,
         embedding_threshold: float = EMBEDDING_THRESHOLD,
         autosave: bool = False,
+        backend: Any | None = None,
     ) -> None:
+        if backend is not None and data_dir is not None:
+            raise InvalidInputError("pass data_dir (graph files) or backend (a GraphStore), not both")
         self.data_dir = Path(data_dir).expanduser() if data_dir is not None else None
+        #: A :class:`~langmem_cog.graph.backends.GraphStore` holding the snapshots instead of ``data_dir`` files.
+        self.backend = backend
         self.embeddings = embeddings
         self.min_events = min_events
         self.window_days = window_days
@@ -404,6 +409,7 @@ class GraphMemory:
         self.embedding_threshold = embedding_threshold
         self.autosave = autosave
         self._graphs: dict[str, nx.MultiDiGraph] = {}
+        self._stamps: dict[str, tuple[int, int, int] | None] = {}
         self._vectors: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._ns_locks: dict[str, threading.RLock] = {}
@@ -438,9 +444,21 @@ class GraphMemory:
         validate_namespace(namespace)
         with self._ns_lock(namespace):
             G = self._graphs.get(namespace)
-            if G is None:
+            persisted = self.data_dir is not None or self.backend is not None
+            if G is None or (persisted and self._stamps.get(namespace) != self._stamp(namespace)):
+                # Not loaded yet, or the file was rewritten by another process / GraphMemory.
                 G = self.load(namespace)
             return G
+
+    def _stamp(self, namespace: str) -> Any:
+        if self.backend is not None:
+            return self.backend.version(namespace)
+        path = self.path(namespace)
+        try:
+            st = path.stat() if path is not None else None
+        except OSError:
+            return None
+        return None if st is None else (st.st_ino, st.st_mtime_ns, st.st_size)
 
     def _resolver(self, G: nx.MultiDiGraph) -> EntityResolver:
         return EntityResolver(
@@ -843,11 +861,19 @@ class GraphMemory:
         """Drop a namespace's graph from memory and delete its file. Returns whether either existed."""
         validate_namespace(namespace)
         with self._ns_lock(namespace):
-            existed = self._graphs.pop(namespace, None) is not None
+            G = self._graphs.pop(namespace, None)
+            existed = G is not None and (G.number_of_nodes() > 0 or bool(G.graph.get("turns")))
+            self._stamps.pop(namespace, None)
+            if self.backend is not None:
+                return self.backend.delete(namespace) or existed
             path = self.path(namespace)
             if path is not None and path.exists():
                 path.unlink()
                 existed = True
+            if path is not None and path.parent.exists():
+                # Temporary files of a save interrupted by a crash hold the graph's text too.
+                for tmp in path.parent.glob(f".{path.stem}.*.tmp"):
+                    tmp.unlink(missing_ok=True)
             return existed
 
     # ------------------------------------------------------------------ persistence
@@ -860,6 +886,11 @@ class GraphMemory:
         Raises:
             StoreError: If the file cannot be written.
         """
+        if self.backend is not None:  # the backend's write is atomic
+            with self._ns_lock(namespace):
+                self.backend.write(namespace, _to_payload(namespace, self.graph(namespace)))
+                self._stamps[namespace] = self._stamp(namespace)
+            return None
         path = self.path(namespace)
         if path is None:
             return None
@@ -879,6 +910,7 @@ class GraphMemory:
                     Path(tmp).unlink(missing_ok=True)
                     raise
                 _fsync_dir(path.parent)
+                self._stamps[namespace] = self._stamp(namespace)
             except OSError as exc:
                 raise StoreError(f"cannot write the graph of namespace {namespace!r} to {path}: {exc}") from exc
         return path
@@ -890,10 +922,20 @@ class GraphMemory:
             StoreError: If the file is unreadable, corrupt, of another namespace or of another
                 schema version; the message says how to rebuild it from the raw store.
         """
+        if self.backend is not None:
+            with self._ns_lock(namespace):
+                stamp = self._stamp(namespace)
+                raw = self.backend.read(namespace)
+                G = _empty_graph() if raw is None else _graph_from_snapshot(raw, self.backend.describe(namespace), namespace)
+                self._graphs[namespace] = G
+                self._stamps[namespace] = stamp
+                return G
         path = self.path(namespace)
         with self._ns_lock(namespace):
-            G = _empty_graph() if path is None or not path.exists() else _read_graph(path, namespace)
+            stamp = self._stamp(namespace)
+            G = _empty_graph() if path is None or stamp is None else _read_graph(path, namespace)
             self._graphs[namespace] = G
+            self._stamps[namespace] = stamp
             return G
 
 
@@ -910,23 +952,28 @@ def _read_graph(path: Path, namespace: str) -> nx.MultiDiGraph:
         raise StoreError(
             f"the graph file {path} of namespace {namespace!r} is unreadable or corrupt ({exc}); {_REBUILD_HINT}"
         ) from exc
+    return _graph_from_snapshot(raw, f"the graph file {path}", namespace)
+
+
+def _graph_from_snapshot(raw: Any, what: str, namespace: str) -> nx.MultiDiGraph:
+    """Validate a snapshot payload (file or :class:`~langmem_cog.graph.backends.GraphStore`) and build its graph."""
     if not isinstance(raw, dict) or "graph" not in raw:
-        raise StoreError(f"the graph file {path} of namespace {namespace!r} is not a graph snapshot; {_REBUILD_HINT}")
+        raise StoreError(f"{what} of namespace {namespace!r} is not a graph snapshot; {_REBUILD_HINT}")
     version = raw.get("schema_version")
     if version != SCHEMA_VERSION:
         raise StoreError(
-            f"the graph file {path} of namespace {namespace!r} has schema version {version!r}, "
+            f"{what} of namespace {namespace!r} has schema version {version!r}, "
             f"this version of langmem-cog reads {SCHEMA_VERSION}; {_REBUILD_HINT}"
         )
     if raw.get("namespace") != namespace:
         raise StoreError(
-            f"the graph file {path} holds namespace {raw.get('namespace')!r}, not {namespace!r}; {_REBUILD_HINT}"
+            f"{what} holds namespace {raw.get('namespace')!r}, not {namespace!r}; {_REBUILD_HINT}"
         )
     try:
         return _from_payload(raw["graph"])
     except (KeyError, TypeError, ValueError, AttributeError, nx.NetworkXError) as exc:
         raise StoreError(
-            f"the graph file {path} of namespace {namespace!r} is corrupt ({exc!r}); {_REBUILD_HINT}"
+            f"{what} of namespace {namespace!r} is corrupt ({exc!r}); {_REBUILD_HINT}"
         ) from exc
 
 

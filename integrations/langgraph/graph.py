@@ -1,0 +1,153 @@
+"""The operator subgraph as a node of a parent agent graph.
+
+:func:`build_memory_agent_graph` compiles a small agent::
+
+    START -> prepare -> recall (the operator loop, a subgraph) -> respond -> remember -> END
+
+``prepare`` takes the query from the last user message and the namespace from the state, a fixed
+namespace or the runtime context; ``recall`` *is* the compiled graph of
+:func:`langmem_cog.graph.loop.build_operator_graph` (shared keys ``query``, ``namespace``,
+``now``, ``evidence``), so it streams and checkpoints as a subgraph; ``respond`` calls the chat model
+with the cited evidence (graph evidence first, topped up with hybrid retrieval) in the system
+message; ``remember`` stores the new turns.
+
+Example:
+    >>> import uuid
+    >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+    >>> from integrations.offline import OfflineEvidenceChatModel
+    >>> from langmem_cog import CogMemConfig
+    >>> from langmem_cog.memory import CogMemory
+    >>> mem = CogMemory(CogMemConfig.preset("ephemeral"), embeddings=DeterministicFakeEmbedding(size=32))
+    >>> app = build_memory_agent_graph(mem, OfflineEvidenceChatModel())
+    >>> user = {"user_id": "doc-graph-" + uuid.uuid4().hex[:8]}
+    >>> _ = app.invoke({"messages": [("user", "I adopted a beagle named Pickle.")]}, context=user)
+    >>> out = app.invoke({"messages": [("user", "What is the name of my beagle?")]}, context=user)
+    >>> out["messages"][-1].content.startswith("From memory: I adopted a beagle named Pickle. [")
+    True
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import SystemMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from integrations.evidence import format_evidence, search_evidence
+from integrations.langgraph.tools import context_value, last_user_text, namespace_from_context, unstored_turns
+from langmem_cog.errors import InvalidInputError
+from langmem_cog.graph.loop import build_operator_graph
+from langmem_cog.records import validate_namespace
+
+if TYPE_CHECKING:
+    from langmem_cog.memory import CogMemory
+
+__all__ = ["MemoryAgentState", "build_memory_agent_graph", "DEFAULT_SYSTEM_PROMPT"]
+
+logger = logging.getLogger(__name__)
+
+#: The system prompt of :func:`build_memory_agent_graph` (the evidence is appended to it).
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a helpful assistant with long-term memory. Answer from the memories below when they are "
+    "relevant and cite them by [turn id]; say so when memory holds nothing relevant."
+)
+
+
+class MemoryAgentState(MessagesState, total=False):
+    """The parent graph's state: the chat plus the keys shared with the operator subgraph."""
+
+    query: str
+    namespace: str
+    now: str | None
+    evidence: list[dict[str, Any]]
+
+
+def build_memory_agent_graph(
+    memory: CogMemory,
+    model: BaseChatModel,
+    *,
+    namespace: str | None = None,
+    context_key: str = "user_id",
+    k: int = 5,
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+    hybrid_top_up: bool = True,
+    store_turns: bool = True,
+    checkpointer: Any = None,
+    context_schema: type[Any] | None = None,
+    **operator_kwargs: Any,
+) -> CompiledStateGraph:
+    """Compile a chat agent whose recall step is the CogMem operator loop (a subgraph node).
+
+    Args:
+        memory: The memory (raw store + graph).
+        model: Any LangChain chat model.
+        namespace: A fixed namespace; else the state's ``namespace``, else
+            ``runtime.context[context_key]``.
+        context_key: The context field naming the user's namespace.
+        k: Evidence turns given to the model.
+        system_prompt: The system prompt (the evidence is appended).
+        hybrid_top_up: Fill up to ``k`` evidence turns with hybrid retrieval when the graph
+            grounds fewer.
+        store_turns: Store the new user and assistant turns after replying.
+        checkpointer: A LangGraph checkpointer for the parent graph.
+        context_schema: The runtime context's type (e.g. ``MemoryContext``; a dict works without one).
+        **operator_kwargs: Passed to :func:`~langmem_cog.graph.loop.build_operator_graph`.
+
+    Returns:
+        The compiled parent graph (state :class:`MemoryAgentState`; invoke with ``messages`` and a
+        ``context`` holding ``user_id``).
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidInputError(f"k={k!r} is invalid: pass a positive integer")
+    if namespace is not None:
+        validate_namespace(namespace)
+    recall = build_operator_graph(memory, name="recall", **operator_kwargs)
+
+    def prepare(state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any]:
+        query = last_user_text(state["messages"])
+        if query is None:
+            raise InvalidInputError("the conversation has no user message with text: add one before invoking")
+        ns = namespace or state.get("namespace") or namespace_from_context(runtime.context, context_key)
+        return {"query": query, "namespace": validate_namespace(ns), "evidence": []}
+
+    def respond(state: MemoryAgentState) -> dict[str, Any]:
+        present = {str(m.id) for m in state["messages"] if m.id}
+        evidence: list[Any] = [e for e in state.get("evidence") or [] if e["turn_id"] not in present][:k]
+        if hybrid_top_up and len(evidence) < k:
+            seen = present | {e["turn_id"] for e in evidence}
+            evidence += search_evidence(memory.store, state["namespace"], state["query"], k=k - len(evidence),
+                                        exclude_ids=seen)
+        system = system_prompt
+        if evidence:
+            system = f"{system_prompt}\n\nMemories (cite by [turn id]):\n{format_evidence(evidence)}"
+        reply = model.invoke([SystemMessage(content=system), *state["messages"]])
+        return {"messages": [reply]}
+
+    def remember(state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any]:
+        ctx = runtime.context
+        name = context_value(ctx, "user_name") if ctx is not None else None
+        session = context_value(ctx, "session_id") if ctx is not None else None
+        turns = unstored_turns(memory, state["namespace"], state["messages"], session_id=str(session or "0"),
+                               user_name=str(name) if name else None)
+        if turns:
+            memory.add_turns(turns)
+        return {}
+
+    builder = StateGraph(MemoryAgentState, context_schema=context_schema)
+    builder.add_node("prepare", prepare)
+    builder.add_node("recall", recall)
+    builder.add_node("respond", respond)
+    builder.add_edge(START, "prepare")
+    builder.add_edge("prepare", "recall")
+    builder.add_edge("recall", "respond")
+    if store_turns:
+        builder.add_node("remember", remember)
+        builder.add_edge("respond", "remember")
+        builder.add_edge("remember", END)
+    else:
+        builder.add_edge("respond", END)
+    return builder.compile(checkpointer=checkpointer, name="memory_agent")

@@ -1,0 +1,429 @@
+"""Scale benchmark: one namespace grown to 1k / 10k / 100k turns, cost measured at each size.
+
+The turns are real (LoCoMo conversations, then LongMemEval haystack sessions), replayed
+with fresh ids and dates shifted by a year per replay once the unique pool is used up.
+Ingest goes through :class:`~langmem_cog.memory.CogMemory` with the ``RuleExtractor`` on
+(raw write, BM25, extraction, graph update and save) into a persistent store; at each
+size the bench records ingest throughput of the step, p50/p95 search latency per system
+(``dense``, ``bm25``, ``hybrid``) over real LoCoMo questions, the resident memory of the
+process (and of the Chroma server) and the disk used.
+
+Embeddings are memoised by text (:class:`~langmem_cog.embeddings.CachedEmbeddings`), so a
+replayed turn does not pay for the model again; the cold embedding rate of the unique pool
+is reported separately (``embed_cold_turns_per_s``) and the cache counts are in the result.
+
+Chroma runs embedded (``PersistentClient``) and, with ``chroma_url`` or ``start_server``,
+against a Chroma server (``chroma run`` on loopback), side by side.
+
+Example:
+    >>> replay_turn_id("D1:3", 2)
+    'r2.D1:3'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from langmem_cog.bench.locomo import Progress, _no_progress, default_locomo_path
+from langmem_cog.bench.protocol import locomo_questions, percentiles
+from langmem_cog.config import CogMemConfig, parse_chroma_url
+from langmem_cog.errors import InvalidInputError, StoreError
+from langmem_cog.loaders import locomo_turns, read_json
+from langmem_cog.records import Turn
+
+__all__ = ["run_scale", "bench_graph_stores", "scale_turns", "replay_turn_id", "plot_scale", "chroma_server", "rss_mb", "dir_mb"]
+
+logger = logging.getLogger(__name__)
+
+_MODES = {"dense": ("dense", None), "bm25": ("lexical", None), "hybrid": ("hybrid", "zscore")}
+
+
+def replay_turn_id(turn_id: str, replay: int) -> str:
+    """The id of a turn in replay ``replay`` (replay 0 keeps the original id)."""
+    return turn_id if replay == 0 else f"r{replay}.{turn_id}"
+
+
+def _base_pool(unique: int, locomo: Path | None, longmemeval: Path | None) -> list[Turn]:
+    """Up to ``unique`` real turns: LoCoMo first, then LongMemEval sessions (each session once)."""
+    pool: list[Turn] = []
+    if locomo is not None:
+        for rec in read_json(locomo):  # dia_ids ("D1:3") repeat across conversations: prefix the conversation
+            pool.extend(t.model_copy(update={"id": f"{t.conversation_id}/{t.id}"})
+                        for t in locomo_turns(rec, namespace="scale"))
+    if len(pool) < unique and longmemeval is not None:
+        from langmem_cog.loaders import load_longmemeval
+
+        seen: set[str] = set()
+        for q in load_longmemeval(longmemeval):
+            for t in q.turns:
+                if len(pool) >= unique:
+                    break
+                if t.id in seen:  # haystack sessions repeat across questions; ids are "session:index"
+                    continue
+                seen.add(t.id)
+                pool.append(t.model_copy(update={"conversation_id": f"lme.{t.session_id}", "namespace": "scale"}))
+            if len(pool) >= unique:
+                break
+    if not pool:
+        raise InvalidInputError("no source turns: pass the LoCoMo and/or LongMemEval data files")
+    return pool[:unique]
+
+
+def scale_turns(pool: Sequence[Turn], n: int, namespace: str, start: int = 0) -> Iterator[Turn]:
+    """Turns ``start`` .. ``n - 1`` of the endless replay of ``pool`` into ``namespace``.
+
+    Replay ``r`` gives every turn the id ``r{r}.{id}``, conversation ``r{r}.{conversation}`` and a
+    timestamp ``r`` years (365 days) later, so ids stay unique and time keeps moving forward.
+    """
+    if not pool:
+        raise InvalidInputError("scale_turns needs a non-empty pool")
+    for i in range(start, n):
+        r, j = divmod(i, len(pool))
+        t = pool[j]
+        yield t.model_copy(
+            update={
+                "id": replay_turn_id(t.id, r),
+                "namespace": namespace,
+                "conversation_id": t.conversation_id if r == 0 else f"r{r}.{t.conversation_id}",
+                "timestamp": t.timestamp + timedelta(days=365 * r),
+            }
+        )
+
+
+def rss_mb(pid: int | None = None) -> float:
+    """Resident memory of a process in MiB (``/proc``; 0.0 where unavailable)."""
+    try:
+        with open(f"/proc/{pid or os.getpid()}/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def dir_mb(path: Path) -> float:
+    """Bytes under ``path`` in MiB."""
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for f in files:
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(os.path.join(root, f))
+    return total / 2**20
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def chroma_server(path: Path, port: int | None = None, timeout_s: float = 60.0) -> Iterator[tuple[str, int, int]]:
+    """Start ``chroma run`` on loopback for the duration of the block: yields ``(host, port, pid)``.
+
+    Raises:
+        StoreError: If the ``chroma`` CLI is missing or the server does not answer in time.
+    """
+    exe = shutil.which("chroma") or str(Path(sys.executable).with_name("chroma"))
+    if not Path(exe).exists():
+        raise StoreError("the `chroma` command is not installed: pip install chromadb")
+    port = port or _free_port()
+    log = open(path.parent / f"chroma-server-{port}.log", "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen([exe, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        import chromadb
+        from chromadb.config import Settings
+
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                chromadb.HttpClient(host="127.0.0.1", port=port, settings=Settings(anonymized_telemetry=False)).heartbeat()
+                break
+            except Exception as exc:  # not up yet
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise StoreError(f"the Chroma server on 127.0.0.1:{port} did not start ({exc}); see {log.name}") from exc
+                time.sleep(0.5)
+        yield "127.0.0.1", port, proc.pid
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def _questions(locomo: Path | None, n: int) -> list[str]:
+    if locomo is None:
+        return ["What did she say about the weekend?"]
+    qs = [q["question"] for rec in read_json(locomo) for q in locomo_questions(rec)]
+    step = max(1, len(qs) // n)
+    return qs[::step][:n]
+
+
+def _one_mode(
+    mode: str, sizes: Sequence[int], pool: Sequence[Turn], questions: Sequence[str], *, embeddings: Any,
+    workdir: Path, server: tuple[str, int, int] | None, systems: Sequence[str], batch: int, progress: Progress,
+    extractor: bool,
+) -> dict[str, Any]:
+    from langmem_cog.memory import CogMemory
+
+    data_dir = workdir / mode
+    update: dict[str, Any] = {"data_dir": data_dir}
+    if server is not None:
+        update.update(chroma_mode="http", chroma_host=server[0], chroma_port=server[1])
+    cfg = CogMemConfig.preset("default", **update)
+    if extractor:
+        memory = CogMemory(cfg, embeddings=embeddings)
+    else:
+        from langmem_cog.graph.schema import Extraction
+
+        class _NoExtraction:
+            def extract(self, turns: Sequence[Turn]) -> list[Extraction]:
+                return [Extraction(turn_id=t.id, timestamp=t.timestamp, speaker=t.speaker) for t in turns]
+
+        memory = CogMemory(cfg, embeddings=embeddings, extractor=_NoExtraction())
+    ns = f"scale.{mode}.{uuid.uuid4().hex[:6]}"
+    rss0 = rss_mb()
+    points = []
+    have = 0
+    for size in sizes:
+        todo = list(scale_turns(pool, size, ns, start=have))
+        t0 = time.perf_counter()
+        for i in progress(range(0, len(todo), batch), f"{mode} ingest to {size}", -(-len(todo) // batch)):
+            memory.add_turns(todo[i : i + batch])
+        ingest_s = time.perf_counter() - t0
+        have = size
+        memory.store.search(ns, "warm up the indexes", k=10)  # builds BM25 / loads caches once, untimed
+        latency = {}
+        for system in systems:
+            smode, fusion = _MODES[system]
+            embeddings.discard(list(questions))  # every system pays for its query embeddings
+            times = []
+            for q in questions:
+                t1 = time.perf_counter()
+                memory.store.search(ns, q, k=10, mode=smode, fusion=fusion)
+                times.append((time.perf_counter() - t1) * 1000)
+            latency[system] = percentiles(times)
+        point = {
+            "turns": size,
+            "ingest_turns": len(todo),
+            "ingest_turns_per_s": len(todo) / ingest_s if ingest_s > 0 else float("inf"),
+            "latency_ms": latency,
+            "search_path": "exact" if size <= cfg.exact_search_max else "hnsw+bm25",
+            "rss_mb": rss_mb(),
+            "rss_growth_mb": rss_mb() - rss0,
+            "server_rss_mb": rss_mb(server[2]) if server else None,
+            "disk_mb": dir_mb(workdir / "server-data") if server else dir_mb(data_dir),
+            "graph_nodes": memory.graph(ns).number_of_nodes(),
+        }
+        logger.info("scale %s %d: %s", mode, size, point)
+        points.append(point)
+    memory.forget(ns)
+    return {"mode": mode, "points": points}
+
+
+def run_scale(
+    sizes: Sequence[int] = (1_000, 10_000, 100_000),
+    *,
+    chroma_url: str | None = None,
+    start_server: bool = False,
+    systems: Sequence[str] = ("dense", "bm25", "hybrid"),
+    embedder: str = "minilm",
+    embeddings: Any | None = None,
+    unique: int = 8_000,
+    queries: int = 50,
+    batch: int = 1_000,
+    extractor: bool = True,
+    locomo: str | Path | None = None,
+    longmemeval: str | Path | None = None,
+    workdir: str | Path | None = None,
+    progress: Progress = _no_progress,
+) -> dict[str, Any]:
+    """Grow one namespace to each size in ``sizes`` and measure it (see the module docstring).
+
+    Args:
+        sizes: Namespace sizes in turns, increasing.
+        chroma_url: Also measure against this running Chroma server (``http://host:port``).
+        start_server: Also measure against a Chroma server started here on loopback.
+        systems: Search systems timed at each size.
+        embedder: ``minilm``, ``mpnet`` or a model directory (ignored when ``embeddings`` is given).
+        embeddings: An embedder to use (tests pass a fake); it is wrapped in a text cache.
+        unique: Size of the pool of real turns before replays start.
+        queries: Timed questions per system and size.
+        batch: Turns per ``add_turns`` call.
+        extractor: Run the ``RuleExtractor`` and the graph update at ingest.
+        locomo: LoCoMo JSON (default: ``../shared/data``).
+        longmemeval: LongMemEval JSON[.gz] (default: ``../shared/data``), used when ``unique`` exceeds LoCoMo.
+        workdir: Where the stores live (default: a temporary directory, removed after).
+        progress: Wraps iterables to show progress.
+
+    Returns:
+        ``{"modes": [{"mode", "points": [...]}], "embed_cold_turns_per_s", "cache", ...}``.
+    """
+    sizes = sorted(int(s) for s in sizes)
+    if not sizes or sizes[0] < 1:
+        raise InvalidInputError(f"sizes={sizes!r}: pass positive turn counts")
+    bad = [s for s in systems if s not in _MODES]
+    if bad:
+        raise InvalidInputError(f"unknown systems {bad}: choose from {sorted(_MODES)}")
+    from langmem_cog.bench.longmemeval import default_longmemeval_path
+    from langmem_cog.embeddings import CachedEmbeddings, resolve_embedder
+
+    loc = Path(locomo) if locomo else default_locomo_path()
+    lme = Path(longmemeval) if longmemeval else default_longmemeval_path()
+    pool = _base_pool(min(unique, sizes[-1]), loc, lme if unique > 5_000 else None)
+    questions = _questions(loc, queries)
+    inner = embeddings if embeddings is not None else resolve_embedder(embedder)
+    cached = CachedEmbeddings(inner, max_items=max(len(pool) + queries + 16, 1024))
+    # Cold embedding rate of the unique pool (this also fills the cache used by the replays).
+    texts = [t.memory_text for t in pool]
+    cached.embed_query("warm up")
+    t0 = time.perf_counter()
+    for i in progress(range(0, len(texts), 256), "embed pool", -(-len(texts) // 256)):
+        cached.embed_array(texts[i : i + 256])
+    embed_s = time.perf_counter() - t0
+
+    tmp = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="lmc-scale-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    kw = {"embeddings": cached, "workdir": tmp, "systems": systems, "batch": batch, "progress": progress,
+          "extractor": extractor}
+    modes = []
+    try:
+        modes.append(_one_mode("embedded", sizes, pool, questions, server=None, **kw))
+        if chroma_url:
+            host, port = parse_chroma_url(chroma_url)
+            modes.append(_one_mode("server", sizes, pool, questions, server=(host, port, 0), **kw))
+        elif start_server:
+            with chroma_server(tmp / "server-data") as srv:
+                modes.append(_one_mode("server", sizes, pool, questions, server=srv, **kw))
+    finally:
+        if not workdir:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return {
+        "sizes": sizes,
+        "systems": list(systems),
+        "embedder": embedder if embeddings is None else type(inner).__name__,
+        "unique_turns": len(pool),
+        "embed_cold_turns_per_s": len(texts) / embed_s if embed_s > 0 else float("inf"),
+        "cache": {"hits": cached.hits, "misses": cached.misses},
+        "extractor": "rule" if extractor else None,
+        "batch": batch,
+        "queries": len(questions),
+        "cpu_count": os.cpu_count(),
+        "load_avg_1m": os.getloadavg()[0],
+        "modes": modes,
+    }
+
+
+def plot_scale(result: dict[str, Any], path: str | Path) -> Path:
+    """Draw ingest throughput, p95 latency per system, memory and disk against size (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 4, figsize=(18, 4.2))
+    for m in result["modes"]:
+        xs = [p["turns"] for p in m["points"]]
+        style = "-o" if m["mode"] == "embedded" else "--s"
+        axes[0].plot(xs, [p["ingest_turns_per_s"] for p in m["points"]], style, label=m["mode"])
+        for system in result["systems"]:
+            axes[1].plot(xs, [p["latency_ms"][system]["p95"] for p in m["points"]], style, label=f"{system} ({m['mode']})")
+        axes[2].plot(xs, [p["rss_mb"] + (p["server_rss_mb"] or 0) for p in m["points"]], style, label=m["mode"])
+        axes[3].plot(xs, [p["disk_mb"] for p in m["points"]], style, label=m["mode"])
+    titles = ["ingest (turns/s, rule extractor on)", "search p95 latency (ms)", "resident memory (MiB)", "disk (MiB)"]
+    for ax, title in zip(axes, titles, strict=True):
+        ax.set_xscale("log")
+        ax.set_xlabel("turns in the namespace")
+        ax.set_title(title, fontsize=10)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[1].axhline(150, color="grey", lw=0.8, ls=":")
+    fig.suptitle(f"langmem-cog scale ({result['embedder']}, {result['cpu_count']} cores, "
+                 f"load {result['load_avg_1m']:.1f})", fontsize=11)
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def bench_graph_stores(
+    turn_counts: Sequence[int] = (1_000, 5_000),
+    *,
+    postgres_url: str | None = None,
+    workdir: str | Path | None = None,
+    locomo: str | Path | None = None,
+    repeats: int = 5,
+) -> list[dict[str, Any]]:
+    """Save / load latency of graph snapshots: local files versus a LangGraph ``BaseStore``.
+
+    A graph is built with the ``RuleExtractor`` from the first ``n`` LoCoMo turns (replayed when
+    needed), then saved and loaded ``repeats`` times through each backend: ``file``
+    (:class:`~langmem_cog.graph.backends.FileGraphStore`), ``inmemory`` (LangGraph ``InMemoryStore``)
+    and, with ``postgres_url``, ``postgres`` (``PostgresStore`` from ``langgraph-checkpoint-postgres``).
+
+    Returns:
+        One dict per (backend, size): nodes, edges, snapshot size and p50 save / load milliseconds.
+    """
+    from langgraph.store.memory import InMemoryStore
+
+    from langmem_cog.graph.backends import BaseStoreGraphStore, FileGraphStore
+    from langmem_cog.graph.rule_extractor import RuleExtractor
+    from langmem_cog.graph.store import GraphMemory, _to_payload
+
+    loc = Path(locomo) if locomo else default_locomo_path()
+    pool = _base_pool(6_000, loc, None)
+    tmp = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="lmc-gstore-"))
+    out: list[dict[str, Any]] = []
+    with contextlib.ExitStack() as stack:
+        backends: dict[str, Any] = {"file": FileGraphStore(tmp), "inmemory": BaseStoreGraphStore(InMemoryStore())}
+        if postgres_url:
+            from langgraph.store.postgres import PostgresStore
+
+            pg = stack.enter_context(PostgresStore.from_conn_string(postgres_url))
+            pg.setup()
+            backends["postgres"] = BaseStoreGraphStore(pg)
+        for n in turn_counts:
+            ns = f"gstore.{n}.{uuid.uuid4().hex[:6]}"
+            built = GraphMemory()
+            built.apply(ns, RuleExtractor().extract(list(scale_turns(pool, n, ns))))
+            G = built.graph(ns)
+            size_kb = len(json.dumps(_to_payload(ns, G))) / 1024
+            for name, backend in backends.items():
+                mem = GraphMemory(backend=backend)
+                mem._graphs[ns] = G  # the graph to persist (built once, shared by every backend)
+                saves, loads = [], []
+                for _ in range(repeats):
+                    t0 = time.perf_counter()
+                    mem.save(ns)
+                    saves.append((time.perf_counter() - t0) * 1000)
+                    reader = GraphMemory(backend=backend)
+                    t1 = time.perf_counter()
+                    reader.graph(ns)
+                    loads.append((time.perf_counter() - t1) * 1000)
+                out.append({"backend": name, "turns": n, "nodes": G.number_of_nodes(), "edges": G.number_of_edges(),
+                            "snapshot_kb": size_kb, "save_ms": percentiles(saves), "load_ms": percentiles(loads)})
+                mem.forget(ns)
+    if not workdir:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out

@@ -1,0 +1,109 @@
+"""Cross-process coordination of one data directory: a write lock and a change counter.
+
+Chroma's embedded ``PersistentClient`` keeps per-process state (the HNSW index in memory,
+its write-ahead position), and the BM25 logs and graph files are cached in memory by each
+process. Two processes writing one data directory unguarded would each persist a stale
+view. :class:`DirLock` serialises writers with ``fcntl.flock`` on ``data_dir/.lmc.lock``
+and keeps a generation counter in ``data_dir/.lmc.gen`` (``"<generation> <writer pid>"``)
+so a process can tell, with one small read, that another process wrote and its caches
+must be reloaded.
+
+The lock is reentrant within a process (a thread lock plus a depth count), so a
+``CogMemory`` can hold it around a raw write and the graph update that follows it.
+
+Example:
+    >>> import tempfile
+    >>> lock = DirLock(tempfile.mkdtemp())
+    >>> with lock:
+    ...     lock.bump()
+    1
+    >>> lock.read()[0]
+    1
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+
+try:  # POSIX only; elsewhere the lock is in-process only
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["DirLock"]
+
+logger = logging.getLogger(__name__)
+
+_LOCK_FILE = ".lmc.lock"
+_GEN_FILE = ".lmc.gen"
+
+
+class DirLock:
+    """An exclusive, reentrant, inter-process lock on a data directory plus its change counter.
+
+    Args:
+        directory: The data directory (created if missing).
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        self._thread_lock = threading.RLock()
+        self._depth = 0
+        self._fd: int | None = None
+
+    def __enter__(self) -> DirLock:
+        self._thread_lock.acquire()
+        try:
+            if self._depth == 0:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.directory / _LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+                try:
+                    if fcntl is not None:
+                        fcntl.flock(fd, fcntl.LOCK_EX)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                self._fd = fd
+            self._depth += 1
+        except BaseException:
+            self._thread_lock.release()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._depth -= 1
+            if self._depth == 0 and self._fd is not None:
+                fd, self._fd = self._fd, None
+                try:
+                    if fcntl is not None:
+                        fcntl.flock(fd, fcntl.LOCK_UN)
+                finally:
+                    os.close(fd)
+        finally:
+            self._thread_lock.release()
+
+    @property
+    def held(self) -> bool:
+        """Whether this thread holds the lock."""
+        return self._depth > 0 and self._thread_lock._is_owned()  # type: ignore[attr-defined]
+
+    def read(self) -> tuple[int, int]:
+        """The current ``(generation, pid of the last writer)``; ``(0, 0)`` before any write."""
+        try:
+            raw = (self.directory / _GEN_FILE).read_text(encoding="ascii").split()
+            return int(raw[0]), int(raw[1])
+        except (OSError, ValueError, IndexError):
+            return 0, 0
+
+    def bump(self) -> int:
+        """Record a write by this process (call while holding the lock); returns the new generation."""
+        gen = self.read()[0] + 1
+        path = self.directory / _GEN_FILE
+        tmp = path.with_name(f"{_GEN_FILE}.{os.getpid()}.tmp")
+        tmp.write_text(f"{gen} {os.getpid()}\n", encoding="ascii")
+        os.replace(tmp, path)
+        return gen

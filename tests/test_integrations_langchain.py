@@ -1,0 +1,124 @@
+"""LangChain integrations run for real: the cited retriever tool, the LCEL RAG chain, the evidence
+helpers and the offline stand-in chat model."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from conftest import unique_namespace
+from fakes import FakeEmbeddings, make_turns
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.prompts import ChatPromptTemplate
+
+from integrations.evidence import format_evidence, parse_evidence_line, parse_time, search_evidence
+from integrations.langchain import create_memory_retriever_tool, create_rag_chain
+from integrations.langchain.rag import NO_CONTEXT
+from integrations.offline import NO_MEMORY_ANSWER, OfflineEvidenceChatModel, load_chat_model
+from langmem_cog import CogMemConfig, CogMemRetriever, TurnStore
+from langmem_cog.errors import InvalidInputError
+
+TEXTS = [
+    "I adopted a terrier called Pickle last week.",
+    "My favourite book is Piranesi by Susanna Clarke.",
+    "I am allergic to shellfish, so no crab boil for me.",
+]
+
+
+class RecordingChatModel(GenericFakeChatModel):
+    prompts: list[list[BaseMessage]] = []
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.prompts.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def store() -> TurnStore:
+    return TurnStore(CogMemConfig.preset("ephemeral"), embeddings=FakeEmbeddings())
+
+
+@pytest.fixture
+def ns(store: TurnStore) -> str:
+    ns = unique_namespace("lc")
+    store.add_turns(make_turns(ns, TEXTS, speaker="Leo", start=datetime(2023, 5, 8, 12, tzinfo=UTC)))
+    store.add_turns(make_turns(ns, ["Crab boil on Saturday, who's in?"], speaker="Maya", id_prefix="m",
+                               start=datetime(2023, 6, 1, tzinfo=UTC)))
+    return ns
+
+
+def test_retriever_tool_returns_cited_lines_and_artifacts(store: TurnStore, ns: str) -> None:
+    retriever = CogMemRetriever(store=store, namespace=ns, k=2)
+    tool = create_memory_retriever_tool(retriever)
+    assert tool.name == "search_memory" and "query" in tool.tool_call_schema.model_json_schema()["properties"]
+    lines = tool.invoke({"query": "shellfish allergy"}).splitlines()
+    assert parse_evidence_line(lines[0]) == ("t2", "Leo", "2023-05-08", TEXTS[2])
+    assert len(lines) == 2
+    rich = create_memory_retriever_tool(retriever, name="recall", response_format="content_and_artifact")
+    msg = rich.invoke({"type": "tool_call", "id": "c1", "name": "recall", "args": {"query": "crab boil"}})
+    assert isinstance(msg, ToolMessage)
+    assert [d.metadata["turn_id"] for d in msg.artifact] == [parse_evidence_line(x)[0] for x in msg.text.splitlines()]
+
+
+async def test_retriever_tool_async(store: TurnStore, ns: str) -> None:
+    tool = create_memory_retriever_tool(CogMemRetriever(store=store, namespace=ns, k=1))
+    out = await tool.ainvoke({"query": "Which book is my favourite?"})
+    assert parse_evidence_line(out)[0] == "t1"
+
+
+def test_rag_chain_gives_the_model_cited_context_and_returns_sources(store: TurnStore, ns: str) -> None:
+    model = RecordingChatModel(messages=iter([AIMessage(content="Shellfish [t2]."), AIMessage(content="Piranesi [t1].")]),
+                               prompts=[])
+    chain = create_rag_chain(CogMemRetriever(store=store, namespace=ns, k=2), model)
+    out = chain.invoke("What is Leo allergic to?")
+    assert out["answer"] == "Shellfish [t2]." and out["question"] == "What is Leo allergic to?"
+    assert out["docs"][0].metadata["turn_id"] == "t2" and out["context"] == format_evidence(out["docs"])
+    system, human = model.prompts[0]
+    assert isinstance(system, SystemMessage) and out["context"] in system.text
+    assert isinstance(human, HumanMessage) and human.text == "What is Leo allergic to?"
+    [second] = chain.batch(["favourite book"])
+    assert second["answer"] == "Piranesi [t1]." and second["docs"][0].metadata["turn_id"] == "t1"
+
+
+def test_rag_chain_on_an_empty_namespace_and_a_bad_prompt(store: TurnStore) -> None:
+    retriever = CogMemRetriever(store=store, namespace=unique_namespace("empty"))
+    out = create_rag_chain(retriever, OfflineEvidenceChatModel()).invoke("What is my dog called?")
+    assert out["docs"] == [] and out["context"] == NO_CONTEXT and out["answer"] == NO_MEMORY_ANSWER
+    with pytest.raises(InvalidInputError, match="context"):
+        create_rag_chain(retriever, OfflineEvidenceChatModel(), prompt=ChatPromptTemplate.from_messages([("human", "{question}")]))
+
+
+def test_search_evidence_filters_the_whole_ranking(store: TurnStore, ns: str) -> None:
+    top = search_evidence(store, ns, "crab boil", k=1)
+    assert [d.metadata["turn_id"] for d in top] in (["t2"], ["m0"])
+    leo = search_evidence(store, ns, "crab boil", k=5, speaker="LEO")
+    assert leo and {d.metadata["speaker"] for d in leo} == {"Leo"} and [d.metadata["rank"] for d in leo] == [1, 2, 3]
+    june = search_evidence(store, ns, "terrier", start="2023-06-01")
+    assert [d.metadata["turn_id"] for d in june] == ["m0"]  # the best match after the date, not the overall best
+    assert sorted(d.metadata["turn_id"] for d in search_evidence(store, ns, "crab", exclude_ids={"t2", "m0"}, k=5)) == ["t0", "t1"]
+    assert search_evidence(store, unique_namespace("none"), "x") == []
+    with pytest.raises(InvalidInputError):
+        search_evidence(store, ns, "x", start="yesterday")
+    with pytest.raises(InvalidInputError):
+        search_evidence(store, ns, "x", k=0)
+    assert parse_time("2023-05-08T10:00:00").tzinfo is not None
+
+
+def test_offline_stand_in_rules() -> None:
+    model = OfflineEvidenceChatModel()
+    evidence = SystemMessage("Memories:\n[a1 | assistant | 2024-01-02] From memory: Rex is a dog.\n"
+                             "[u1 | user | 2024-01-01] My dog is called Rex.\n[u2 | user | 2024-01-01] I like tea.")
+    assert model.invoke([evidence, HumanMessage("What is my dog called?")]).text == (
+        "From memory: My dog is called Rex. [u1 | user | 2024-01-01]")  # people before the assistant
+    assert model.invoke([evidence, HumanMessage("Where do I work?")]).text == NO_MEMORY_ANSWER
+    assert model.invoke([HumanMessage("I moved to Porto.")]).text == "Noted."
+    bound = model.bind_tools([create_memory_retriever_tool(CogMemRetriever.model_construct(namespace="x"))])
+    call = bound.invoke([HumanMessage("What is my dog called?")])
+    assert call.tool_calls[0]["name"] == "search_memory" and call.tool_calls[0]["args"] == {"query": "What is my dog called?"}
+    answer = bound.invoke([HumanMessage("What is my dog called?"), call,
+                           ToolMessage("[u1 | user | 2024-01-01] My dog is called Rex.", tool_call_id=call.tool_calls[0]["id"])])
+    assert answer.text.endswith("[u1 | user | 2024-01-01]") and not answer.tool_calls
+    assert type(load_chat_model(environ={})).__name__ == "OfflineEvidenceChatModel"
+    assert type(load_chat_model(environ={"LMC_CHAT_MODEL": "offline"})).__name__ == "OfflineEvidenceChatModel"

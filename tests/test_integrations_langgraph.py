@@ -1,0 +1,267 @@
+"""LangGraph integrations run for real: memory tools inside ``create_agent`` with a scripted
+tool-calling fake model, the memory middleware, the ``BaseStore`` adapter, and the operator
+subgraph inside a parent agent graph."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from conftest import unique_namespace
+from fakes import FakeEmbeddings, make_turns
+from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.store.base import PutOp, SearchOp
+from langgraph.store.memory import InMemoryStore
+
+from integrations.evidence import parse_evidence_line
+from integrations.langgraph import (
+    CogMemoryMiddleware,
+    CogMemStore,
+    MemoryContext,
+    build_memory_agent_graph,
+    create_memory_tools,
+)
+from integrations.offline import OfflineEvidenceChatModel
+from langmem_cog import CogMemConfig
+from langmem_cog.errors import InvalidInputError
+from langmem_cog.memory import CogMemory
+
+TEXTS = [
+    "I adopted a terrier called Pickle last week.",
+    "My favourite book is Piranesi by Susanna Clarke.",
+    "I am allergic to shellfish, so no crab boil for me.",
+    "The weather was grey all day.",
+]
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    """Replies from a script (tool calls included) and records every prompt it is given."""
+
+    prompts: list[list[BaseMessage]] = []
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
+        return self
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.prompts.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
+
+
+def scripted(*replies: AIMessage) -> ScriptedChatModel:
+    return ScriptedChatModel(messages=iter(replies), prompts=[])
+
+
+def system_text(prompt: list[BaseMessage]) -> str:
+    return "\n".join(m.text for m in prompt if isinstance(m, SystemMessage))
+
+
+@pytest.fixture(scope="module")
+def memory() -> CogMemory:
+    return CogMemory(CogMemConfig.preset("ephemeral"), embeddings=FakeEmbeddings())
+
+
+@pytest.fixture
+def seeded(memory: CogMemory) -> str:
+    ns = unique_namespace("user")
+    memory.add_turns(make_turns(ns, TEXTS, speaker="Leo", start=datetime(2023, 5, 8, 12, tzinfo=UTC)))
+    return ns
+
+
+# ---------------------------------------------------------------------------- tools
+def test_search_memory_cites_turns_and_filters(memory: CogMemory, seeded: str) -> None:
+    other = make_turns(seeded, ["Maya loves crab boil parties."], speaker="Maya", id_prefix="m",
+                       start=datetime(2023, 9, 1, tzinfo=UTC))
+    memory.add_turns(other)
+    search, _ = create_memory_tools(memory, namespace=seeded)
+    lines = search.invoke({"query": "crab boil shellfish"}).splitlines()
+    first = parse_evidence_line(lines[0])
+    assert first is not None and first[0] in {"t2", "m0"}
+    assert {parse_evidence_line(x)[0] for x in lines[:2]} == {"t2", "m0"}
+    only_maya = search.invoke({"query": "crab boil", "speaker": "maya"}).splitlines()
+    assert [parse_evidence_line(x)[:3] for x in only_maya] == [("m0", "Maya", "2023-09-01")]
+    before = search.invoke({"query": "crab boil", "end": "2023-05-08", "k": 10}).splitlines()
+    assert "m0" not in {parse_evidence_line(x)[0] for x in before} and len(before) == len(TEXTS)
+    msg = search.invoke({"type": "tool_call", "id": "c1", "name": "search_memory",
+                         "args": {"query": "crab", "start": "2023-06-01"}})
+    assert isinstance(msg, ToolMessage) and [a["turn_id"] for a in msg.artifact] == ["m0"]
+    with pytest.raises(InvalidInputError):
+        search.invoke({"query": "crab", "start": "2023-09-02", "end": "2023-09-01"})
+
+
+def test_remember_then_search_in_a_fresh_namespace(memory: CogMemory) -> None:
+    ns = unique_namespace("fresh")
+    search, remember = create_memory_tools(memory, namespace=ns, speaker="Ana")
+    assert search.invoke({"query": "anything"}) == "No memories found."
+    out = remember.invoke({"text": "My sister lives in Porto."})
+    tid = parse_evidence_line(out.removeprefix("Remembered as "))[0]
+    assert memory.store.get_turns(ns, [tid])[0].speaker == "Ana"
+    assert parse_evidence_line(search.invoke({"query": "Where does my sister live?"}))[0] == tid
+    with pytest.raises(InvalidInputError):
+        remember.invoke({"text": "   "})
+
+
+def test_tools_in_create_agent_use_the_runtime_context_namespace(memory: CogMemory, seeded: str) -> None:
+    model = scripted(
+        AIMessage(content="", tool_calls=[{"name": "search_memory", "args": {"query": "what is the dog called"},
+                                           "id": "call-1"}]),
+        AIMessage(content="Your dog is Pickle [t0]."),
+        AIMessage(content="", tool_calls=[{"name": "search_memory", "args": {"query": "what is the dog called"},
+                                           "id": "call-2"}]),
+        AIMessage(content="I don't know."),
+    )
+    agent = create_agent(model, tools=create_memory_tools(memory), context_schema=MemoryContext)
+    out = agent.invoke({"messages": [("user", "What is my dog called?")]}, context=MemoryContext(user_id=seeded))
+    tool_msgs = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert parse_evidence_line(tool_msgs[0].text.splitlines()[0])[:2] == ("t0", "Leo")
+    assert out["messages"][-1].text == "Your dog is Pickle [t0]."
+    # Another user's context searches another namespace: nothing of Leo's leaks.
+    stranger = unique_namespace("stranger")
+    out = agent.invoke({"messages": [("user", "What is my dog called?")]}, context={"user_id": stranger})
+    assert [m.text for m in out["messages"] if isinstance(m, ToolMessage)] == ["No memories found."]
+
+
+def test_tools_without_namespace_or_context_fail_clearly(memory: CogMemory) -> None:
+    search, _ = create_memory_tools(memory)
+    with pytest.raises(InvalidInputError, match="user_id"):
+        search.invoke({"query": "x"})
+
+
+# ---------------------------------------------------------------------------- middleware
+def test_middleware_injects_cited_evidence_and_stores_new_turns(memory: CogMemory, seeded: str) -> None:
+    model = scripted(AIMessage(content="You are allergic to shellfish [t2]."), AIMessage(content="Pickle [t0]."))
+    agent = create_agent(model, system_prompt="Be brief.", middleware=[CogMemoryMiddleware(memory, k=3)],
+                         context_schema=MemoryContext, checkpointer=InMemorySaver())
+    ctx = MemoryContext(user_id=seeded, user_name="Leo", session_id="7")
+    thread = {"configurable": {"thread_id": unique_namespace("thread")}}
+    before = memory.store.count(seeded)
+    agent.invoke({"messages": [("user", "What am I allergic to?")]}, config=thread, context=ctx)
+    system = system_text(model.prompts[0])
+    assert system.startswith("Be brief.")
+    cited = [parse_evidence_line(x) for x in system.splitlines() if parse_evidence_line(x)]
+    assert len(cited) == 3 and cited[0] == ("t2", "Leo", "2023-05-08", TEXTS[2])
+    turns = memory.store.get_turns(seeded)
+    assert len(turns) == before + 2
+    new = [t for t in turns if t.session_id == "7"]
+    assert [(t.speaker, t.text) for t in new] == [("Leo", "What am I allergic to?"),
+                                                 ("assistant", "You are allergic to shellfish [t2].")]
+    # Same thread again: the replayed messages are not stored twice, and they are not injected
+    # back as evidence (they are already in the conversation).
+    agent.invoke({"messages": [("user", "What is my allergy and my dog?")]}, config=thread, context=ctx)
+    assert memory.store.count(seeded) == before + 4
+    injected = {parse_evidence_line(x)[0] for x in system_text(model.prompts[1]).splitlines() if parse_evidence_line(x)}
+    assert injected and not injected & {t.id for t in new}
+
+
+def test_middleware_keeps_users_apart_and_runs_async(memory: CogMemory, seeded: str) -> None:
+    model = scripted(AIMessage(content="Noted."), AIMessage(content="Hm."))
+    agent = create_agent(model, middleware=[CogMemoryMiddleware(memory)], context_schema=MemoryContext)
+    other = unique_namespace("other")
+
+    async def run() -> None:
+        await agent.ainvoke({"messages": [("user", "What am I allergic to?")]}, context=MemoryContext(user_id=other))
+        await agent.ainvoke({"messages": [("user", "What am I allergic to?")]}, context=MemoryContext(user_id=seeded))
+
+    asyncio.run(run())
+    assert parse_evidence_line(system_text(model.prompts[0]) or "") is None  # nothing stored for `other` yet
+    assert "shellfish" not in system_text(model.prompts[0])
+    assert "[t2 | Leo | 2023-05-08]" in system_text(model.prompts[1])
+    assert memory.store.count(other) == 2
+
+
+def test_middleware_with_the_offline_stand_in_recalls_across_threads(memory: CogMemory) -> None:
+    user = MemoryContext(user_id=unique_namespace("chat"))
+    agent = create_agent(OfflineEvidenceChatModel(), middleware=[CogMemoryMiddleware(memory, with_tools=True)],
+                         context_schema=MemoryContext, checkpointer=InMemorySaver())
+    agent.invoke({"messages": [("user", "My bike is a green Bianchi.")]}, context=user,
+                 config={"configurable": {"thread_id": "a"}})
+    out = agent.invoke({"messages": [("user", "What colour is my bike?")]}, context=user,
+                       config={"configurable": {"thread_id": "b"}})
+    tool = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert tool and tool[0].name == "search_memory"
+    assert out["messages"][-1].text.startswith("From memory: My bike is a green Bianchi. [")
+
+
+# ---------------------------------------------------------------------------- BaseStore adapter
+def test_store_delegates_exact_key_operations(memory: CogMemory) -> None:
+    inner = InMemoryStore()
+    store = CogMemStore(memory, inner)
+    user = ("memories", unique_namespace("s"))
+    store.put(user, "a", {"content": "Ana plays the cello", "kind": "fact"})
+    store.put(user, "b", {"content": "Ana is allergic to peanuts", "kind": "fact"})
+    store.put((*user, "notes"), "c", {"text": "Buy peanuts"}, index=False)
+    assert store.get(user, "a").value == inner.get(user, "a").value == {"content": "Ana plays the cello", "kind": "fact"}
+    assert store.list_namespaces(prefix=user) == inner.list_namespaces(prefix=user) == [user, (*user, "notes")]
+    assert {i.key for i in store.search(user)} == {"a", "b", "c"}  # no query: the inner store's search
+    store.delete(user, "a")
+    assert store.get(user, "a") is None and inner.get(user, "a") is None
+
+
+def test_store_search_ranks_with_the_retriever_and_stays_in_step(memory: CogMemory) -> None:
+    store = CogMemStore(memory)
+    user = ("memories", unique_namespace("s"))
+    store.batch([
+        PutOp(user, "a", {"content": "Ana plays the cello every Sunday", "kind": "hobby", "n": 1}),
+        PutOp(user, "b", {"content": "Ana is allergic to peanuts", "kind": "health", "n": 2}),
+        PutOp(user, "c", {"content": "Ana moved to Porto in May", "kind": "place", "n": 3}),
+        PutOp((*user, "x"), "d", {"content": "peanuts are cheap at the market"}, index=False),
+    ])
+    hits = store.search(user[:1], query="peanut allergy", limit=2)
+    assert hits[0].key == "b" and hits[0].score is not None and hits[0].value["kind"] == "health"
+    assert "d" not in {h.key for h in store.search(user[:1], query="peanuts market", limit=10)}
+    assert [h.key for h in store.search(user, query="Ana", filter={"n": {"$gte": 2}}, limit=10)] in (["b", "c"], ["c", "b"])
+    page = [h.key for h in store.search(user, query="Ana cello peanuts Porto", limit=10)]
+    assert [h.key for h in store.search(user, query="Ana cello peanuts Porto", offset=1, limit=1)] == page[1:2]
+    store.put(user, "b", {"content": "Ana no longer eats sugar"})  # update re-indexes
+    assert "b" not in {h.key for h in store.search(user, query="peanut allergy", limit=1)}
+    assert store.search(user, query="sugar", limit=1)[0].key == "b"
+    store.delete(user, "c")  # delete leaves the index
+    assert "c" not in {h.key for h in store.search(user, query="Porto", limit=10)}
+    ns = ".".join(user)
+    assert sorted(t.id for t in memory.store.get_turns(ns)) == ["a", "b"]
+    results = asyncio.run(store.abatch([SearchOp(user, query="cello", limit=1), SearchOp(user, limit=5)]))
+    assert results[0][0].key == "a" and {i.key for i in results[1]} == {"a", "b", "d"}  # sub-namespaces too
+
+
+def test_store_serves_store_based_graph_code(memory: CogMemory) -> None:
+    store = CogMemStore(memory)
+    user = unique_namespace("u")
+
+    def node(state: MessagesState, runtime: Runtime[Any]) -> dict[str, Any]:
+        runtime.store.put(("facts", user), "f1", {"content": "The wifi password is on the fridge"})
+        runtime.store.put(("facts", user), "f2", {"content": "Grandma's birthday is 4 July"})
+        hit = runtime.store.search(("facts", user), query=state["messages"][-1].text, limit=1)[0]
+        return {"messages": [AIMessage(content=hit.value["content"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    out = builder.compile(store=store).invoke({"messages": [("user", "when is grandma's birthday")]})
+    assert out["messages"][-1].text == "Grandma's birthday is 4 July"
+
+
+# ---------------------------------------------------------------------------- operator subgraph as a node
+def test_operator_subgraph_inside_a_parent_agent_graph(memory: CogMemory, seeded: str) -> None:
+    model = scripted(AIMessage(content="Pickle [t0]."))
+    app = build_memory_agent_graph(memory, model, k=3, checkpointer=InMemorySaver(), context_schema=MemoryContext)
+    config = {"configurable": {"thread_id": unique_namespace("thread")}}
+    ctx = MemoryContext(user_id=seeded)
+    chunks = list(app.stream({"messages": [("user", "What is the name of the terrier I adopted?")]},
+                             config=config, context=ctx, stream_mode="updates", subgraphs=True))
+    sub_nodes = {node for ns, update in chunks if ns and ns[0].startswith("recall") for node in update}
+    assert {"route", "anchor", "ground", "check"} <= sub_nodes  # the operator loop ran as a subgraph
+    state = app.get_state(config).values
+    assert state["evidence"] and state["evidence"][0]["turn_id"] == "t0"
+    system = system_text(model.prompts[0])
+    assert "[t0 | Leo | 2023-05-08] " + TEXTS[0] in system
+    assert len([x for x in system.splitlines() if parse_evidence_line(x)]) == 3  # topped up to k
+    assert [t.text for t in memory.store.get_turns(seeded)][-2:] == ["What is the name of the terrier I adopted?",
+                                                                     "Pickle [t0]."]
+    with pytest.raises(InvalidInputError, match="user_id"):
+        build_memory_agent_graph(memory, scripted(AIMessage(content="x"))).invoke({"messages": [("user", "hi")]})
