@@ -33,6 +33,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from langmem_cog.bench.locomo import LocomoRun, Progress, _no_progress
 from langmem_cog.bench.protocol import percentiles, row_metrics
 from langmem_cog.config import CogMemConfig
@@ -119,6 +121,23 @@ register_system("bm25", _store_ranker("lexical", None))
 register_system("hybrid", _store_ranker("hybrid", "zscore"))
 register_system("hybrid-rrf", _store_ranker("hybrid", "rrf"))
 register_system("graph", _graph_rank, needs_graph=True)
+
+
+def _augmented_rank(memory: Any, namespace: str, question: str, now: datetime) -> list[str]:
+    """Raw candidates -> the untrained fusion fallback (neighbour window, no graph, no cross-encoder).
+
+    The shipped fusion scorer and reranker were trained on LongMemEval-S dev, so on this file only the
+    untrained fallback is a fair (zero-shot) cascade.
+    """
+    from langmem_cog.rank.cascade import Cascade
+    from langmem_cog.rank.scorer import FusionScorer
+
+    cascade = Cascade(store=memory.store, scorer=FusionScorer.untrained(), use_graph=False)
+    pool, _signals, fused = cascade.first_stage(namespace, question, now=now)
+    return [pool.turns[int(i)].id for i in np.argsort(-fused, kind="stable")]
+
+
+register_system("augmented-untrained", _augmented_rank)
 
 
 def default_longmemeval_path() -> Path | None:
