@@ -162,6 +162,7 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
             train_config=TrainConfig(epochs=args.epochs, max_length=args.max_length, threads=args.threads,
                                      freeze_layers=args.freeze_layers, max_queries=args.max_queries),
             latency_sample=args.latency_sample, work_dir=args.work_dir, reuse=args.reuse,
+            drop_features=args.drop_features.split(",") if args.drop_features else (),
         )
     else:
         run = run_locomo(
@@ -445,6 +446,7 @@ def build_parser() -> argparse.ArgumentParser:
     loc.add_argument("--latency-sample", type=int, default=200, help="cascade systems: questions timed end to end")
     loc.add_argument("--work-dir", help="full: where per-seed checkpoints are written")
     loc.add_argument("--reuse", action="store_true", help="full: reuse per-seed checkpoints already in --work-dir")
+    loc.add_argument("--drop-features", help="cascade systems: comma-separated features held at zero ('graph': all graph ones)")
     loc.set_defaults(func=cmd_bench_locomo)
     gb = bench.add_parser("graph", help="PEC2F graph: throughput, counts, evidence coverage, attribution probe")
     gb.add_argument("--data", help="a JSON file in LoCoMo's schema (default: ../shared/data/locomo/locomo10.json)")

@@ -42,7 +42,7 @@ from langmem_cog.rank.cascade import Cascade, pool_documents
 from langmem_cog.rank.compressor import ConvMemoryCompressor
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder
 from langmem_cog.rank.data import rerank_examples
-from langmem_cog.rank.features import candidate_features
+from langmem_cog.rank.features import FEATURE_NAMES, candidate_features
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import TrainConfig, train_cross_encoder
 
@@ -73,6 +73,7 @@ def run_cascade(
     work_dir: str | Path | None = None,
     tune_queries: int = 150,
     reuse: bool = False,
+    drop_features: Sequence[str] = (),
 ) -> LocomoRun:
     """Run one cascade system on the LoCoMo protocol.
 
@@ -92,6 +93,7 @@ def run_cascade(
         work_dir: Where per-seed checkpoints go (default: a temporary folder).
         tune_queries: Held-out train questions (unseen by the cross-encoder) that choose its blend weight.
         reuse: Reuse a seed's checkpoint already in ``work_dir`` (an interrupted run of the same command).
+        drop_features: Feature names (or ``graph``: every graph feature) held at zero (ablations).
     """
     if system not in CASCADE_SYSTEMS:
         raise InvalidInputError(f"unknown cascade system {system!r}: choose one of {CASCADE_SYSTEMS}")
@@ -104,7 +106,8 @@ def run_cascade(
     try:
         return _run(data, ps, cfg, system=system, embedder=embedder, seeds=seeds, split=split, progress=progress,
                     train_config=train_config or TrainConfig(), reranker_init=reranker_init,
-                    latency_sample=latency_sample, work_dir=work_dir, tune_queries=tune_queries, reuse=reuse)
+                    latency_sample=latency_sample, work_dir=work_dir, tune_queries=tune_queries, reuse=reuse,
+                    drop=_dropped(drop_features))
     finally:
         ps.release()
 
@@ -126,10 +129,13 @@ def _pools(data: str | Path, cfg: CogMemConfig, progress: Progress, cache: str |
 
 def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embedder: str, seeds: Sequence[int],
          split: str, progress: Progress, train_config: TrainConfig, reranker_init: str | Path | None,
-         latency_sample: int, work_dir: str | Path | None, tune_queries: int, reuse: bool) -> LocomoRun:
+         latency_sample: int, work_dir: str | Path | None, tune_queries: int, reuse: bool,
+         drop: list[int]) -> LocomoRun:
     w = cfg.lexical_weight
     feats = {_key(qp): candidate_features(qp.pool, qp.question["question"], qp.graph, lexical_weight=w)
              for qps in ps.by_sample.values() for qp in qps}
+    for X in feats.values():
+        X[:, drop] = 0.0
     gold = {_key(qp): np.isin(np.array(qp.pool.ids), qp.question["gold"]) for qps in ps.by_sample.values() for qp in qps}
     work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="lmc-cascade-"))
     rows: list[dict[str, Any]] = []
@@ -168,6 +174,7 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
     result = _result(system, embedder, data, split, seeds, rows, latencies, ps.n_turns, ps.ingest_s, params)
     result["first_stage_ms_batched_embedding"] = percentiles([r["stage_ms"] for r in rows]) if rows else {}
     result["latency_by_stage_ms"] = {k: percentiles(v) for k, v in stages.items() if v}
+    result["dropped_features"] = [FEATURE_NAMES[i] for i in drop]
     if input_rows:
         cmp = compare_rows(input_rows, rows)
         result["compressor_vs_input"] = {
@@ -177,6 +184,18 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
             "report": cmp.format("input", "compressed"),
         }
     return LocomoRun(summary=result, rows=rows, input_rows=input_rows)
+
+
+def _dropped(names: Sequence[str]) -> list[int]:
+    out: set[str] = set()
+    for name in names:
+        if name == "graph":
+            out |= {f for f in FEATURE_NAMES if f.startswith("graph_")} | {"in_window"}
+        elif name in FEATURE_NAMES:
+            out.add(name)
+        else:
+            raise InvalidInputError(f"unknown feature {name!r}: use 'graph' or one of {list(FEATURE_NAMES)}")
+    return sorted(FEATURE_NAMES.index(f) for f in out)
 
 
 def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, gold: dict, train_config: TrainConfig,
