@@ -1,7 +1,8 @@
 """langmem-cog: long-term memory for LangChain and LangGraph agents.
 
-Raw turns are stored in Chroma with a BM25 index beside them and retrieved by a
-hybrid (dense + lexical) LangChain retriever.
+Raw turns are stored in Chroma with a BM25 index beside them; ``CogMemory`` adds the
+PEC2F graph. ``CogMemRetriever`` retrieves by hybrid search, or (``CogMemRetriever.full``)
+through the whole cascade: raw + graph candidates, learned fusion, protected cross-encoder rerank.
 
 Example:
     >>> from langmem_cog import CogMemConfig, CogMemRetriever, TurnStore, load_locomo
@@ -14,6 +15,7 @@ Example:
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import LangMemCogError
 from langmem_cog.loaders import load_locomo, load_longmemeval, turns_from_messages
+from langmem_cog.memory import CogMemory
 from langmem_cog.records import Turn, make_turn
 from langmem_cog.retriever import CogMemRetriever
 from langmem_cog.store import TurnStore
@@ -23,6 +25,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CogMemConfig",
     "CogMemRetriever",
+    "CogMemory",
     "LangMemCogError",
     "Turn",
     "TurnStore",

@@ -62,3 +62,20 @@ def persistent_store_factory(tmp_path: Path) -> Callable[..., TurnStore]:
         return TurnStore(cfg, embeddings=FakeEmbeddings())
 
     return make
+
+
+SAMPLE_CONVERSATION = Path(__file__).resolve().parents[1] / "langmem_cog" / "data" / "sample_conversation.json"
+
+
+@pytest.fixture(scope="module")
+def two_conversations(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A LoCoMo-schema file with two conversations (the bundled sample under two ids)."""
+    import copy
+    import json
+
+    rec = json.loads(SAMPLE_CONVERSATION.read_text())[0]
+    other = copy.deepcopy(rec)
+    other["sample_id"] = "demo-2"
+    path = tmp_path_factory.mktemp("data") / "two.json"
+    path.write_text(json.dumps([rec, other]))
+    return path

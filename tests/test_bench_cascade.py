@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-import json
 from pathlib import Path
 
 import pytest
@@ -11,18 +9,6 @@ import pytest
 from langmem_cog.bench.cascade import run_cascade
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.rank.training import TrainConfig
-
-SAMPLE = Path(__file__).resolve().parents[1] / "langmem_cog" / "data" / "sample_conversation.json"
-
-
-@pytest.fixture(scope="module")
-def two_conversations(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    rec = json.loads(SAMPLE.read_text())[0]
-    other = copy.deepcopy(rec)
-    other["sample_id"] = "demo-2"
-    path = tmp_path_factory.mktemp("data") / "two.json"
-    path.write_text(json.dumps([rec, other]))
-    return path
 
 
 def test_augmented_fits_on_train_and_scores_test(two_conversations: Path, tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
@@ -12,17 +11,6 @@ from langmem_cog.bench.locomo import run_locomo, write_outputs
 from langmem_cog.cli import main
 
 SAMPLE = Path(__file__).resolve().parents[1] / "langmem_cog" / "data" / "sample_conversation.json"
-
-
-@pytest.fixture(scope="module")
-def two_conversations(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A LoCoMo-schema file with two conversations (the sample under two ids)."""
-    rec = json.loads(SAMPLE.read_text())[0]
-    other = copy.deepcopy(rec)
-    other["sample_id"] = "demo-2"
-    path = tmp_path_factory.mktemp("data") / "two.json"
-    path.write_text(json.dumps([rec, other]))
-    return path
 
 
 def test_demo_runs_and_reports_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

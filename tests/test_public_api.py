@@ -7,6 +7,7 @@ def test_all_is_pinned() -> None:
     assert sorted(langmem_cog.__all__) == [
         "CogMemConfig",
         "CogMemRetriever",
+        "CogMemory",
         "LangMemCogError",
         "Turn",
         "TurnStore",

@@ -73,6 +73,37 @@ class GraphStore(ABC):
         return f"{type(self).__name__}[{namespace!r}]"
 
 
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically: a fsynced temp file renamed over it, then the folder fsynced.
+
+    A crash leaves either the old file or the new one, never a torn one (a stray ``.tmp`` at worst).
+
+    Raises:
+        OSError: If the folder or the file cannot be written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    try:
+        dfd = os.open(path.parent, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. Windows
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(dfd)
+
+
 class FileGraphStore(GraphStore):
     """One JSON file per namespace under ``root/graph/`` (the default backend's format).
 
@@ -107,22 +138,7 @@ class FileGraphStore(GraphStore):
         path = self.path(namespace)
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-            dfd = os.open(path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
+            atomic_write_text(path, text)
         except OSError as exc:
             raise StoreError(f"cannot write the graph of namespace {namespace!r} to {path}: {exc}") from exc
 

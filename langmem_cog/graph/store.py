@@ -61,7 +61,6 @@ import json
 import logging
 import math
 import os
-import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -72,6 +71,7 @@ from typing import Any
 import networkx as nx
 
 from langmem_cog.errors import ExtractionError, InvalidInputError, StoreError
+from langmem_cog.graph.backends import atomic_write_text
 from langmem_cog.graph.consolidate import FactWriter, consolidate, consolidated_fact_id
 from langmem_cog.graph.reconcile import ClaimKey, claim_group, claim_group_key, natural_key, reconcile_claims
 from langmem_cog.graph.resolve import (
@@ -898,18 +898,7 @@ class GraphMemory:
             G = self.graph(namespace)
             payload = json.dumps(_to_payload(namespace, G), ensure_ascii=False, separators=(",", ":"))
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-                try:
-                    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                        fh.write(payload)
-                        fh.flush()
-                        os.fsync(fh.fileno())
-                    os.replace(tmp, path)
-                except BaseException:
-                    Path(tmp).unlink(missing_ok=True)
-                    raise
-                _fsync_dir(path.parent)
+                atomic_write_text(path, payload)
                 self._stamps[namespace] = self._stamp(namespace)
             except OSError as exc:
                 raise StoreError(f"cannot write the graph of namespace {namespace!r} to {path}: {exc}") from exc
@@ -975,19 +964,6 @@ def _graph_from_snapshot(raw: Any, what: str, namespace: str) -> nx.MultiDiGraph
         raise StoreError(
             f"{what} of namespace {namespace!r} is corrupt ({exc!r}); {_REBUILD_HINT}"
         ) from exc
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - e.g. Windows
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
 
 
 # ---------------------------------------------------------------------- derived attributes
