@@ -30,7 +30,7 @@ import numpy as np
 from langchain_core.documents import BaseDocumentCompressor, Document
 
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.fusion import zscore
+from langmem_cog.fusion import zscore_fuse
 from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features
 from langmem_cog.rank.scorer import FusionScorer
 
@@ -113,7 +113,7 @@ class Cascade:
         ids = ps.ids
         dense, lexical = ps.dense, ps.lexical
         if len(ids) > FEATURE_POOL_MAX:
-            hybrid = zscore(dense) + self.store.config.lexical_weight * zscore(lexical)
+            hybrid = zscore_fuse([dense, lexical], [1.0, self.store.config.lexical_weight])
             keep = set(np.argsort(-hybrid, kind="stable")[: self.store.config.candidates].tolist())
             if signals is not None:
                 where = {d: i for i, d in enumerate(ids)}
@@ -160,7 +160,7 @@ def pool_documents(pool: CandidatePool, signals: GraphSignals | None, fused: np.
     """The candidates ``idx`` of a pool as ``Document`` objects with stage labels and fused scores."""
     from langmem_cog.retriever import turn_document
 
-    hybrid = zscore(pool.dense) + lexical_weight * zscore(pool.lexical)
+    hybrid = zscore_fuse([pool.dense, pool.lexical], [1.0, lexical_weight])
     raw_top = set(np.argsort(-hybrid, kind="stable")[:raw_candidates].tolist())
     grounded = set(signals.grounded) if signals is not None else set()
     max_pos = max((t.position for t in pool.turns), default=0)
