@@ -271,9 +271,19 @@ def cmd_bench_longmemeval(args: argparse.Namespace) -> int:
         if multi and getattr(args, opt) and "{system}" not in getattr(args, opt):
             raise LangMemCogError(f"--{opt} must contain '{{system}}' when several systems run (e.g. results/lme-{{system}}.json)")
     rows_paths = {s: Path(args.rows.format(system=s)) for s in args.system} if args.rows else {}
-    for p in rows_paths.values():  # rows are appended as they are scored: a long run that stops keeps them
+    if args.resume and not rows_paths:
+        raise LangMemCogError("--resume needs --rows: it skips the questions already in the rows files")
+    earlier: dict[str, list[dict[str, Any]]] = {s: [] for s in args.system}
+    for s, p in rows_paths.items():  # rows are appended as they are scored: a long run that stops keeps them
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text("", encoding="utf-8")
+        if args.resume and p.exists():
+            earlier[s] = [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+        else:
+            p.write_text("", encoding="utf-8")
+    done = set.intersection(*({r["sample_id"] for r in rows} for rows in earlier.values()))
+    for s, p in rows_paths.items():  # keep only questions every system scored; the rest run again
+        earlier[s] = [r for r in earlier[s] if r["sample_id"] in done]
+        p.write_text("".join(json.dumps(r) + "\n" for r in earlier[s]), encoding="utf-8")
 
     def on_row(system: str, row: dict[str, Any]) -> None:
         if system in rows_paths:
@@ -281,8 +291,14 @@ def cmd_bench_longmemeval(args: argparse.Namespace) -> int:
                 fh.write(json.dumps(row) + "\n")
 
     runs = run_longmemeval(data, systems=args.system, embedder=args.embedder, limit=args.limit,
-                           max_seq_length=args.max_seq_length, progress=_progress, on_row=on_row)
+                           max_seq_length=args.max_seq_length, progress=_progress, on_row=on_row,
+                           skip=done, embedding_cache=args.embedding_cache)
     for system, run in runs.items():
+        if earlier[system]:  # metrics over every row; speed figures are this run's own
+            from langmem_cog.bench.longmemeval import summarize_lme
+
+            run.summary.update(summarize_lme([*earlier[system], *run.rows]))
+            run.summary["resumed_rows"] = len(earlier[system])
         write_outputs(run, args.out.format(system=system) if args.out else None, None)
         _print_lme(system, run.summary)
     return 0
@@ -463,6 +479,10 @@ def build_parser() -> argparse.ArgumentParser:
     lme.add_argument("--max-seq-length", type=int, help="truncate embedded turns to N tokens (default: the model's)")
     lme.add_argument("--out", help="summary JSON path ('{system}' is replaced by the system name)")
     lme.add_argument("--rows", help="rows JSONL path, written as rows are scored ('{system}' as in --out)")
+    lme.add_argument("--resume", action="store_true",
+                     help="keep the rows already in the --rows files and run only the questions missing from them")
+    lme.add_argument("--embedding-cache", metavar="NPZ",
+                     help="turn vectors read at the start and saved as the run goes (a rerun skips the model)")
     lme.add_argument("--summarize-rows", metavar="ROWS",
                      help="summarise an existing rows file instead of running (metrics recomputed from its top 50)")
     lme.set_defaults(func=cmd_bench_longmemeval)

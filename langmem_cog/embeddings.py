@@ -12,7 +12,9 @@ Example:
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import shutil
 import subprocess
 import sys
@@ -239,6 +241,47 @@ class CachedEmbeddings(Embeddings):
         with self._lock:
             for t in texts:
                 self._cache.pop(t, None)
+
+    def save(self, path: str | Path) -> int:
+        """Write every cached vector and its text to one ``.npz`` file (atomically); return how many.
+
+        With :meth:`load`, a long benchmark that stops can start again without paying for the model twice.
+        """
+        path = Path(path)
+        with self._lock:
+            texts = list(self._cache)
+            vectors = np.stack(list(self._cache.values())) if texts else np.zeros((0, 0), dtype=np.float32)
+        blob = np.frombuffer(json.dumps(texts).encode("utf-8"), dtype=np.uint8)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        with tmp.open("wb") as fh:
+            np.savez(fh, vectors=vectors, texts=blob)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        return len(texts)
+
+    def load(self, path: str | Path) -> int:
+        """Add the vectors saved by :meth:`save` to the cache; return how many were read.
+
+        Raises:
+            InvalidInputError: If the file is not a cache written by :meth:`save`.
+        """
+        try:
+            with np.load(Path(path)) as z:
+                vectors = np.asarray(z["vectors"], dtype=np.float32)
+                texts = json.loads(z["texts"].tobytes().decode("utf-8"))
+        except (OSError, KeyError, ValueError) as exc:
+            raise InvalidInputError(f"{path}: not an embedding cache written by CachedEmbeddings.save ({exc}); "
+                                    "delete it or pass another path") from exc
+        if len(texts) != len(vectors):
+            raise InvalidInputError(f"{path}: {len(texts)} texts but {len(vectors)} vectors; delete the file")
+        with self._lock:
+            for t, v in zip(texts, vectors, strict=True):
+                self._cache[t] = v
+            while len(self._cache) > self.max_items:
+                self._cache.popitem(last=False)
+        return len(texts)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed documents (cached)."""

@@ -13,6 +13,7 @@ from fakes import FakeEmbeddings
 from langmem_cog.bench.compare import compare_rows, load_rows
 from langmem_cog.bench.longmemeval import SYSTEMS, lme_metrics, register_system, run_longmemeval, spread_order
 from langmem_cog.cli import main
+from langmem_cog.embeddings import CachedEmbeddings
 from langmem_cog.errors import InvalidInputError
 
 
@@ -107,3 +108,49 @@ def test_cli_writes_rows_and_compare_pairs_them(lme_file: Path, tmp_path: Path, 
     assert main(["bench", "compare", rows.format(system="bm25"), rows.format(system="dense"), "--resamples", "50"]) == 0
     assert "2 shared rows" in capsys.readouterr().out
     assert main(["bench", "longmemeval", "--data", str(lme_file), "--system", "bm25", "dense", "--out", "x.json"]) == 2
+
+
+def test_runner_skips_scored_questions_and_reuses_saved_vectors(lme_file: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "vectors.npz"
+    first = run_longmemeval(lme_file, systems=["hybrid"], embeddings=FakeEmbeddings(), limit=1, embedding_cache=cache)
+    (done,) = [r["sample_id"] for r in first["hybrid"].rows]
+    saved = CachedEmbeddings(FakeEmbeddings())
+    assert saved.load(cache) >= 10  # the first question's turns at least
+
+    class Counting(FakeEmbeddings):
+        texts: list[str] = []
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            Counting.texts.extend(texts)
+            return super().embed_documents(texts)
+
+    second = run_longmemeval(lme_file, systems=["hybrid"], embeddings=Counting(), skip=[done], embedding_cache=cache)
+    assert [r["sample_id"] for r in second["hybrid"].rows] == [q for q in ("q1", "q2") if q != done]
+    assert "Filler chat number 0 about the weather and traffic." not in Counting.texts  # shared turn: from the cache
+    with pytest.raises(InvalidInputError, match="already scored"):
+        run_longmemeval(lme_file, systems=["hybrid"], embeddings=FakeEmbeddings(), skip=["q1", "q2"])
+
+
+def test_embedding_cache_file_round_trips_and_refuses_other_files(tmp_path: Path) -> None:
+    emb = CachedEmbeddings(FakeEmbeddings())
+    vectors = emb.embed_array(["alpha", "beta"])
+    assert emb.save(tmp_path / "c.npz") == 2
+    again = CachedEmbeddings(FakeEmbeddings())
+    assert again.load(tmp_path / "c.npz") == 2
+    assert (again.embed_array(["beta", "alpha"]) == vectors[::-1]).all() and again.misses == 0
+    (tmp_path / "bad.npz").write_bytes(b"not a cache")
+    with pytest.raises(InvalidInputError, match="not an embedding cache"):
+        again.load(tmp_path / "bad.npz")
+
+
+def test_cli_resume_runs_only_missing_questions(lme_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, rows = str(tmp_path / "lme-{system}.json"), str(tmp_path / "lme-{system}.jsonl")
+    args = ["bench", "longmemeval", "--data", str(lme_file), "--system", "bm25", "--max-seq-length", "32",
+            "--out", out, "--rows", rows, "--embedding-cache", str(tmp_path / "v.npz")]
+    assert main([*args, "--limit", "1"]) == 0
+    assert main([*args, "--resume"]) == 0
+    summary = json.loads(Path(out.format(system="bm25")).read_text())
+    assert summary["n_rows"] == 2 and summary["resumed_rows"] == 1
+    assert sorted(r["sample_id"] for r in load_rows(rows.format(system="bm25"))) == ["q1", "q2"]
+    assert main(["bench", "longmemeval", "--data", str(lme_file), "--resume"]) == 2  # --resume without --rows
+    capsys.readouterr()

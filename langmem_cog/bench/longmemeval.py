@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 import uuid
@@ -54,6 +55,8 @@ __all__ = [
     "spread_order",
     "rescore_rows",
 ]
+
+logger = logging.getLogger(__name__)
 
 #: ``rank(memory, namespace, question, now) -> ranked turn ids`` (best first); ``memory`` is a CogMemory.
 RankFn = Callable[[Any, str, str, datetime], list[str]]
@@ -273,6 +276,8 @@ def run_longmemeval(
     embeddings: Any | None = None,
     progress: Progress = _no_progress,
     on_row: Callable[[str, dict[str, Any]], None] | None = None,
+    skip: Iterable[str] = (),
+    embedding_cache: str | Path | None = None,
 ) -> dict[str, LocomoRun]:
     """Run the LongMemEval retrieval protocol for one or more systems (one shared ingest).
 
@@ -286,6 +291,9 @@ def run_longmemeval(
         embeddings: An embedder to use instead of ``embedder`` (tests pass a fake).
         progress: Wraps iterables to show progress (the CLI passes tqdm).
         on_row: Called with ``(system, row)`` as soon as each row is scored (incremental rows files).
+        skip: Question ids not to run (already scored by an earlier run that stopped).
+        embedding_cache: A ``.npz`` of turn vectors (:meth:`CachedEmbeddings.save`): read first when it
+            exists, written every 10 questions and at the end, so a rerun skips the model for turns seen.
 
     Returns:
         A :class:`~langmem_cog.bench.locomo.LocomoRun` (summary and rows) per system.
@@ -295,14 +303,23 @@ def run_longmemeval(
         raise InvalidInputError(f"unknown systems {unknown or systems!r}: choose from {sorted(SYSTEMS)}")
     from langmem_cog.memory import CogMemory
 
-    questions = _select(load_longmemeval(data), limit)
+    skipped = set(skip)
+    questions = [q for q in _select(load_longmemeval(data), limit) if q.question_id not in skipped]
     if not questions:
-        raise InvalidInputError(f"{data}: no scorable (non-abstention) LongMemEval question")
+        raise InvalidInputError(f"{data}: no scorable (non-abstention) LongMemEval question left to run "
+                                f"({len(skipped)} skipped as already scored)")
     cfg = (config or CogMemConfig.preset("ephemeral")).model_copy(update={"embedder": embedder})
     if embeddings is None:
         from langmem_cog.embeddings import resolve_embedder
 
         embeddings = resolve_embedder(embedder, batch_size=cfg.embed_batch_size, max_seq_length=max_seq_length)
+    cache = None
+    if embedding_cache is not None:
+        from langmem_cog.embeddings import CachedEmbeddings
+
+        cache = embeddings = CachedEmbeddings(embeddings, max_items=400_000)
+        if Path(embedding_cache).exists():
+            logger.info("embedding cache %s: %d vectors", embedding_cache, cache.load(embedding_cache))
     memory = CogMemory(cfg, embeddings=embeddings)
     with_graph = any(SYSTEMS[s].needs_graph for s in systems)
     run_id = uuid.uuid4().hex[:8]
@@ -325,8 +342,12 @@ def run_longmemeval(
         session_of = {t.id: t.session_id for t in turns}
         haystack_sessions = set(session_of.values())
         gold_sessions = [s for s in q.answer_session_ids if s in haystack_sessions]
+        if cache is not None and (i + 1) % 10 == 0:
+            cache.save(embedding_cache)
         try:
             for name in systems:
+                if cache is not None:
+                    cache.discard([q.question])  # each timed query pays for its embedding
                 t1 = time.perf_counter()
                 ranked = SYSTEMS[name].rank(memory, ns, q.question, q.question_date)
                 latencies[name].append((time.perf_counter() - t1) * 1000)
@@ -347,6 +368,8 @@ def run_longmemeval(
                     on_row(name, row)
         finally:
             memory.forget(ns)
+    if cache is not None:
+        cache.save(embedding_cache)
 
     out: dict[str, LocomoRun] = {}
     for name in systems:
