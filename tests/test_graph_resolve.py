@@ -5,10 +5,14 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from langmem_cog.errors import InvalidInputError
+from langmem_cog.graph.schema import NodeType
 from langmem_cog.graph.resolve import (
     EntityResolver,
+    _numbers,
     canonical_concept_id,
     canonical_person_id,
     node_id_for,
@@ -158,3 +162,43 @@ def test_embedding_rule_for_concepts_with_cache() -> None:
     assert r.resolve("Jonny Boy", "Person") is None  # not for persons by default
     assert EntityResolver(G, emb, embedding_types=("Person",)).resolve("Jonny Boy", "Person") == "person:jonathan"
     assert r.resolve("Tea", "Concept") is None  # short: no embedding lookup either
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    names=st.lists(st.text(alphabet="abcde fgh1", min_size=1, max_size=14), min_size=1, max_size=40),
+    queries=st.lists(st.text(alphabet="abcde fgh1", min_size=1, max_size=14), min_size=1, max_size=10),
+    threshold=st.sampled_from([70.0, 85.0, 90.0, 100.0]),
+)
+def test_fuzzy_length_window_finds_what_comparing_every_name_finds(names: list[str], queries: list[str],
+                                                                   threshold: float) -> None:
+    """Comparing only names of a compatible length gives the match a scan of all names gives."""
+    from rapidfuzz import fuzz
+
+    G = graph(concepts=tuple(n for n in names if normalize_name(n)))
+    r = EntityResolver(G, fuzzy_threshold=threshold, min_fuzzy_len=3)
+    for q in queries:
+        norm = normalize_name(q)
+        if len(norm) < 3:
+            continue
+        every = [c for c in r._choices[NodeType.CONCEPT] if fuzz.token_sort_ratio(norm, c) >= threshold]
+        window = set(r._candidates(norm, NodeType.CONCEPT))
+        assert set(every) <= window
+        found = r._fuzzy(norm, NodeType.CONCEPT)
+        same_numbers = [c for c in every if _numbers(c) == _numbers(norm)]
+        assert (found is None) == (not same_numbers)
+        if found is not None:
+            assert found.score == max(fuzz.token_sort_ratio(norm, c) for c in same_numbers)
+
+
+def test_names_indexed_later_are_found_fuzzily_and_by_embedding() -> None:
+    emb = TableEmbeddings({"running shoes": [1.0, 0.0, 0.0], "sneakers": [0.95, 0.05, 0.0]})
+    G = graph(concepts=("Pottery classes",))
+    r = EntityResolver(G, emb)
+    assert r.resolve("sneakers", "Concept") is None
+    G.add_node("concept:running shoes", type="Concept", name="Running Shoes", aliases=set())
+    r.register("concept:running shoes")
+    assert r.resolve("sneakers", "Concept") == "concept:running shoes"  # the matrix grew by one row
+    G.add_node("concept:watercolour painting", type="Concept", name="Watercolour painting", aliases=set())
+    r.register("concept:watercolour painting")
+    assert r.match("watercolor painting", "Concept").method == "fuzzy"

@@ -105,6 +105,20 @@ def claim_group(G: nx.MultiDiGraph, key: ClaimKey, *, scan: bool = True) -> list
     return sorted(members, key=lambda c: _order(G, c))
 
 
+def _claim_groups(G: nx.MultiDiGraph, keys: set[ClaimKey]) -> dict[ClaimKey, list[str]]:
+    """:func:`claim_group` of many keys, walking each source's ``CLAIMS`` edges once (not once per key)."""
+    found: dict[ClaimKey, set[str]] = {k: set() for k in keys}
+    for source in {k[0] for k in keys}:
+        if source not in G:
+            continue
+        for _, c, k in G.out_edges(source, keys=True):
+            if k == EdgeType.CLAIMS.value and _is_claim(G, c):
+                key = claim_group_key(G, c)
+                if key in found:
+                    found[key].add(c)
+    return {k: sorted(m, key=lambda c: _order(G, c)) if m else claim_group(G, k) for k, m in found.items()}
+
+
 def _is_claim(G: nx.MultiDiGraph, node: str) -> bool:
     return G.nodes[node].get("type") == NodeType.CLAIM.value
 
@@ -192,7 +206,7 @@ def reconcile_claims(G: nx.MultiDiGraph, nodes: Iterable[str] | None = None) -> 
         ordered = {k: sorted(v, key=lambda c: _order(G, c)) for k, v in groups.items()}
     else:
         keys = {claim_group_key(G, n) for n in nodes if n in G and _is_claim(G, n)}
-        ordered = {k: claim_group(G, k) for k in keys}
+        ordered = _claim_groups(G, keys)
     for key in sorted(ordered):
         if ordered[key]:
             _reconcile_group(G, ordered[key], counts)

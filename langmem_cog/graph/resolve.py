@@ -36,6 +36,7 @@ Example:
 from __future__ import annotations
 
 import logging
+import math
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -223,8 +224,13 @@ class EntityResolver:
         self._names: dict[NodeType, dict[str, set[str]]] = {t: {} for t in _PREFIX}
         # first word of multi-word person names -> node ids
         self._first: dict[str, set[str]] = {}
-        self._choices: dict[NodeType, list[str] | None] = {t: None for t in _PREFIX}
-        self._matrix: dict[NodeType, tuple[list[str], np.ndarray] | None] = {t: None for t in _PREFIX}
+        # Names long enough to match fuzzily, in the order they were indexed (grown, never rebuilt):
+        # all of them, and by length (a fuzzy match needs a close length; see _fuzzy).
+        self._choices: dict[NodeType, list[str]] = {t: [] for t in _PREFIX}
+        self._by_len: dict[NodeType, dict[int, list[str]]] = {t: {} for t in _PREFIX}
+        # Unit vectors of the first rows of _choices (capacity doubles as names come).
+        self._matrix: dict[NodeType, np.ndarray | None] = {t: None for t in _PREFIX}
+        self._rows: dict[NodeType, int] = {t: 0 for t in _PREFIX}
         for node, data in graph.nodes(data=True):
             if data.get("type") in _PREFIX:
                 self.register(node)
@@ -248,9 +254,9 @@ class EntityResolver:
             norm = normalize_name(form)
             if not norm:
                 continue
-            if norm not in table:
-                self._choices[node_type] = None
-                self._matrix[node_type] = None
+            if norm not in table and len(norm) >= self.min_fuzzy_len:
+                self._choices[node_type].append(norm)
+                self._by_len[node_type].setdefault(len(norm), []).append(norm)
             table.setdefault(norm, set()).add(node_id)
         if node_type is NodeType.PERSON:
             # "Leo's dad" is not a Leo: possessive phrases give no first name.
@@ -312,15 +318,26 @@ class EntityResolver:
             return None
         return preferred if preferred in live else live[0]
 
-    def _candidates(self, node_type: NodeType) -> list[str]:
-        choices = self._choices[node_type]
-        if choices is None:
-            choices = sorted(n for n in self._names[node_type] if len(n) >= self.min_fuzzy_len)
-            self._choices[node_type] = choices
-        return choices
+    def _candidates(self, norm: str, node_type: NodeType) -> list[str]:
+        """The indexed names whose length allows ``token_sort_ratio(norm, name) >= fuzzy_threshold``.
+
+        The ratio is ``100 * (1 - d / (len1 + len2))`` with ``d`` an Indel distance of at least
+        ``|len1 - len2|`` (token sorting keeps the length of a normalised name), so names outside
+        ``len1 * (1 - a) / (1 + a) <= len2 <= len1 * (1 + a) / (1 - a)``, ``a = 1 - threshold / 100``,
+        can never reach the threshold and are not compared: the cost follows the names of similar
+        length, not all names of the namespace.
+        """
+        a = max(0.0, 1.0 - self.fuzzy_threshold / 100.0)
+        n = len(norm)
+        lo = math.floor(n * (1 - a) / (1 + a)) if a < 1 else 0
+        hi = math.ceil(n * (1 + a) / (1 - a)) if a < 1 else None
+        buckets = self._by_len[node_type]
+        if hi is None or hi - lo + 1 > len(buckets):
+            return [c for length, names in buckets.items() if length >= lo and (hi is None or length <= hi) for c in names]
+        return [c for length in range(lo, hi + 1) for c in buckets.get(length, ())]
 
     def _fuzzy(self, norm: str, node_type: NodeType) -> Match | None:
-        choices = self._candidates(node_type)
+        choices = self._candidates(norm, node_type)
         if not choices:
             return None
         nums = _numbers(norm)
@@ -351,17 +368,26 @@ class EntityResolver:
             self._vectors[text] = vec
 
     def _embedding(self, norm: str, node_type: NodeType) -> Match | None:
-        cached = self._matrix[node_type]
-        if cached is None:
-            choices = self._candidates(node_type)
-            if not choices:
-                return None
-            self._embed(choices)
-            cached = (choices, np.vstack([self._vectors[c] for c in choices]))
-            self._matrix[node_type] = cached
-        choices, matrix = cached
+        choices = self._choices[node_type]
+        if not choices:
+            return None
+        done = self._rows[node_type]
+        if done < len(choices):  # names indexed since the last lookup: embed and append only those
+            new = choices[done:]
+            self._embed([*new, norm])
+            rows = np.vstack([self._vectors[c] for c in new])
+            matrix = self._matrix[node_type]
+            if matrix is None or len(matrix) < len(choices):
+                grown = np.empty((max(len(choices), 2 * (0 if matrix is None else len(matrix))), rows.shape[1]))
+                if matrix is not None:
+                    grown[:done] = matrix[:done]
+                matrix = self._matrix[node_type] = grown
+            matrix[done : len(choices)] = rows
+            self._rows[node_type] = len(choices)
+        matrix = self._matrix[node_type]
+        assert matrix is not None
         self._embed([norm])
-        sims = matrix @ self._vectors[norm]
+        sims = matrix[: len(choices)] @ self._vectors[norm]
         best: tuple[float, str] | None = None
         for i in np.flatnonzero(sims >= self.embedding_threshold):
             if _numbers(choices[i]) != _numbers(norm):
