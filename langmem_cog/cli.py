@@ -160,8 +160,9 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
             data, system=args.system, embedder=args.embedder, seeds=args.seeds, split=args.split,
             progress=_progress, pool_cache=args.pool_cache, reranker_init=args.reranker_init,
             train_config=TrainConfig(epochs=args.epochs, max_length=args.max_length, threads=args.threads,
-                                     freeze_layers=args.freeze_layers, max_queries=args.max_queries),
+                                     freeze_layers=args.freeze_layers, max_queries=args.max_queries, lr=args.lr),
             latency_sample=args.latency_sample, work_dir=args.work_dir, reuse=args.reuse,
+            tune_queries=args.tune_queries,
             drop_features=args.drop_features.split(",") if args.drop_features else (),
         )
     else:
@@ -459,6 +460,9 @@ def build_parser() -> argparse.ArgumentParser:
     loc.add_argument("--max-length", type=int, default=96, help="full: cross-encoder token limit per pair")
     loc.add_argument("--threads", type=int, default=None, help="full: torch threads while training")
     loc.add_argument("--reranker-init", help="full: start each seed's cross-encoder from this checkpoint")
+    loc.add_argument("--lr", type=float, default=5e-5, help="full: cross-encoder learning rate")
+    loc.add_argument("--tune-queries", type=int, default=150,
+                     help="full: held-out train questions (unseen by the cross-encoder) that choose the blend weight")
     loc.add_argument("--latency-sample", type=int, default=200, help="cascade systems: questions timed end to end")
     loc.add_argument("--work-dir", help="full: where per-seed checkpoints are written")
     loc.add_argument("--reuse", action="store_true", help="full: reuse per-seed checkpoints already in --work-dir")

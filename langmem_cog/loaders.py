@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,8 @@ __all__ = [
     "parse_longmemeval_date",
     "turns_from_messages",
 ]
+
+logger = logging.getLogger(__name__)
 
 LOCOMO_DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
@@ -191,7 +194,9 @@ class LongMemEvalQuestion:
 def longmemeval_turns(record: dict[str, Any], namespace: str | None = None) -> tuple[list[Turn], list[str]]:
     """The haystack turns of one LongMemEval record (sessions sorted by date) and the gold turn ids.
 
-    Turn ids are ``"{session_id}:{index}"``; ``has_answer`` turns are gold.
+    Turn ids are ``"{session_id}:{index}"``; ``has_answer`` turns are gold. A session listed twice in
+    one haystack (LongMemEval-S dev has 7 such questions, the same session under two dates) is kept
+    once, at its earlier date.
     """
     haystack = ("haystack_dates", "haystack_session_ids", "haystack_sessions")
     if not isinstance(record, dict) or any(k not in record for k in ("question_id", *haystack)):
@@ -205,7 +210,12 @@ def longmemeval_turns(record: dict[str, Any], namespace: str | None = None) -> t
     sessions.sort(key=lambda x: parse_longmemeval_date(x[0]))
     turns: list[Turn] = []
     gold: list[str] = []
+    seen: set[str] = set()
     for date, sid, items in sessions:
+        if str(sid) in seen:
+            logger.debug("%s: session %r is listed twice; keeping its first date", qid, sid)
+            continue
+        seen.add(str(sid))
         base = parse_longmemeval_date(date)
         if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
             raise InvalidInputError(f"{qid}: session {sid!r} must be a list of turn objects")

@@ -215,6 +215,16 @@ class TestLongMemEval:
         path.write_text(json.dumps([lme_record("a1"), lme_record("a2"), lme_record("a3")]), encoding="utf-8")
         assert [q.question_id for q in load_longmemeval(path, limit=2)] == ["a1", "a2"]
 
+    def test_a_session_listed_twice_is_kept_once_at_its_first_date(self):
+        rec = lme_record()
+        for key in ("haystack_dates", "haystack_session_ids", "haystack_sessions"):
+            rec[key] = [*rec[key], rec[key][0]]
+        rec["haystack_dates"][-1] = "2023/07/01 (Sat) 09:00"
+        turns, _ = longmemeval_turns(rec)
+        ids = [t.id for t in turns]
+        assert len(ids) == len(set(ids)) == 4
+        assert [t.position for t in turns] == [0, 1, 2, 3]
+
     def test_question_id_is_sanitised_into_a_namespace(self):
         turns, _ = longmemeval_turns(lme_record("q 1/2"))
         assert turns[0].namespace == "q_1_2"

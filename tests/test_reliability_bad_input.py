@@ -158,7 +158,9 @@ def _fuzz_store_calls(mem: CogMemory, base_ns: str, data: st.DataObject) -> None
     elif call == "count":
         _call(store.count, ns)
     elif call == "forget_ids":
-        _call(mem.forget, ns, data.draw(st.one_of(garbage, st.lists(garbage, min_size=1, max_size=3))))
+        # None is forget's documented "the whole namespace", not garbage.
+        bad_ids = st.one_of(garbage.filter(lambda x: x is not None), st.lists(garbage, min_size=1, max_size=3))
+        _call(mem.forget, ns, data.draw(bad_ids))
     else:
         # The constructor's own validation is covered by the test below.
         query = data.draw(texts)
