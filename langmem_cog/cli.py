@@ -454,7 +454,7 @@ def build_parser() -> argparse.ArgumentParser:
     loc.add_argument("--out", help="summary JSON path")
     loc.add_argument("--rows", help="rows JSONL path (cascade systems also write ROWS.input.jsonl: the compressor's input)")
     loc.add_argument("--pool-cache", help="cascade systems: pickle of the candidate pools (read if present, else written)")
-    loc.add_argument("--epochs", type=int, default=1, help="full: cross-encoder epochs per seed")
+    loc.add_argument("--epochs", type=int, default=1, help="full: cross-encoder epochs per seed (0: score with --reranker-init as it is)")
     loc.add_argument("--freeze-layers", type=int, default=3, help="full: cross-encoder layers kept fixed")
     loc.add_argument("--max-queries", type=int, default=600, help="full: training lists per seed (seeded subset)")
     loc.add_argument("--max-length", type=int, default=96, help="full: cross-encoder token limit per pair")

@@ -44,3 +44,19 @@ def test_systems_that_fit_refuse_split_all(two_conversations: Path) -> None:
         run_cascade(two_conversations, system="augmented", split="all")
     with pytest.raises(InvalidInputError, match="unknown cascade system"):
         run_cascade(two_conversations, system="nope")
+
+
+def test_full_with_epochs_zero_scores_with_the_init_checkpoint_untouched(two_conversations: Path, tmp_path: Path) -> None:
+    from langmem_cog.rank.cross_encoder import default_reranker_path
+
+    cfg = TrainConfig(epochs=0, max_length=48, threads=1)
+    cache = tmp_path / "pools.pkl"
+    run = run_cascade(two_conversations, system="full", seeds=[7], train_config=cfg, latency_sample=0,
+                      work_dir=tmp_path / "ckpt", reranker_init=default_reranker_path(), pool_cache=cache)
+    assert not (tmp_path / "ckpt" / "seed-7").exists()  # nothing trained or written
+    info = run.summary["params"]["reranker"]["7"]
+    assert info["fine_tuned"] is False and info["tune_queries"] > 0
+    for before, after in zip(run.input_rows, run.rows, strict=True):
+        assert set(before["ranked_ids"][:10]) == set(after["ranked_ids"][:10])
+    with pytest.raises(InvalidInputError, match="reranker-init"):
+        run_cascade(two_conversations, system="full", seeds=[7], train_config=cfg, pool_cache=cache)

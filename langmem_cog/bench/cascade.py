@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from langchain_core.cross_encoders import BaseCrossEncoder
 
 from langmem_cog.bench.compare import compare_rows
 from langmem_cog.bench.locomo import LocomoRun, Progress, _no_progress, _result, _row, _splits
@@ -216,13 +217,21 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
     # cross-encoder; the next ``tune_queries`` (unseen by it) choose its blend weight.
     qps = [qp for sid in train for qp in ps.by_sample[sid]]
     random.Random(seed).shuffle(qps)
-    cap = train_config.max_queries or len(qps)
+    cap = 0 if train_config.epochs == 0 else train_config.max_queries or len(qps)
     fit_qps, tune_qps = qps[:cap], qps[cap : cap + tune_queries]
     pools = [(qp.question["question"], qp.pool, scorer.score(feats[_key(qp)]), gold[_key(qp)]) for qp in fit_qps]
     examples = rerank_examples(pools, depth=10)
     backbone = Path(reranker_init) if reranker_init else resolve_model_path("minilm")
     out = work / f"seed-{seed}"
     t0 = time.perf_counter()
+    if train_config.epochs == 0:  # no fine-tuning: the init checkpoint as it is, shared by every seed
+        if not reranker_init:
+            raise InvalidInputError("epochs=0 scores with --reranker-init as it is: pass a trained cross-encoder checkpoint")
+        ce = _shared_cross_encoder(backbone, train_config)
+        weight, grid = _tune_blend(ce, tune_qps, scorer, feats, gold)
+        params["reranker"][str(seed)] = {"init": str(backbone), "fine_tuned": False, "cross_encoder_weight": weight,
+                                         "tune_mrr": grid, "tune_queries": len(tune_qps)}
+        return scorer, ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=weight)
     if reuse and (out / "training.json").exists():
         report = json.loads((out / "training.json").read_text(encoding="utf-8"))
         logger.info("seed %s: reusing the checkpoint in %s", seed, out)
@@ -236,6 +245,30 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
     params["reranker"][str(seed)] = {**{k: report.get(k) for k in ("examples", "steps", "final_epoch_loss", "seconds")},
                                      "cross_encoder_weight": weight, "tune_mrr": grid, "tune_queries": len(tune_qps)}
     return scorer, ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=weight)
+
+
+class _MemoCrossEncoder(BaseCrossEncoder):
+    """A cross-encoder whose scores are memoised by pair (one checkpoint reused by every seed)."""
+
+    def __init__(self, inner: LocalCrossEncoder) -> None:
+        self.inner = inner
+        self.memo: dict[tuple[str, str], float] = {}
+
+    def score(self, text_pairs: list[tuple[str, str]]) -> list[float]:
+        todo = [p for p in dict.fromkeys(map(tuple, text_pairs)) if p not in self.memo]
+        if todo:
+            self.memo.update(zip(todo, self.inner.score(todo), strict=True))
+        return [self.memo[tuple(p)] for p in text_pairs]
+
+
+_SHARED: dict[tuple[str, int], _MemoCrossEncoder] = {}
+
+
+def _shared_cross_encoder(path: Path, config: TrainConfig) -> _MemoCrossEncoder:
+    key = (str(path), config.max_length)
+    if key not in _SHARED:
+        _SHARED[key] = _MemoCrossEncoder(LocalCrossEncoder(path, max_length=config.max_length, threads=config.threads))
+    return _SHARED[key]
 
 
 #: Cross-encoder weights tried against the first stage's (fixed at 1) on held-out train questions.
