@@ -97,7 +97,7 @@ class CogMemory:
             extractions = self.extractor.extract(group)
             with self._lock, self.store.writing():
                 self.graphs.apply(ns, extractions)
-                self.graphs.save(ns)
+                self.graphs.commit(ns)
         return ids
 
     def _check_graph(self, namespace: str) -> None:
@@ -159,7 +159,7 @@ class CogMemory:
         self._check_graph(validate_namespace(namespace))
         with self._lock, self.store.writing():
             out = self.graphs.consolidate(namespace)
-            self.graphs.save(namespace)
+            self.graphs.commit(namespace)
         return out
 
     def rebuild_graph(self, namespace: str) -> nx.MultiDiGraph:

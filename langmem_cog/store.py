@@ -248,6 +248,9 @@ class TurnStore:
             embeddings = resolve_embedder(self.config.embedder, batch_size=self.config.embed_batch_size)
         self.embeddings = embeddings
         self._chroma_ef = _ChromaEmbeddingFunction(embeddings)
+        # Cross-process: writers serialise on a lock file in data_dir; a generation counter
+        # tells readers that another process (or another store object) wrote.
+        self.dir_lock: DirLock | None = DirLock(self.data_dir) if self.persistent else None
         self.client = client if client is not None else self._make_client()
         self._lock = threading.RLock()
         self._ns_locks: dict[str, threading.RLock] = {}
@@ -256,9 +259,6 @@ class TurnStore:
         self._collections: dict[str, Any] = {}
         self._own_client = client is None
         self._write_lock = threading.RLock()
-        # Cross-process: writers serialise on a lock file in data_dir; a generation counter
-        # tells readers that another process (or another store object) wrote.
-        self.dir_lock: DirLock | None = DirLock(self.data_dir) if self.persistent else None
         # -1: check on first use whether this process's Chroma system (shared by every client of
         # the path in the process) saw the latest writes of other processes.
         self._seen_gen = -1 if self.dir_lock is not None else 0
@@ -348,8 +348,12 @@ class TurnStore:
         path.mkdir(parents=True, exist_ok=True)
         key = str(self.data_dir)
         new_system = str(path) not in SharedSystemClient._identifier_to_system
-        gen = DirLock(self.data_dir).read()[0]  # before opening: the new system has seen at least this
-        client = chromadb.PersistentClient(path=str(path), settings=settings)
+        lock = self.dir_lock or DirLock(self.data_dir)
+        gen = lock.read()[0]  # before opening: the new system has seen at least this
+        # Processes opening a new data dir at once would each create Chroma's tables ("table
+        # collections already exists"): open under the directory lock.
+        with lock:
+            client = chromadb.PersistentClient(path=str(path), settings=settings)
         with _CHROMA_RELOAD_LOCK:
             if new_system:
                 _CHROMA_SYNCED[key] = gen

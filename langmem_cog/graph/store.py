@@ -56,6 +56,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -86,6 +87,10 @@ from langmem_cog.graph.schema import (
     SCHEMA_VERSION,
     ClaimStatus,
     EdgeType,
+    ExtractedClaim,
+    ExtractedConcept,
+    ExtractedEvent,
+    ExtractedFact,
     Extraction,
     Extractor,
     NodeType,
@@ -376,6 +381,11 @@ class GraphMemory:
         embedding_threshold: Entity resolution cosine threshold.
         autosave: Save a namespace after every change (``apply``, ``delete_turns``,
             ``consolidate``, ``rebuild``).
+        journal_ratio: :meth:`commit` appends the operations since the last write to a journal
+            beside the snapshot (``<hash>.journal``) and rewrites the snapshot only when the journal
+            outgrows this fraction of it (and ``journal_min_bytes``): a commit costs what changed,
+            not the size of the graph. ``0`` rewrites the snapshot on every commit.
+        journal_min_bytes: Journal size below which the snapshot is never rewritten by a commit.
 
     Example:
         >>> mem = GraphMemory()
@@ -395,6 +405,8 @@ class GraphMemory:
         embedding_threshold: float = EMBEDDING_THRESHOLD,
         autosave: bool = False,
         backend: Any | None = None,
+        journal_ratio: float = 0.1,
+        journal_min_bytes: int = 256 * 1024,
     ) -> None:
         if backend is not None and data_dir is not None:
             raise InvalidInputError("pass data_dir (graph files) or backend (a GraphStore), not both")
@@ -413,6 +425,14 @@ class GraphMemory:
         self._vectors: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._ns_locks: dict[str, threading.RLock] = {}
+        if journal_ratio < 0:
+            raise InvalidInputError(f"journal_ratio={journal_ratio!r} is invalid: pass 0 or a positive fraction")
+        self.journal_ratio = float(journal_ratio)
+        self.journal_min_bytes = int(journal_min_bytes)
+        # Operations applied in memory and not yet written, per namespace (replayed from the journal on load).
+        self._pending: dict[str, list[dict[str, Any]]] = {}
+        self._needs_snapshot: set[str] = set()  # the next commit must rewrite the snapshot
+        self._seq: dict[str, int] = {}  # the last journal sequence number in memory
 
     @classmethod
     def from_config(cls, config: Any, **kwargs: Any) -> GraphMemory:
@@ -454,11 +474,17 @@ class GraphMemory:
         if self.backend is not None:
             return self.backend.version(namespace)
         path = self.path(namespace)
-        try:
-            st = path.stat() if path is not None else None
-        except OSError:
+        if path is None:
             return None
-        return None if st is None else (st.st_ino, st.st_mtime_ns, st.st_size)
+        stamps = []
+        for p in (path, _journal_path(path)):
+            try:
+                st = p.stat()
+            except OSError:
+                stamps.append(None)
+                continue
+            stamps.append((st.st_ino, st.st_mtime_ns, st.st_size))
+        return None if stamps == [None, None] else tuple(stamps)
 
     def _resolver(self, G: nx.MultiDiGraph) -> EntityResolver:
         return EntityResolver(
@@ -499,8 +525,12 @@ class GraphMemory:
         with self._ns_lock(namespace):
             G = self.graph(namespace)
             stats = self._apply(G, ordered)
+            self._record(namespace, {"op": "apply", "extractions": [_extraction_payload(ex) for ex in ordered]})
         self._changed(namespace)
         return stats
+
+    def _record(self, namespace: str, op: dict[str, Any]) -> None:
+        self._pending.setdefault(namespace, []).append(op)
 
     def _apply(self, G: nx.MultiDiGraph, ordered: list[Extraction]) -> ApplyStats:
         stats = ApplyStats(turns=len(ordered))
@@ -722,6 +752,8 @@ class GraphMemory:
             known = set(ids) & set(G.graph.get("turns", {}))
             stats = self._delete(G, known)
             stats.unknown = len(set(ids) - known)
+            if known:  # the journal holds the deleted turns' records: the next write is a fresh snapshot
+                self._needs_snapshot.add(namespace)
         if stats.turns_removed:
             self._changed(namespace)
         return stats
@@ -799,6 +831,8 @@ class GraphMemory:
         validate_namespace(namespace)
         with self._ns_lock(namespace):
             changed = self._consolidate(self.graph(namespace))
+            if changed:
+                self._record(namespace, {"op": "consolidate"})
         if changed:
             self._changed(namespace)
         return changed
@@ -807,7 +841,9 @@ class GraphMemory:
         """Reconcile every claim group of a namespace; returns counts by status."""
         validate_namespace(namespace)
         with self._ns_lock(namespace):
-            return reconcile_claims(self.graph(namespace))
+            counts = reconcile_claims(self.graph(namespace))
+            self._record(namespace, {"op": "reconcile"})
+            return counts
 
     # ------------------------------------------------------------------ rebuild / forget
     def rebuild(self, namespace: str, turns: Sequence[Turn], extractor: Extractor) -> nx.MultiDiGraph:
@@ -851,6 +887,8 @@ class GraphMemory:
         self._consolidate(G)
         with self._ns_lock(namespace):
             self._graphs[namespace] = G
+            self._pending.pop(namespace, None)
+            self._needs_snapshot.add(namespace)
         logger.info(
             "rebuilt the graph of namespace %r: %d nodes, %d edges", namespace, G.number_of_nodes(), G.number_of_edges()
         )
@@ -864,11 +902,17 @@ class GraphMemory:
             G = self._graphs.pop(namespace, None)
             existed = G is not None and (G.number_of_nodes() > 0 or bool(G.graph.get("turns")))
             self._stamps.pop(namespace, None)
+            self._pending.pop(namespace, None)
+            self._needs_snapshot.discard(namespace)
+            self._seq.pop(namespace, None)
             if self.backend is not None:
                 return self.backend.delete(namespace) or existed
             path = self.path(namespace)
             if path is not None and path.exists():
                 path.unlink()
+                existed = True
+            if path is not None and _journal_path(path).exists():
+                _journal_path(path).unlink()
                 existed = True
             if path is not None and path.parent.exists():
                 # Temporary files of a save interrupted by a crash hold the graph's text too.
@@ -890,18 +934,74 @@ class GraphMemory:
             with self._ns_lock(namespace):
                 self.backend.write(namespace, _to_payload(namespace, self.graph(namespace)))
                 self._stamps[namespace] = self._stamp(namespace)
+                self._pending.pop(namespace, None)
+                self._needs_snapshot.discard(namespace)
             return None
         path = self.path(namespace)
         if path is None:
+            self._pending.pop(namespace, None)
             return None
         with self._ns_lock(namespace):
             G = self.graph(namespace)
-            payload = json.dumps(_to_payload(namespace, G), ensure_ascii=False, separators=(",", ":"))
+            seq = self._seq.get(namespace, 0)
+            payload = json.dumps({**_to_payload(namespace, G), "journal_seq": seq}, ensure_ascii=False,
+                                 separators=(",", ":"))
             try:
                 atomic_write_text(path, payload)
+                # A crash here leaves a journal whose entries are all <= journal_seq: load skips them.
+                _journal_path(path).unlink(missing_ok=True)
                 self._stamps[namespace] = self._stamp(namespace)
             except OSError as exc:
                 raise StoreError(f"cannot write the graph of namespace {namespace!r} to {path}: {exc}") from exc
+            self._pending.pop(namespace, None)
+            self._needs_snapshot.discard(namespace)
+        return path
+
+    def commit(self, namespace: str) -> Path | None:
+        """Persist what changed in a namespace since its last write, cheaply.
+
+        With graph files, the operations applied since then (``apply`` with its extractions,
+        ``consolidate``, ``reconcile``) are appended to the namespace's journal (one JSON line
+        each, fsynced); :meth:`load` replays them over the snapshot. The snapshot is rewritten
+        (and the journal removed) when the journal outgrows ``journal_ratio`` of it, after
+        ``delete_turns`` or ``rebuild`` (so deleted text leaves the disk), or when there is none
+        yet. With a ``backend`` this is :meth:`save`.
+
+        Returns:
+            The snapshot file, or ``None`` in in-memory or backend mode.
+
+        Raises:
+            StoreError: If the journal or the snapshot cannot be written.
+        """
+        path = self.path(namespace)
+        if self.backend is not None or path is None:
+            return self.save(namespace)
+        with self._ns_lock(namespace):
+            ops = self._pending.get(namespace) or []
+            if namespace in self._needs_snapshot or not path.exists() or self.journal_ratio == 0:
+                return self.save(namespace)
+            if not ops:
+                return path
+            journal = _journal_path(path)
+            seq = self._seq.get(namespace, 0)
+            lines = []
+            for op in ops:
+                seq += 1
+                lines.append(json.dumps({"seq": seq, **op}, ensure_ascii=False, separators=(",", ":")))
+            try:
+                with journal.open("a", encoding="utf-8") as fh:
+                    fh.write("\n".join(lines) + "\n")
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                size = journal.stat().st_size
+                snapshot = path.stat().st_size
+            except OSError as exc:
+                raise StoreError(f"cannot append to the graph journal of namespace {namespace!r} ({journal}): {exc}") from exc
+            self._seq[namespace] = seq
+            self._pending.pop(namespace, None)
+            self._stamps[namespace] = self._stamp(namespace)
+            if size > max(self.journal_min_bytes, self.journal_ratio * snapshot):
+                return self.save(namespace)
         return path
 
     def load(self, namespace: str) -> nx.MultiDiGraph:
@@ -922,10 +1022,52 @@ class GraphMemory:
         path = self.path(namespace)
         with self._ns_lock(namespace):
             stamp = self._stamp(namespace)
-            G = _empty_graph() if path is None or stamp is None else _read_graph(path, namespace)
+            self._pending.pop(namespace, None)
+            self._needs_snapshot.discard(namespace)
+            if path is None or stamp is None:
+                G, seq = _empty_graph(), 0
+            else:
+                G, seq = (_read_graph(path, namespace) if path.exists() else (_empty_graph(), 0))
+                seq = self._replay(namespace, G, _journal_path(path), seq)
             self._graphs[namespace] = G
             self._stamps[namespace] = stamp
+            self._seq[namespace] = seq
             return G
+
+    def _replay(self, namespace: str, G: nx.MultiDiGraph, journal: Path, seq: int) -> int:
+        """Apply the journal's operations newer than the snapshot (``seq``) to ``G``; return the last seq.
+
+        A torn last line (a crash mid-append) ends the replay; the next commit then rewrites the
+        snapshot, and ``CogMemory`` repairs any turn it missed from the raw store.
+        """
+        try:
+            text = journal.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return seq
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StoreError(f"cannot read the graph journal {journal} of namespace {namespace!r}: {exc}; "
+                             f"delete it and {_REBUILD_HINT}") from exc
+        for line in text.splitlines():
+            try:
+                op = json.loads(line)
+                n = int(op["seq"])
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                logger.warning("graph journal %s ends with a torn entry: replayed up to %d", journal, seq)
+                self._needs_snapshot.add(namespace)
+                break
+            if n <= seq:
+                continue
+            kind = op.get("op")
+            if kind == "apply":
+                self._apply(G, _validate([_extraction_from_payload(e) for e in op["extractions"]]))
+            elif kind == "consolidate":
+                self._consolidate(G)
+            elif kind == "reconcile":
+                reconcile_claims(G)
+            else:
+                raise StoreError(f"graph journal {journal}: unknown operation {kind!r}; delete it and {_REBUILD_HINT}")
+            seq = n
+        return seq
 
 
 _REBUILD_HINT = (
@@ -934,14 +1076,40 @@ _REBUILD_HINT = (
 )
 
 
-def _read_graph(path: Path, namespace: str) -> nx.MultiDiGraph:
+def _journal_path(path: Path) -> Path:
+    return path.with_name(path.stem + ".journal")
+
+
+def _extraction_payload(ex: Extraction) -> dict[str, Any]:
+    """An :class:`Extraction` as JSON-ready data (times as ISO strings)."""
+    return _encode(dataclasses.asdict(ex))
+
+
+def _extraction_from_payload(d: dict[str, Any]) -> Extraction:
+    """The inverse of :func:`_extraction_payload`."""
+
+    def when(v: Any) -> datetime | None:
+        return None if v is None else datetime.fromisoformat(v)
+
+    return Extraction(
+        turn_id=d["turn_id"], speaker=d["speaker"], timestamp=when(d["timestamp"]), persons=list(d["persons"]),
+        concepts=[ExtractedConcept(**c) for c in d["concepts"]],
+        events=[ExtractedEvent(**{**e, "participants": tuple(e["participants"]), "concepts": tuple(e["concepts"]),
+                                  "start": when(e["start"]), "end": when(e["end"])}) for e in d["events"]],
+        facts=[ExtractedFact(**{**f, "valid_from": when(f["valid_from"])}) for f in d["facts"]],
+        claims=[ExtractedClaim(**{**c, "timestamp": when(c["timestamp"])}) for c in d["claims"]],
+    )
+
+
+def _read_graph(path: Path, namespace: str) -> tuple[nx.MultiDiGraph, int]:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise StoreError(
             f"the graph file {path} of namespace {namespace!r} is unreadable or corrupt ({exc}); {_REBUILD_HINT}"
         ) from exc
-    return _graph_from_snapshot(raw, f"the graph file {path}", namespace)
+    seq = raw.get("journal_seq", 0) if isinstance(raw, dict) else 0
+    return _graph_from_snapshot(raw, f"the graph file {path}", namespace), int(seq or 0)
 
 
 def _graph_from_snapshot(raw: Any, what: str, namespace: str) -> nx.MultiDiGraph:

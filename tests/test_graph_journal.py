@@ -1,0 +1,134 @@
+"""Graph persistence by journal: commits append operations, loads replay them, snapshots compact."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_graph_store import NS, story
+
+from langmem_cog.errors import StoreError
+from langmem_cog.graph.store import GraphMemory, _extraction_from_payload, _extraction_payload, graphs_equal
+
+
+def _files(mem: GraphMemory) -> tuple[Path, Path]:
+    path = mem.path(NS)
+    assert path is not None
+    return path, path.with_name(path.stem + ".journal")
+
+
+def test_extractions_round_trip_through_the_journal_format() -> None:
+    for ex in story().values():
+        assert _extraction_from_payload(_extraction_payload(ex)) == ex
+
+
+def test_commits_append_to_the_journal_and_a_fresh_load_replays_it(tmp_path: Path) -> None:
+    table = list(story().values())
+    mem = GraphMemory(tmp_path)
+    mem.apply(NS, table[:1])
+    mem.commit(NS)  # no snapshot yet: the first commit writes one
+    snapshot, journal = _files(mem)
+    first = snapshot.stat()
+    assert snapshot.exists() and not journal.exists()
+    for ex in table[1:]:
+        mem.apply(NS, [ex])
+        mem.commit(NS)
+    mem.consolidate(NS)
+    mem.commit(NS)
+    assert journal.exists() and len(journal.read_text().splitlines()) == len(table)  # 3 applies + 1 consolidate
+    assert snapshot.stat().st_mtime_ns == first.st_mtime_ns  # the snapshot was not rewritten
+    again = GraphMemory(tmp_path)
+    assert graphs_equal(again.graph(NS), mem.graph(NS))
+    assert mem.commit(NS) == snapshot and len(journal.read_text().splitlines()) == len(table)  # nothing pending
+
+
+def test_the_journal_is_compacted_into_the_snapshot_when_it_outgrows_it(tmp_path: Path) -> None:
+    mem = GraphMemory(tmp_path, journal_ratio=0.01, journal_min_bytes=0)
+    table = list(story().values())
+    mem.apply(NS, table[:1])
+    mem.commit(NS)
+    mem.apply(NS, table[1:2])
+    mem.commit(NS)  # the journal line is larger than 1% of the snapshot: rewritten at once
+    snapshot, journal = _files(mem)
+    assert not journal.exists()
+    assert graphs_equal(GraphMemory(tmp_path).graph(NS), mem.graph(NS))
+    every = GraphMemory(tmp_path / "b", journal_ratio=0)
+    every.apply(NS, table)
+    every.commit(NS)
+    every.apply(NS, table[:1])  # re-applying a turn replaces its records
+    every.commit(NS)
+    assert not _files(every)[1].exists()
+
+
+def test_a_torn_last_entry_is_skipped_and_the_next_commit_rewrites_the_snapshot(tmp_path: Path) -> None:
+    table = list(story().values())
+    mem = GraphMemory(tmp_path)
+    mem.apply(NS, table[:2])
+    mem.commit(NS)
+    mem.apply(NS, table[2:3])
+    mem.commit(NS)
+    snapshot, journal = _files(mem)
+    with journal.open("a", encoding="utf-8") as fh:
+        fh.write('{"seq": 9, "op": "apply", "extr')  # a crash mid-append
+    again = GraphMemory(tmp_path)
+    assert graphs_equal(again.graph(NS), mem.graph(NS))
+    again.apply(NS, table[3:])
+    again.commit(NS)
+    assert not journal.exists()  # compacted: the torn entry is gone
+    assert set(GraphMemory(tmp_path).graph(NS).graph["turns"]) == set(story())
+
+
+def test_a_snapshot_written_before_the_journal_was_removed_does_not_replay_twice(tmp_path: Path) -> None:
+    table = list(story().values())
+    mem = GraphMemory(tmp_path)
+    mem.apply(NS, table[:1])
+    mem.commit(NS)
+    for ex in table[1:]:
+        mem.apply(NS, [ex])
+        mem.commit(NS)
+    snapshot, journal = _files(mem)
+    kept = journal.read_text()
+    mem.save(NS)  # full snapshot at the journal's last seq, journal removed ...
+    journal.write_text(kept)  # ... as if the process died before removing it
+    again = GraphMemory(tmp_path)
+    assert graphs_equal(again.graph(NS), mem.graph(NS))
+
+
+def test_deleting_turns_rewrites_the_snapshot_so_their_records_leave_the_disk(tmp_path: Path) -> None:
+    table = list(story().values())
+    mem = GraphMemory(tmp_path)
+    mem.apply(NS, table[:1])
+    mem.commit(NS)
+    mem.apply(NS, table[1:])
+    mem.commit(NS)
+    snapshot, journal = _files(mem)
+    assert "works as a nurse" in journal.read_text()
+    mem.delete_turns(NS, ["D1:2"])
+    mem.commit(NS)
+    assert not journal.exists() and "works as a nurse" not in snapshot.read_text()
+    assert graphs_equal(GraphMemory(tmp_path).graph(NS), mem.graph(NS))
+    assert mem.forget(NS) and not snapshot.exists()
+
+
+def test_forget_removes_the_journal_too(tmp_path: Path) -> None:
+    table = list(story().values())
+    mem = GraphMemory(tmp_path)
+    mem.apply(NS, table[:1])
+    mem.commit(NS)
+    mem.apply(NS, table[1:])
+    mem.commit(NS)
+    snapshot, journal = _files(mem)
+    assert journal.exists()
+    assert mem.forget(NS)
+    assert not journal.exists() and not snapshot.exists()
+    assert GraphMemory(tmp_path).graph(NS).number_of_nodes() == 0
+
+
+def test_an_unknown_journal_operation_is_a_store_error_with_the_fix(tmp_path: Path) -> None:
+    mem = GraphMemory(tmp_path)
+    mem.apply(NS, list(story().values())[:1])
+    mem.commit(NS)
+    _, journal = _files(mem)
+    journal.write_text('{"seq": 1, "op": "drop_everything"}\n')
+    with pytest.raises(StoreError, match="unknown operation 'drop_everything'.*rebuild"):
+        GraphMemory(tmp_path).graph(NS)
