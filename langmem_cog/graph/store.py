@@ -1135,12 +1135,17 @@ def _graph_from_snapshot(raw: Any, what: str, namespace: str) -> nx.MultiDiGraph
 
 
 # ---------------------------------------------------------------------- derived attributes
-def _turn_key(times: dict[str, datetime], t: str) -> tuple[Any, ...]:
-    return (times[t], natural_key(t)) if t in times else (datetime.max.replace(tzinfo=UTC), natural_key(t))
+_NEVER = datetime.max.replace(tzinfo=UTC)
+
+
+def _first_turn_key(turn_ids: set[str], times: dict[str, datetime]) -> tuple[Any, ...]:
+    """``min(_turn_key(times, t) for t in turn_ids)``, computing ``natural_key`` for the earliest turns only."""
+    first = min((times.get(t, _NEVER) for t in turn_ids), default=_NEVER)
+    return (first, min(natural_key(t) for t in turn_ids if times.get(t, _NEVER) == first))
 
 
 def _earliest(values: dict[str, set[str]], times: dict[str, datetime]) -> str:
-    return min(values, key=lambda v: (min(_turn_key(times, t) for t in values[v]), v))
+    return min(values, key=lambda v: (_first_turn_key(values[v], times), v))
 
 
 def _refresh_node(G: nx.MultiDiGraph, n: str) -> None:
