@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.graph.schema import NodeType
 from langmem_cog.graph.resolve import (
     EntityResolver,
     _numbers,
@@ -18,6 +17,7 @@ from langmem_cog.graph.resolve import (
     node_id_for,
     normalize_name,
 )
+from langmem_cog.graph.schema import NodeType
 
 
 @pytest.mark.parametrize(
