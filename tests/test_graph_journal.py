@@ -132,3 +132,6 @@ def test_an_unknown_journal_operation_is_a_store_error_with_the_fix(tmp_path: Pa
     journal.write_text('{"seq": 1, "op": "drop_everything"}\n')
     with pytest.raises(StoreError, match="unknown operation 'drop_everything'.*rebuild"):
         GraphMemory(tmp_path).graph(NS)
+    journal.write_text('{"seq": 1, "op": "apply", "extractions": [{"turn_id": "x"}]}\n')
+    with pytest.raises(StoreError, match="entry 1 is malformed"):
+        GraphMemory(tmp_path).graph(NS)

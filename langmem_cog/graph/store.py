@@ -1059,7 +1059,12 @@ class GraphMemory:
                 continue
             kind = op.get("op")
             if kind == "apply":
-                self._apply(G, _validate([_extraction_from_payload(e) for e in op["extractions"]]))
+                try:
+                    extractions = [_extraction_from_payload(e) for e in op["extractions"]]
+                except (KeyError, TypeError, ValueError) as exc:
+                    raise StoreError(f"graph journal {journal}: entry {n} is malformed ({exc!r}); "
+                                     f"delete the journal and {_REBUILD_HINT}") from exc
+                self._apply(G, _validate(extractions))
             elif kind == "consolidate":
                 self._consolidate(G)
             elif kind == "reconcile":
