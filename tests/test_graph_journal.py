@@ -17,6 +17,17 @@ def _files(mem: GraphMemory) -> tuple[Path, Path]:
     return path, path.with_name(path.stem + ".journal")
 
 
+def _snapshot_then_journal(tmp_path: Path) -> GraphMemory:
+    """The first turn in the snapshot, the others in the journal."""
+    table = list(story().values())
+    mem = GraphMemory(tmp_path)
+    mem.apply(NS, table[:1])
+    mem.commit(NS)
+    mem.apply(NS, table[1:])
+    mem.commit(NS)
+    return mem
+
+
 def test_extractions_round_trip_through_the_journal_format() -> None:
     for ex in story().values():
         assert _extraction_from_payload(_extraction_payload(ex)) == ex
@@ -95,12 +106,7 @@ def test_a_snapshot_written_before_the_journal_was_removed_does_not_replay_twice
 
 
 def test_deleting_turns_rewrites_the_snapshot_so_their_records_leave_the_disk(tmp_path: Path) -> None:
-    table = list(story().values())
-    mem = GraphMemory(tmp_path)
-    mem.apply(NS, table[:1])
-    mem.commit(NS)
-    mem.apply(NS, table[1:])
-    mem.commit(NS)
+    mem = _snapshot_then_journal(tmp_path)
     snapshot, journal = _files(mem)
     assert "works as a nurse" in journal.read_text()
     mem.delete_turns(NS, ["D1:2"])
@@ -111,12 +117,7 @@ def test_deleting_turns_rewrites_the_snapshot_so_their_records_leave_the_disk(tm
 
 
 def test_forget_removes_the_journal_too(tmp_path: Path) -> None:
-    table = list(story().values())
-    mem = GraphMemory(tmp_path)
-    mem.apply(NS, table[:1])
-    mem.commit(NS)
-    mem.apply(NS, table[1:])
-    mem.commit(NS)
+    mem = _snapshot_then_journal(tmp_path)
     snapshot, journal = _files(mem)
     assert journal.exists()
     assert mem.forget(NS)
