@@ -59,11 +59,12 @@ examples: example-chatbot example-agent example-rag example-locomo
 bench: setup
 	$(CLI) bench locomo --system hybrid --out results/locomo-hybrid-minilm.json --rows results/locomo-hybrid-minilm.jsonl
 
-# LongMemEval-S dev retrieval (all four store systems share one ingest; see docs/BENCHMARKS.md).
+# LongMemEval-S dev retrieval (the systems share one ingest; LME_ARGS=--resume continues a stopped run; see docs/BENCHMARKS.md).
 bench-longmemeval: setup
-	$(CLI) bench longmemeval --max-seq-length 128 --system dense bm25 hybrid hybrid-rrf \
-	  --out 'results/lme-{system}-minilm128.json' --rows 'results/lme-{system}-minilm128.jsonl'
-	$(CLI) bench compare results/lme-dense-minilm128.jsonl results/lme-hybrid-minilm128.jsonl
+	$(CLI) bench longmemeval --max-seq-length 128 --system dense bm25 hybrid hybrid-rrf augmented-untrained \
+	  --out 'results/lme233/{system}.json' --rows 'results/lme233/{system}.jsonl' \
+	  --embedding-cache results/cache/lme-minilm128.npz $(LME_ARGS)
+	$(CLI) bench compare results/lme233/dense.jsonl results/lme233/hybrid.jsonl
 
 # Scale: embedded Chroma vs `chroma run` on loopback, graph snapshots in files vs PostgreSQL
 # (a throwaway cluster from Debian's postgresql package on loopback; never part of `make test`).
