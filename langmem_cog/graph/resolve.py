@@ -371,12 +371,11 @@ class EntityResolver:
         choices = self._choices[node_type]
         if not choices:
             return None
-        done = self._rows[node_type]
-        if done < len(choices):  # names indexed since the last lookup: embed and append only those
+        done, matrix = self._rows[node_type], self._matrix[node_type]
+        if matrix is None or done < len(choices):  # names indexed since the last lookup: embed and append only those
             new = choices[done:]
-            self._embed([*new, norm])
+            self._embed(new)
             rows = np.vstack([self._vectors[c] for c in new])
-            matrix = self._matrix[node_type]
             if matrix is None or len(matrix) < len(choices):
                 grown = np.empty((max(len(choices), 2 * (0 if matrix is None else len(matrix))), rows.shape[1]))
                 if matrix is not None:
@@ -384,8 +383,6 @@ class EntityResolver:
                 matrix = self._matrix[node_type] = grown
             matrix[done : len(choices)] = rows
             self._rows[node_type] = len(choices)
-        matrix = self._matrix[node_type]
-        assert matrix is not None
         self._embed([norm])
         sims = matrix[: len(choices)] @ self._vectors[norm]
         best: tuple[float, str] | None = None
