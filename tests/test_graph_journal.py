@@ -136,3 +136,14 @@ def test_an_unknown_journal_operation_is_a_store_error_with_the_fix(tmp_path: Pa
     journal.write_text('{"seq": 1, "op": "apply", "extractions": [{"turn_id": "x"}]}\n')
     with pytest.raises(StoreError, match="entry 1 is malformed"):
         GraphMemory(tmp_path).graph(NS)
+
+
+def test_a_journal_left_without_its_snapshot_is_ignored_and_replaced(tmp_path: Path) -> None:
+    mem = _snapshot_then_journal(tmp_path)
+    snapshot, journal = _files(mem)
+    snapshot.unlink()  # as if forget died between its two unlinks
+    again = GraphMemory(tmp_path)
+    assert again.graph(NS).number_of_nodes() == 0
+    again.apply(NS, list(story().values())[:1])
+    again.commit(NS)
+    assert snapshot.exists() and not journal.exists()

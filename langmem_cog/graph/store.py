@@ -908,11 +908,11 @@ class GraphMemory:
             if self.backend is not None:
                 return self.backend.delete(namespace) or existed
             path = self.path(namespace)
+            if path is not None and _journal_path(path).exists():  # the journal first: alone it is ignored
+                _journal_path(path).unlink()
+                existed = True
             if path is not None and path.exists():
                 path.unlink()
-                existed = True
-            if path is not None and _journal_path(path).exists():
-                _journal_path(path).unlink()
                 existed = True
             if path is not None and path.parent.exists():
                 # Temporary files of a save interrupted by a crash hold the graph's text too.
@@ -1026,9 +1026,12 @@ class GraphMemory:
             self._needs_snapshot.discard(namespace)
             if path is None or stamp is None:
                 G, seq = _empty_graph(), 0
-            else:
-                G, seq = (_read_graph(path, namespace) if path.exists() else (_empty_graph(), 0))
+            elif path.exists():
+                G, seq = _read_graph(path, namespace)
                 seq = self._replay(namespace, G, _journal_path(path), seq)
+            else:  # a journal without its snapshot (forget interrupted) describes nothing: ignore it
+                G, seq = _empty_graph(), 0
+                self._needs_snapshot.add(namespace)
             self._graphs[namespace] = G
             self._stamps[namespace] = stamp
             self._seq[namespace] = seq
