@@ -260,7 +260,7 @@ def cmd_bench_graph(args: argparse.Namespace) -> int:
 
 def cmd_bench_longmemeval(args: argparse.Namespace) -> int:
     from langmem_cog.bench.locomo import write_outputs
-    from langmem_cog.bench.longmemeval import default_longmemeval_path, run_longmemeval
+    from langmem_cog.bench.longmemeval import default_longmemeval_path, run_longmemeval, summarize_lme
 
     if args.summarize_rows:
         return _summarize_lme_rows(args)
@@ -296,8 +296,6 @@ def cmd_bench_longmemeval(args: argparse.Namespace) -> int:
                            skip=done, embedding_cache=args.embedding_cache)
     for system, run in runs.items():
         if earlier[system]:  # metrics over every row; speed figures are this run's own
-            from langmem_cog.bench.longmemeval import summarize_lme
-
             run.summary.update(summarize_lme([*earlier[system], *run.rows]))
             run.summary["resumed_rows"] = len(earlier[system])
         write_outputs(run, args.out.format(system=system) if args.out else None, None)
