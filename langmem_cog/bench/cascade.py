@@ -75,6 +75,7 @@ def run_cascade(
     tune_queries: int = 150,
     reuse: bool = False,
     drop_features: Sequence[str] = (),
+    quantize: bool = False,
 ) -> LocomoRun:
     """Run one cascade system on the LoCoMo protocol.
 
@@ -95,6 +96,10 @@ def run_cascade(
         tune_queries: Held-out train questions (unseen by the cross-encoder) that choose its blend weight.
         reuse: Reuse a seed's checkpoint already in ``work_dir`` (an interrupted run of the same command).
         drop_features: Feature names (or ``graph``: every graph feature) held at zero (ablations).
+        quantize: Score with the cross-encoder's linear layers in int8 (faster on CPU).
+
+    The cross-encoder trains on ``train_config.threads`` threads and scores on torch's default
+    (all cores, or ``OMP_NUM_THREADS``), so the latency probe sees the machine's cores.
     """
     if system not in CASCADE_SYSTEMS:
         raise InvalidInputError(f"unknown cascade system {system!r}: choose one of {CASCADE_SYSTEMS}")
@@ -108,7 +113,7 @@ def run_cascade(
         return _run(data, ps, cfg, system=system, embedder=embedder, seeds=seeds, split=split, progress=progress,
                     train_config=train_config or TrainConfig(), reranker_init=reranker_init,
                     latency_sample=latency_sample, work_dir=work_dir, tune_queries=tune_queries, reuse=reuse,
-                    drop=_dropped(drop_features))
+                    drop=_dropped(drop_features), quantize=quantize)
     finally:
         ps.release()
 
@@ -131,7 +136,7 @@ def _pools(data: str | Path, cfg: CogMemConfig, progress: Progress, cache: str |
 def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embedder: str, seeds: Sequence[int],
          split: str, progress: Progress, train_config: TrainConfig, reranker_init: str | Path | None,
          latency_sample: int, work_dir: str | Path | None, tune_queries: int, reuse: bool,
-         drop: list[int]) -> LocomoRun:
+         drop: list[int], quantize: bool) -> LocomoRun:
     w = cfg.lexical_weight
     feats = {_key(qp): candidate_features(qp.pool, qp.question["question"], qp.graph, lexical_weight=w)
              for qps in ps.by_sample.values() for qp in qps}
@@ -149,11 +154,11 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
     for seed, train, test in _splits(ps.by_sample, seeds, split):
         if system == "full-zeroshot":
             fixed = fixed or _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work, params,
-                                     progress, tune_queries, reuse)
+                                     progress, tune_queries, reuse, quantize)
             scorer, compressor = fixed
         else:
             scorer, compressor = _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work,
-                                         params, progress, tune_queries, reuse)
+                                         params, progress, tune_queries, reuse, quantize)
         todo = [qp for sid in test for qp in ps.by_sample[sid]]
         for qp in progress(todo, f"seed {seed}", len(todo)):
             if _key(qp) not in answers or system != "full-zeroshot":
@@ -201,7 +206,7 @@ def _dropped(names: Sequence[str]) -> list[int]:
 
 def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, gold: dict, train_config: TrainConfig,
             reranker_init: str | Path | None, work: Path, params: dict[str, Any], progress: Progress,
-            tune_queries: int, reuse: bool) -> tuple[FusionScorer, ConvMemoryCompressor | None]:
+            tune_queries: int, reuse: bool, quantize: bool = False) -> tuple[FusionScorer, ConvMemoryCompressor | None]:
     from langmem_cog.rank.defaults import default_compressor, default_scorer
 
     if system == "full-zeroshot":
@@ -227,10 +232,10 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
     if train_config.epochs == 0:  # no fine-tuning: the init checkpoint as it is, shared by every seed
         if not reranker_init:
             raise InvalidInputError("epochs=0 scores with --reranker-init as it is: pass a trained cross-encoder checkpoint")
-        ce = _shared_cross_encoder(backbone, train_config)
+        ce = _shared_cross_encoder(backbone, train_config, quantize)
         weight, grid = _tune_blend(ce, tune_qps, scorer, feats, gold)
         params["reranker"][str(seed)] = {"init": str(backbone), "fine_tuned": False, "cross_encoder_weight": weight,
-                                         "tune_mrr": grid, "tune_queries": len(tune_qps)}
+                                         "tune_mrr": grid, "tune_queries": len(tune_qps), "int8": quantize}
         return scorer, ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=weight)
     if reuse and (out / "training.json").exists():
         report = json.loads((out / "training.json").read_text(encoding="utf-8"))
@@ -240,10 +245,11 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
         report = train_cross_encoder(examples, backbone, out, cfg, progress=progress,
                                      provenance={"trained_on": f"LoCoMo seed {seed} train conversations {sorted(train)}"})
     logger.info("seed %s: reranker ready in %.0f s", seed, time.perf_counter() - t0)
-    ce = LocalCrossEncoder(out, max_length=train_config.max_length, threads=train_config.threads)
+    ce = LocalCrossEncoder(out, max_length=train_config.max_length, quantize=quantize)
     weight, grid = _tune_blend(ce, tune_qps, scorer, feats, gold)
     params["reranker"][str(seed)] = {**{k: report.get(k) for k in ("examples", "steps", "final_epoch_loss", "seconds")},
-                                     "cross_encoder_weight": weight, "tune_mrr": grid, "tune_queries": len(tune_qps)}
+                                     "cross_encoder_weight": weight, "tune_mrr": grid, "tune_queries": len(tune_qps),
+                                     "int8": quantize}
     return scorer, ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=weight)
 
 
@@ -261,13 +267,13 @@ class _MemoCrossEncoder(BaseCrossEncoder):
         return [self.memo[tuple(p)] for p in text_pairs]
 
 
-_SHARED: dict[tuple[str, int], _MemoCrossEncoder] = {}
+_SHARED: dict[tuple[str, int, bool], _MemoCrossEncoder] = {}
 
 
-def _shared_cross_encoder(path: Path, config: TrainConfig) -> _MemoCrossEncoder:
-    key = (str(path), config.max_length)
+def _shared_cross_encoder(path: Path, config: TrainConfig, quantize: bool) -> _MemoCrossEncoder:
+    key = (str(path), config.max_length, quantize)
     if key not in _SHARED:
-        _SHARED[key] = _MemoCrossEncoder(LocalCrossEncoder(path, max_length=config.max_length, threads=config.threads))
+        _SHARED[key] = _MemoCrossEncoder(LocalCrossEncoder(path, max_length=config.max_length, quantize=quantize))
     return _SHARED[key]
 
 

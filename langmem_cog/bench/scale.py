@@ -216,6 +216,7 @@ def _one_mode(
         for system in systems:
             smode, fusion = _MODES[system]
             embeddings.discard(list(questions))  # every system pays for its query embeddings
+            memory.store.clear_query_cache()
             times = []
             for q in questions:
                 t1 = time.perf_counter()

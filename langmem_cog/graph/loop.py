@@ -63,9 +63,7 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any, TypedDict, cast
@@ -110,6 +108,7 @@ __all__ = [
     "operator_node",
     "GraphRetrieval",
     "graph_search",
+    "shared_retrieval",
 ]
 
 logger = logging.getLogger(__name__)
@@ -318,20 +317,10 @@ class _Runtime:
         self.per_hop = per_hop
         self.per_entity = per_entity
         self.vectors = NodeVectors(memory.store.embed_texts)
-        self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
 
     def query_vector(self, query: str) -> np.ndarray:
-        """The query's normalised vector (the last 256 queries are cached)."""
-        with self._lock:
-            qv = self._qcache.get(query)
-        if qv is None:
-            qv = np.asarray(self.memory.store.embed_query(query), dtype=np.float32)
-            with self._lock:
-                self._qcache[query] = qv
-                if len(self._qcache) > 256:
-                    self._qcache.popitem(last=False)
-        return qv
+        """The query's normalised vector (cached by the store, which the raw scores share)."""
+        return np.asarray(self.memory.store.embed_query(query), dtype=np.float32)
 
     def relevance(self, G: nx.MultiDiGraph, qv: np.ndarray) -> Callable[[Any], float]:
         def rel(node: Any) -> float:
@@ -754,9 +743,17 @@ def graph_search(memory: CogMemory, namespace: str, query: str, k: int = 10,
     Example:
         >>> graph_search(mem, "alice", "What is Leo allergic to?", k=5)  # doctest: +SKIP
     """
-    # Kept on the memory itself, so it lives exactly as long as the memory does.
+    return shared_retrieval(memory).search(namespace, query, k, now=now)
+
+
+def shared_retrieval(memory: CogMemory) -> GraphRetrieval:
+    """The memory's default :class:`GraphRetrieval`, built once and kept on the memory itself.
+
+    Every caller then shares one compiled loop and one node-vector cache, so a node's text is
+    embedded once per memory rather than once per retriever.
+    """
     retrieval = getattr(memory, _CACHE_ATTR, None)
     if not isinstance(retrieval, GraphRetrieval):
         retrieval = GraphRetrieval(memory)
         setattr(memory, _CACHE_ATTR, retrieval)
-    return retrieval.search(namespace, query, k, now=now)
+    return retrieval

@@ -100,9 +100,9 @@ class Cascade:
         if not (self.use_graph and self.memory is not None):
             return None
         if self._retrieval is None:
-            from langmem_cog.graph.loop import GraphRetrieval
+            from langmem_cog.graph.loop import shared_retrieval
 
-            self._retrieval = GraphRetrieval(self.memory)
+            self._retrieval = shared_retrieval(self.memory)
         return GraphSignals.from_state(self._retrieval.run(namespace, query, now=now))
 
     def first_stage(self, namespace: str, query: str, *, now: datetime | str | None = None,

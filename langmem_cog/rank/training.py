@@ -59,7 +59,8 @@ class TrainConfig:
     """Hyper-parameters of :func:`train_cross_encoder`.
 
     ``freeze_layers`` keeps the embeddings and the first N transformer layers fixed (less backward
-    work on CPU); ``max_queries`` trains on a seeded random subset of the lists.
+    work on CPU); ``max_queries`` trains on a seeded random subset of the lists; ``num_layers`` keeps
+    only the backbone's first N transformer layers (a smaller, faster reranker; ``None``: all).
     """
 
     epochs: int = 2
@@ -72,6 +73,7 @@ class TrainConfig:
     threads: int | None = None
     freeze_layers: int = 0
     max_queries: int | None = None
+    num_layers: int | None = None
 
 
 def _freeze(model: Any, n_layers: int) -> None:
@@ -123,7 +125,7 @@ def train_cross_encoder(
     prev_threads = torch.get_num_threads()
     if config.threads:
         torch.set_num_threads(config.threads)
-    model, tok = load_backbone(backbone)
+    model, tok = load_backbone(backbone, num_layers=config.num_layers)
     _freeze(model, config.freeze_layers)
     model.train()
     steps_per_epoch = math.ceil(len(usable) / config.queries_per_step)
