@@ -94,6 +94,25 @@ def test_graph_features_from_operator_state():
     assert X[:, col("in_window")].tolist() == [1.0, 1.0, 0.0]
 
 
+def test_session_and_time_question_features():
+    turns = _turns(["We met in May 2021.", "Nice.", "I have 3 cats.", "Cool"], sessions=["1", "1", "2", "2"])
+    pool = CandidatePool(turns=turns, dense=np.array([0.9, 0.1, 0.5, 0.2]), lexical=np.array([2.0, 0.0, 1.0, 0.0]))
+    col = FEATURE_NAMES.index
+    X = candidate_features(pool, "When did they meet?")
+    hybrid = X[:, col("dense_z")] + X[:, col("lexical_z")]
+    assert X[:, col("session_best")].tolist() == pytest.approx([hybrid[0], hybrid[0], hybrid[2], hybrid[2]])
+    assert X[:, col("session_mean")][0] == pytest.approx(hybrid[:2].mean())
+    assert X[:, col("session_rr")].tolist() == [1.0, 0.5, 1.0, 0.5]
+    assert X[:, col("when_number")].tolist() == [1.0, 0.0, 1.0, 0.0]
+    assert X[:, col("when_time_word")].tolist() == [1.0, 0.0, 0.0, 0.0]
+    assert X[:, col("dense_x_lexical")].tolist() == pytest.approx((X[:, col("dense_z")] * X[:, col("lexical_z")]).tolist())
+    other = candidate_features(pool, "What do they own?")  # not a time question: the time flags stay 0
+    assert not other[:, [col("when_number"), col("when_time_word")]].any()
+    signals = GraphSignals(grounded=["t2"])
+    G = candidate_features(pool, "What do they own?", signals)
+    assert G[:, col("grounded_near")].tolist() == [0.0, 0.0, 0.0, 1.0]  # the neighbour in session 2 only
+
+
 def test_misaligned_pool_is_refused():
     with pytest.raises(InvalidInputError, match="misaligned"):
         CandidatePool(turns=_turns(["a"]), dense=np.zeros(2), lexical=np.zeros(1))
@@ -119,6 +138,17 @@ def test_scorer_errors_name_the_fix():
         FusionScorer.fit([np.zeros((3, len(FEATURE_NAMES)))], [np.zeros(3, bool)])
     with pytest.raises(ConfigError, match="retrain"):
         FusionScorer.from_dict({"features": ["a"], "weights": [1.0]})
+    with pytest.raises(ConfigError, match="one weight per feature"):
+        FusionScorer.from_dict({"features": ["dense_z", "lexical_z"], "weights": [1.0]})
+    with pytest.raises(ConfigError, match="repeated"):
+        FusionScorer.from_dict({"features": ["dense_z", "dense_z"], "weights": [1.0, 2.0]})
+
+
+def test_scorer_fitted_on_fewer_features_gives_the_new_ones_weight_zero():
+    old = FusionScorer.from_dict({"features": ["lexical_z", "dense_z"], "weights": [0.5, 2.0]})
+    assert old.features == FEATURE_NAMES
+    assert old.weights[FEATURE_NAMES.index("dense_z")] == 2.0 and old.weights[FEATURE_NAMES.index("lexical_z")] == 0.5
+    assert np.count_nonzero(old.weights) == 2
     with pytest.raises(InvalidInputError):
         FusionScorer.untrained().score(np.zeros((2, 3)))
 

@@ -58,9 +58,27 @@ FEATURE_NAMES: tuple[str, ...] = (
     "position",         # chronological position in the pool, 0 (oldest) .. 1 (newest)
     "log_len",          # log(1 + words)
     "is_question",      # the turn ends with a question mark
+    # Added in 0.1 after the first shipped scorer; a scorer fitted without them gives them weight 0.
+    "dense_window2",    # best dense z of the same session's turns at distance <= 2
+    "lexical_window2",  # best BM25 z of the same session's turns at distance <= 2
+    "session_best",     # best hybrid z in the turn's session (the turn included)
+    "session_mean",     # mean hybrid z of the turn's session
+    "session_rr",       # 1 / (1 + the turn's hybrid rank within its session)
+    "grounded_near",    # a same-session neighbour (distance 1) was grounded by the operator loop
+    "when_number",      # the question asks when / how long, and the turn holds a digit
+    "when_time_word",   # the question asks when / how long, and the turn names a time (month, weekday, 'last', ...)
+    "dense_x_lexical",  # z(dense) * z(BM25)
 )
 
 _WORD = re.compile(r"[A-Za-z0-9']+")
+_ASKS_TIME = re.compile(r"^\s*when\b|\b(what|which) (year|month|day|date|time|week)\b|\bhow long\b", re.I)
+_TIME_WORD = re.compile(
+    r"\b(yesterday|today|tomorrow|tonight|last|next|ago|recently|week|weekend|month|year|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|"
+    r"august|september|october|november|december|(19|20)\d\d)\b",
+    re.I,
+)
+_DIGIT = re.compile(r"\d")
 
 
 @dataclass
@@ -132,10 +150,29 @@ def _chrono_order(turns: Sequence[Turn]) -> list[int]:
 
 
 @lru_cache(maxsize=200_000)
-def _static(text: str, speaker: str) -> tuple[float, float, str]:
-    """Per-turn features that do not depend on the query: log length, question flag, first name."""
+def _static(text: str, speaker: str) -> tuple[float, float, str, float, float]:
+    """Per-turn features that do not depend on the query: log length, question flag, first name,
+    holds a digit, names a time."""
     first = speaker.split()[0].lower() if speaker.strip() else ""
-    return math.log1p(len(_WORD.findall(text))), float(text.rstrip().endswith("?")), first
+    return (math.log1p(len(_WORD.findall(text))), float(text.rstrip().endswith("?")), first,
+            float(bool(_DIGIT.search(text))), float(bool(_TIME_WORD.search(text))))
+
+
+def _session_stats(values: np.ndarray, turns: Sequence[Turn]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per turn: the best and the mean value of its session, and 1 / (1 + its rank in the session)."""
+    n = len(turns)
+    best, mean, rr = np.empty(n), np.empty(n), np.empty(n)
+    groups: dict[str, list[int]] = {}
+    for i, t in enumerate(turns):
+        groups.setdefault(t.session_id, []).append(i)
+    for idx in groups.values():
+        ix = np.asarray(idx)
+        v = values[ix]
+        best[ix], mean[ix] = v.max(), v.mean()
+        rank = np.empty(len(ix))
+        rank[np.argsort(-v, kind="stable")] = np.arange(len(ix))
+        rr[ix] = 1.0 / (1.0 + rank)
+    return best, mean, rr
 
 
 def neighbour_max(values: np.ndarray, turns: Sequence[Turn], radius: int, order: Sequence[int] | None = None) -> np.ndarray:
@@ -216,6 +253,14 @@ def candidate_features(
     X[:, col["log_len"]] = [s[0] for s in static]
     X[:, col["is_question"]] = [s[1] for s in static]
     X[:, col["speaker_match"]] = [1.0 if s[2] and s[2] in words else 0.0 for s in static]
+    X[:, col["dense_window2"]] = neighbour_max(zd, turns, 2, order)
+    X[:, col["lexical_window2"]] = neighbour_max(zl, turns, 2, order)
+    best, mean, rr = _session_stats(hybrid, turns)
+    X[:, col["session_best"]], X[:, col["session_mean"]], X[:, col["session_rr"]] = best, mean, rr
+    if _ASKS_TIME.search(query):
+        X[:, col["when_number"]] = [s[3] for s in static]
+        X[:, col["when_time_word"]] = [s[4] for s in static]
+    X[:, col["dense_x_lexical"]] = zd * zl
     if graph is not None:
         rank = {tid: r for r, tid in enumerate(graph.grounded)}
         start, end = graph.window if graph.window else (None, None)
@@ -233,4 +278,6 @@ def candidate_features(
                 ts = t.timestamp
                 inside = (start is None or ts >= start) and (end is None or ts <= end)
                 X[i, col["in_window"]] = float(inside)
+        if rank:
+            X[:, col["grounded_near"]] = neighbour_max(X[:, col["graph_grounded"]], turns, 1, order)
     return X

@@ -69,13 +69,23 @@ class FusionScorer:
 
     def __post_init__(self) -> None:
         self.weights = np.asarray(self.weights, dtype=np.float64)
-        if tuple(self.features) != FEATURE_NAMES:
-            raise ConfigError(
-                f"scorer features {list(self.features)} differ from this version's {list(FEATURE_NAMES)}: "
-                "retrain the scorer (langmem-cog train-reranker) or use FusionScorer.untrained()"
-            )
-        if self.weights.shape != (len(FEATURE_NAMES),):
-            raise ConfigError(f"scorer has {self.weights.shape} weights; expected {len(FEATURE_NAMES)}")
+        features = tuple(self.features)
+        if self.weights.shape != (len(features),):
+            raise ConfigError(f"scorer has {self.weights.shape} weights for {len(features)} features; "
+                              "pass one weight per feature")
+        if features != FEATURE_NAMES:
+            # A scorer fitted by an earlier version (a subset of today's features) gives the newer ones weight 0.
+            unknown = [f for f in features if f not in FEATURE_NAMES]
+            if unknown or len(set(features)) != len(features):
+                raise ConfigError(
+                    f"scorer features {list(features)} are not a subset of this version's {list(FEATURE_NAMES)} "
+                    f"(unknown or repeated: {unknown or sorted(f for f in features if features.count(f) > 1)}): "
+                    "retrain the scorer (langmem-cog train-reranker) or use FusionScorer.untrained()"
+                )
+            full = np.zeros(len(FEATURE_NAMES))
+            for name, w in zip(features, self.weights, strict=True):
+                full[FEATURE_NAMES.index(name)] = w
+            self.weights, self.features = full, FEATURE_NAMES
 
     @classmethod
     def untrained(cls) -> FusionScorer:
