@@ -106,7 +106,7 @@ class LocalCrossEncoder(BaseCrossEncoder):
                 raise InvalidInputError(f"cross-encoder input {p!r} is not a (query, text) pair of strings")
         if not pairs:
             return []
-        out: list[float] = []
+        scores = [0.0] * len(pairs)
         with self._lock:
             prev = torch.get_num_threads()
             if self.threads:
@@ -114,18 +114,16 @@ class LocalCrossEncoder(BaseCrossEncoder):
             try:
                 enc = self.tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation="longest_first",
                                      max_length=self.max_length)
-                scores = [0.0] * len(pairs)
                 with torch.inference_mode():
                     for batch in length_batches([len(x) for x in enc["input_ids"]], self.batch_size):
                         padded = self.tokenizer.pad({k: [v[i] for i in batch] for k, v in enc.items()}, return_tensors="pt")
                         logits = self.model(**padded).logits.reshape(-1)
                         for i, x in zip(batch, logits.tolist(), strict=True):
                             scores[i] = float(x)
-                out = scores
             finally:
                 if self.threads:
                     torch.set_num_threads(prev)
-        return out
+        return scores
 
     def __repr__(self) -> str:
         return f"LocalCrossEncoder({str(self.path)!r}, max_length={self.max_length}, quantize={self.quantize})"

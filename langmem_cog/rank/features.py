@@ -58,7 +58,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "position",         # chronological position in the pool, 0 (oldest) .. 1 (newest)
     "log_len",          # log(1 + words)
     "is_question",      # the turn ends with a question mark
-    # Added in 0.1 after the first shipped scorer; a scorer fitted without them gives them weight 0.
+    # Added after the first shipped scorer was fitted; a scorer fitted without them gives them weight 0.
     "dense_window2",    # best dense z of the same session's turns at distance <= 2
     "lexical_window2",  # best BM25 z of the same session's turns at distance <= 2
     "session_best",     # best hybrid z in the turn's session (the turn included)
