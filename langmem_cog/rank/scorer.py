@@ -79,7 +79,7 @@ class FusionScorer:
             if unknown or len(set(features)) != len(features):
                 raise ConfigError(
                     f"scorer features {list(features)} are not a subset of this version's {list(FEATURE_NAMES)} "
-                    f"(unknown or repeated: {unknown or sorted(f for f in features if features.count(f) > 1)}): "
+                    f"(unknown or repeated: {unknown or sorted({f for f in features if features.count(f) > 1})}): "
                     "retrain the scorer (langmem-cog train-reranker) or use FusionScorer.untrained()"
                 )
             full = np.zeros(len(FEATURE_NAMES))
