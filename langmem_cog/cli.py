@@ -161,9 +161,9 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
             progress=_progress, pool_cache=args.pool_cache, reranker_init=args.reranker_init,
             train_config=TrainConfig(epochs=args.epochs, max_length=args.max_length, threads=args.threads,
                                      freeze_layers=args.freeze_layers, max_queries=args.max_queries, lr=args.lr,
-                                     num_layers=args.num_layers),
+                                     num_layers=args.num_layers, prior_weight=args.prior_weight),
             latency_sample=args.latency_sample, work_dir=args.work_dir, reuse=args.reuse,
-            tune_queries=args.tune_queries, quantize=args.int8,
+            tune_queries=args.tune_queries, quantize=args.int8, observation_lists=args.observation_lists,
             drop_features=args.drop_features.split(",") if args.drop_features else (),
         )
     else:
@@ -468,6 +468,10 @@ def build_parser() -> argparse.ArgumentParser:
     loc.add_argument("--work-dir", help="full: where per-seed checkpoints are written")
     loc.add_argument("--int8", action="store_true", help="full: score with the cross-encoder in int8 (faster on CPU)")
     loc.add_argument("--reuse", action="store_true", help="full: reuse per-seed checkpoints already in --work-dir")
+    loc.add_argument("--prior-weight", type=float, default=0.0,
+                     help="full: train the cross-encoder on logit + W x first-stage score (residual; 0: alone)")
+    loc.add_argument("--observation-lists", action="store_true",
+                     help="full: also train the cross-encoder on the train conversations' observation statements")
     loc.add_argument("--drop-features", help="cascade systems: comma-separated features held at zero ('graph': all graph ones)")
     loc.set_defaults(func=cmd_bench_locomo)
     gb = bench.add_parser("graph", help="PEC2F graph: throughput, counts, evidence coverage, attribution probe")

@@ -680,10 +680,31 @@ class TurnStore:
             if qv is not None:
                 self._query_vectors.move_to_end(query)
                 return qv
-        qv = self.embed_texts([query])[0]
+        return self.cache_query_vector(query, self.embed_texts([query])[0])
+
+    def cache_query_vector(self, query: str, vector: np.ndarray) -> np.ndarray:
+        """Keep ``vector`` as the cached embedding of ``query`` (for callers that embedded queries in a batch).
+
+        The vector must come from this store's embedder; later :meth:`embed_query` calls for
+        ``query`` return it without running the model.
+
+        Returns:
+            The cached read-only copy.
+
+        Raises:
+            InvalidInputError: If ``vector`` is not one finite 1-D vector.
+        """
+        _check_query(query)
+        qv = np.array(vector, dtype=np.float32)
+        if qv.ndim != 1 or not qv.size or not np.isfinite(qv).all():
+            raise InvalidInputError(
+                f"query vector for {query[:40]!r} has shape {qv.shape} or non-finite values: pass one finite 1-D "
+                "vector from this store's embedder"
+            )
         qv.setflags(write=False)
         with self._lock:
             self._query_vectors[query] = qv
+            self._query_vectors.move_to_end(query)
             while len(self._query_vectors) > QUERY_VECTOR_CACHE:
                 self._query_vectors.popitem(last=False)
         return qv

@@ -101,6 +101,28 @@ def test_store_caches_query_vectors_read_only(memory):
         del store.embed_texts
 
 
+def test_store_serves_a_seeded_query_vector_without_running_the_model(memory):
+    from langmem_cog.errors import InvalidInputError
+
+    store = memory.store
+    given = store.embed_texts(["where does Leo work?"])[0]
+    calls = []
+    inner = store.embed_texts
+    store.embed_texts = lambda texts: calls.append(list(texts)) or inner(texts)
+    try:
+        kept = store.cache_query_vector("where does Leo work?", given)
+        assert np.array_equal(store.embed_query("where does Leo work?"), given) and calls == []
+        assert store.embed_query("where does Leo work?") is kept and not kept.flags.writeable
+        given[0] += 1.0  # the cache holds a copy: the caller's array stays the caller's
+        assert not np.array_equal(kept, given)
+        for bad in (np.zeros((2, 3)), np.array([np.nan, 1.0]), np.zeros(0)):
+            with pytest.raises(InvalidInputError, match="1-D"):
+                store.cache_query_vector("q", bad)
+        assert calls == []
+    finally:
+        del store.embed_texts
+
+
 def test_cascades_share_one_operator_loop_and_embed_the_query_once(memory, ns):
     from datetime import UTC, datetime
 

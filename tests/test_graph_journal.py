@@ -53,6 +53,24 @@ def test_commits_append_to_the_journal_and_a_fresh_load_replays_it(tmp_path: Pat
     assert mem.commit(NS) == snapshot and len(journal.read_text().splitlines()) == len(table)  # nothing pending
 
 
+def test_a_reconcile_that_changes_nothing_journals_nothing(tmp_path: Path) -> None:
+    mem = GraphMemory(tmp_path)
+    mem.apply(NS, list(story().values()))  # apply reconciles the claim groups it touched
+    mem.commit(NS)
+    snapshot, journal = _files(mem)
+    before = snapshot.stat().st_mtime_ns
+    counts = mem.reconcile(NS)
+    assert sum(counts.values()) > 0  # the story has claims: reconcile did look at them
+    assert mem.commit(NS) == snapshot and not journal.exists() and snapshot.stat().st_mtime_ns == before
+    G = mem.graph(NS)
+    claim = next(n for n, d in G.nodes(data=True) if d.get("status"))
+    G.nodes[claim]["status"] = "STALE-BY-HAND"  # reconcile repairs it, and that is journalled
+    mem.reconcile(NS)
+    mem.commit(NS)
+    assert journal.exists() and '"reconcile"' in journal.read_text()
+    assert graphs_equal(GraphMemory(tmp_path).graph(NS), mem.graph(NS))
+
+
 def test_the_journal_is_compacted_into_the_snapshot_when_it_outgrows_it(tmp_path: Path) -> None:
     mem = GraphMemory(tmp_path, journal_ratio=0.01, journal_min_bytes=0)
     table = list(story().values())

@@ -285,3 +285,24 @@ def test_full_retriever_uses_every_shipped_stage(memory, ns):
     assert len(docs) == 3 and all(d.metadata["reranked"] for d in docs)
     assert any(d.metadata["stage"] in {"graph", "raw+graph"} for d in docs)
     assert docs[0].metadata["turn_id"] == "t0"
+
+
+def test_residual_training_takes_the_loss_on_logit_plus_the_first_stage_prior(tmp_path):
+    from langmem_cog.embeddings import resolve_model_path
+    from langmem_cog.rank.training import RerankExample, TrainConfig, train_cross_encoder
+
+    docs = ["MEMORY_TIME: 1. Leo: I work at the bakery.", "MEMORY_TIME: 2. Maya: Nice weather."]
+    cfg = TrainConfig(epochs=1, max_length=32, num_layers=1, freeze_layers=1, threads=1, prior_weight=1.0)
+
+    def loss(prior):
+        ex = RerankExample(query="QUERY_TIME: 2. Where does Leo work?", docs=docs, gold=[True, False], prior=prior)
+        report = train_cross_encoder([ex], resolve_model_path("minilm"), tmp_path / str(prior[0]), cfg)
+        assert "first-stage score" in json.loads((tmp_path / str(prior[0]) / "training.json").read_text())["objective"]
+        return report["final_epoch_loss"]
+
+    # A prior that already ranks the gold far ahead leaves (almost) nothing to learn; one that buries it, a lot.
+    assert loss([30.0, 0.0]) < 1e-6 < 10.0 < loss([0.0, 30.0])
+    with pytest.raises(InvalidInputError, match="prior"):
+        RerankExample(query="q", docs=docs, gold=[True, False], prior=[1.0])
+    with pytest.raises(InvalidInputError, match="finite"):
+        RerankExample(query="q", docs=docs, gold=[True, False], prior=[1.0, float("nan")])

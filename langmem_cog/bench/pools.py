@@ -107,6 +107,8 @@ def collect_pools(
         ns = nss[sid]
         if ns not in turn_cache:
             turn_cache[ns] = {t.id: t for t in store.get_turns(ns)}
+        # The operator loop embeds the question through the store's cache: hand it the batch vector.
+        store.cache_query_vector(q["question"], qv)
         t1 = time.perf_counter()
         ps = store.pool_scores(ns, q["question"], query_vector=qv)
         signals = None

@@ -55,7 +55,7 @@ import networkx as nx
 
 from langmem_cog.graph.schema import ClaimStatus, EdgeType, NodeType
 
-__all__ = ["reconcile_claims", "claim_group_key", "claim_group", "natural_key", "ClaimKey"]
+__all__ = ["reconcile_claims", "derived_state", "claim_group_key", "claim_group", "natural_key", "ClaimKey"]
 
 logger = logging.getLogger(__name__)
 
@@ -175,6 +175,22 @@ def _reconcile_group(G: nx.MultiDiGraph, members: list[str], counts: dict[str, i
         counts[ClaimStatus.SUPERSEDED.value] += 1
         nxt = members[i + 1]
         _set_edge(G, nxt, c, EdgeType.SUPERSEDES, changed=G.nodes[nxt]["polarity"] != G.nodes[c]["polarity"])
+
+
+def derived_state(G: nx.MultiDiGraph) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str, str, str], ...]]:
+    """What :func:`reconcile_claims` writes, as a comparable value: every claim's status and every
+    ``SUPERSEDES`` / ``CONFLICTS_WITH`` edge with its attributes (sorted).
+
+    Example:
+        >>> derived_state(nx.MultiDiGraph())
+        ((), ())
+    """
+    statuses = tuple(sorted((str(n), str(G.nodes[n].get("status"))) for n in G.nodes if _is_claim(G, n)))
+    edges = tuple(sorted(
+        (str(u), str(v), str(k), repr(sorted((a, sorted(x) if isinstance(x, set) else x) for a, x in d.items())))
+        for u, v, k, d in G.edges(keys=True, data=True) if k in _DERIVED
+    ))
+    return statuses, edges
 
 
 def reconcile_claims(G: nx.MultiDiGraph, nodes: Iterable[str] | None = None) -> dict[str, int]:

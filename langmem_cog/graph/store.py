@@ -74,7 +74,14 @@ import networkx as nx
 from langmem_cog.errors import ExtractionError, InvalidInputError, StoreError
 from langmem_cog.graph.backends import atomic_write_text
 from langmem_cog.graph.consolidate import FactWriter, consolidate, consolidated_fact_id
-from langmem_cog.graph.reconcile import ClaimKey, claim_group, claim_group_key, natural_key, reconcile_claims
+from langmem_cog.graph.reconcile import (
+    ClaimKey,
+    claim_group,
+    claim_group_key,
+    derived_state,
+    natural_key,
+    reconcile_claims,
+)
 from langmem_cog.graph.resolve import (
     EMBEDDING_THRESHOLD,
     FUZZY_THRESHOLD,
@@ -838,12 +845,21 @@ class GraphMemory:
         return changed
 
     def reconcile(self, namespace: str) -> dict[str, int]:
-        """Reconcile every claim group of a namespace; returns counts by status."""
+        """Reconcile every claim group of a namespace; returns counts by status.
+
+        The journal gets an entry only when a status or a derived edge changed.
+        """
         validate_namespace(namespace)
         with self._ns_lock(namespace):
-            counts = reconcile_claims(self.graph(namespace))
-            self._record(namespace, {"op": "reconcile"})
-            return counts
+            G = self.graph(namespace)
+            before = derived_state(G)
+            counts = reconcile_claims(G)
+            changed = derived_state(G) != before
+            if changed:  # journal (and autosave) only what changed the graph
+                self._record(namespace, {"op": "reconcile"})
+        if changed:
+            self._changed(namespace)
+        return counts
 
     # ------------------------------------------------------------------ rebuild / forget
     def rebuild(self, namespace: str, turns: Sequence[Turn], extractor: Extractor) -> nx.MultiDiGraph:

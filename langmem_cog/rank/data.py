@@ -40,7 +40,8 @@ ScoredPool = tuple[str, CandidatePool, np.ndarray, np.ndarray]
 
 
 def rerank_examples(pools: Iterable[ScoredPool], depth: int = 10, add_missed_gold: bool = True) -> list[RerankExample]:
-    """One training list per pool: the fused top ``depth`` (+ missed gold), formatted as the compressor does."""
+    """One training list per pool: the fused top ``depth`` (+ missed gold), formatted as the compressor does,
+    with each candidate's fused score as the example's ``prior``."""
     out = []
     for query, pool, fused, gold in pools:
         order = list(np.argsort(-np.asarray(fused), kind="stable")[:depth])
@@ -50,7 +51,8 @@ def rerank_examples(pools: Iterable[ScoredPool], depth: int = 10, add_missed_gol
             continue
         max_pos = max(t.position for t in pool.turns)
         pairs = [format_pair(query, pool.turns[i].memory_text, pos=pool.turns[i].position, max_pos=max_pos) for i in order]
-        out.append(RerankExample(query=pairs[0][0], docs=[p[1] for p in pairs], gold=[bool(gold[i]) for i in order]))
+        out.append(RerankExample(query=pairs[0][0], docs=[p[1] for p in pairs], gold=[bool(gold[i]) for i in order],
+                                 prior=[float(fused[i]) for i in order]))
     return out
 
 

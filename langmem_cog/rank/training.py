@@ -39,15 +39,25 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class RerankExample:
-    """One query's list: formatted query, formatted candidate texts, gold flags (aligned)."""
+    """One query's list: formatted query, formatted candidate texts, gold flags (aligned).
+
+    ``prior`` optionally holds the first stage's score of each doc: with
+    ``TrainConfig.prior_weight > 0`` the loss is taken on ``logit + prior_weight * prior``, so the
+    cross-encoder learns what the first stage gets wrong rather than relearning what it knows.
+    """
 
     query: str
     docs: Sequence[str]
     gold: Sequence[bool]
+    prior: Sequence[float] | None = None
 
     def __post_init__(self) -> None:
         if len(self.docs) != len(self.gold):
             raise InvalidInputError(f"example has {len(self.docs)} docs but {len(self.gold)} gold flags: pass one flag per doc")
+        if self.prior is not None and (len(self.prior) != len(self.docs) or not all(map(math.isfinite, self.prior))):
+            raise InvalidInputError(
+                f"example has {len(self.docs)} docs but prior {list(self.prior)[:12]!r}: pass one finite score per doc, or None"
+            )
 
     @property
     def n_gold(self) -> int:
@@ -60,7 +70,9 @@ class TrainConfig:
 
     ``freeze_layers`` keeps the embeddings and the first N transformer layers fixed (less backward
     work on CPU); ``max_queries`` trains on a seeded random subset of the lists; ``num_layers`` keeps
-    only the backbone's first N transformer layers (a smaller, faster reranker; ``None``: all).
+    only the backbone's first N transformer layers (a smaller, faster reranker; ``None``: all);
+    ``prior_weight`` adds that many times each example's ``prior`` (the first-stage score) to the
+    logits inside the loss (residual training; 0: the cross-encoder alone).
     """
 
     epochs: int = 2
@@ -74,6 +86,7 @@ class TrainConfig:
     freeze_layers: int = 0
     max_queries: int | None = None
     num_layers: int | None = None
+    prior_weight: float = 0.0
 
 
 def _freeze(model: Any, n_layers: int) -> None:
@@ -160,6 +173,8 @@ def train_cross_encoder(
                 start = 0
                 for e in exs:
                     lg = logits[start : start + len(e.docs)]
+                    if config.prior_weight and e.prior is not None:
+                        lg = lg + config.prior_weight * torch.tensor(list(e.prior), dtype=lg.dtype)
                     mask = torch.tensor(list(e.gold), dtype=torch.bool)
                     loss = loss + torch.logsumexp(lg, 0) - torch.logsumexp(lg[mask], 0)
                     start += len(e.docs)
@@ -189,7 +204,8 @@ def train_cross_encoder(
         "final_epoch_loss": sum(losses) / max(len(losses), 1),
         "seconds": round(time.perf_counter() - t0, 1),
         "config": config.__dict__,
-        "objective": "listwise gold-only softmax over the fused top-10 (+ missed gold)",
+        "objective": "listwise gold-only softmax over the fused top-10 (+ missed gold)"
+        + (f", on logit + {config.prior_weight} x first-stage score" if config.prior_weight else ""),
         **(provenance or {}),
     }
     (out / "training.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
