@@ -164,6 +164,7 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
                                      num_layers=args.num_layers, prior_weight=args.prior_weight),
             latency_sample=args.latency_sample, work_dir=args.work_dir, reuse=args.reuse,
             tune_queries=args.tune_queries, quantize=args.int8, observation_lists=args.observation_lists,
+            score_max_length=args.score_max_length,
             drop_features=args.drop_features.split(",") if args.drop_features else (),
         )
     else:
@@ -468,6 +469,8 @@ def build_parser() -> argparse.ArgumentParser:
     loc.add_argument("--work-dir", help="full: where per-seed checkpoints are written")
     loc.add_argument("--int8", action="store_true", help="full: score with the cross-encoder in int8 (faster on CPU)")
     loc.add_argument("--reuse", action="store_true", help="full: reuse per-seed checkpoints already in --work-dir")
+    loc.add_argument("--score-max-length", type=int, default=None,
+                     help="full: token limit per pair when scoring (default: --max-length, the training limit)")
     loc.add_argument("--prior-weight", type=float, default=0.0,
                      help="full: train the cross-encoder on logit + W x first-stage score (residual; 0: alone)")
     loc.add_argument("--observation-lists", action="store_true",

@@ -113,6 +113,30 @@ def test_session_and_time_question_features():
     assert G[:, col("grounded_near")].tolist() == [0.0, 0.0, 0.0, 1.0]  # the neighbour in session 2 only
 
 
+def test_answer_type_features_match_the_kind_of_answer_asked_for():
+    texts = ["Maya and I went to Paris last spring.", "We adopted two cats.", "Leo said hi.",
+             "I loved reading \"Dune\" because it helps me relax.", "Ok."]
+    turns = _turns(texts, speakers=["Leo", "Maya", "Maya", "Leo", "Maya"])
+    pool = CandidatePool(turns=turns, dense=np.zeros(5), lexical=np.zeros(5))
+    col = FEATURE_NAMES.index
+
+    def column(query, name):
+        return candidate_features(pool, query)[:, col(name)].tolist()
+
+    assert column("Where did Leo travel?", "where_place") == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert column("How many cats does Maya have?", "count_number") == [0.0, 1.0, 0.0, 0.0, 0.0]
+    # 'Paris' and 'Dune' are capitalised and no speaker's; 'Leo' and 'Maya' are speakers, not answers to "who".
+    assert column("Who did Leo travel with?", "who_name") == [1.0, 0.0, 0.0, 1.0, 0.0]
+    assert column("What book does Leo enjoy?", "title_name") == [0.0, 0.0, 0.0, 1.0, 0.0]
+    assert column("What book does Leo enjoy?", "like_preference") == [0.0, 0.0, 0.0, 1.0, 0.0]
+    assert column("Why does Leo read?", "why_reason") == [0.0, 0.0, 0.0, 1.0, 0.0]
+    assert column("When was Leo in Paris?", "proper_overlap") == [1.0, 0.0, 0.0, 0.0, 0.0]  # Leo: a speaker
+    assert column("Did they adopt two cats?", "bigram_overlap") == pytest.approx([0, np.log(2), 0, 0, 0])
+    # A question that asks for none of these leaves the flags at zero.
+    X = candidate_features(pool, "what is up")
+    assert not X[:, col("who_name") : col("why_reason") + 1].any()
+
+
 def test_misaligned_pool_is_refused():
     with pytest.raises(InvalidInputError, match="misaligned"):
         CandidatePool(turns=_turns(["a"]), dense=np.zeros(2), lexical=np.zeros(1))

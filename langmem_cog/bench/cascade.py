@@ -79,6 +79,7 @@ def run_cascade(
     drop_features: Sequence[str] = (),
     quantize: bool = False,
     observation_lists: bool = False,
+    score_max_length: int | None = None,
 ) -> LocomoRun:
     """Run one cascade system on the LoCoMo protocol.
 
@@ -102,6 +103,8 @@ def run_cascade(
         quantize: Score with the cross-encoder's linear layers in int8 (faster on CPU).
         observation_lists: ``full``: also train the cross-encoder on the train conversations'
             observation statements as pseudo-queries (:mod:`langmem_cog.bench.observations`).
+        score_max_length: Token limit per pair when scoring (default: ``train_config.max_length``);
+            e.g. train at 96 tokens and score shorter pairs for speed.
 
     The cross-encoder trains on ``train_config.threads`` threads and scores on torch's default
     (all cores, or ``OMP_NUM_THREADS``), so the latency probe sees the machine's cores.
@@ -110,6 +113,8 @@ def run_cascade(
         raise InvalidInputError(f"unknown cascade system {system!r}: choose one of {CASCADE_SYSTEMS}")
     if split not in ("seeds", "all"):
         raise InvalidInputError(f"split={split!r} is invalid: use 'seeds' or 'all'")
+    if score_max_length is not None and score_max_length < 16:
+        raise InvalidInputError(f"score_max_length={score_max_length} is too short: pass at least 16 tokens, or None")
     if split == "all" and system != "full-zeroshot":
         raise InvalidInputError(f"--split all trains nothing; system {system!r} fits on train conversations: use seeds")
     cfg = (config or CogMemConfig.preset("ephemeral")).model_copy(update={"embedder": embedder})
@@ -119,7 +124,8 @@ def run_cascade(
         return _run(data, ps, cfg, system=system, embedder=embedder, seeds=seeds, split=split, progress=progress,
                     train_config=train_config or TrainConfig(), reranker_init=reranker_init,
                     latency_sample=latency_sample, work_dir=work_dir, tune_queries=tune_queries, reuse=reuse,
-                    drop=_dropped(drop_features), quantize=quantize, extra=extra)
+                    drop=_dropped(drop_features), quantize=quantize, extra=extra,
+                    score_max_length=score_max_length)
     finally:
         ps.release()
 
@@ -142,7 +148,8 @@ def _pools(data: str | Path, cfg: CogMemConfig, progress: Progress, cache: str |
 def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embedder: str, seeds: Sequence[int],
          split: str, progress: Progress, train_config: TrainConfig, reranker_init: str | Path | None,
          latency_sample: int, work_dir: str | Path | None, tune_queries: int, reuse: bool,
-         drop: list[int], quantize: bool, extra: _ObservationLists | None = None) -> LocomoRun:
+         drop: list[int], quantize: bool, extra: _ObservationLists | None = None,
+         score_max_length: int | None = None) -> LocomoRun:
     w = cfg.lexical_weight
     feats = {_key(qp): candidate_features(qp.pool, qp.question["question"], qp.graph, lexical_weight=w)
              for qps in ps.by_sample.values() for qp in qps}
@@ -160,11 +167,11 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
     for seed, train, test in _splits(ps.by_sample, seeds, split):
         if system == "full-zeroshot":
             fixed = fixed or _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work, params,
-                                     progress, tune_queries, reuse, quantize)
+                                     progress, tune_queries, reuse, quantize, None, score_max_length)
             scorer, compressor = fixed
         else:
             scorer, compressor = _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work,
-                                         params, progress, tune_queries, reuse, quantize, extra)
+                                         params, progress, tune_queries, reuse, quantize, extra, score_max_length)
         todo = [qp for sid in test for qp in ps.by_sample[sid]]
         for qp in progress(todo, f"seed {seed}", len(todo)):
             if _key(qp) not in answers or system != "full-zeroshot":
@@ -213,7 +220,8 @@ def _dropped(names: Sequence[str]) -> list[int]:
 def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, gold: dict, train_config: TrainConfig,
             reranker_init: str | Path | None, work: Path, params: dict[str, Any], progress: Progress,
             tune_queries: int, reuse: bool, quantize: bool = False,
-            extra: _ObservationLists | None = None) -> tuple[FusionScorer, ConvMemoryCompressor | None]:
+            extra: _ObservationLists | None = None,
+            score_max_length: int | None = None) -> tuple[FusionScorer, ConvMemoryCompressor | None]:
     from langmem_cog.rank.defaults import default_compressor, default_scorer
 
     if system == "full-zeroshot":
@@ -241,7 +249,7 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
     if train_config.epochs == 0:  # no fine-tuning: the init checkpoint as it is, shared by every seed
         if not reranker_init:
             raise InvalidInputError("epochs=0 scores with --reranker-init as it is: pass a trained cross-encoder checkpoint")
-        ce = _shared_cross_encoder(backbone, train_config, quantize)
+        ce = _shared_cross_encoder(backbone, score_max_length or train_config.max_length, quantize)
         weight, grid = _tune_blend(ce, tune_qps, scorer, feats, gold)
         params["reranker"][str(seed)] = {"init": str(backbone), "fine_tuned": False, "cross_encoder_weight": weight,
                                          "tune_mrr": grid, "tune_queries": len(tune_qps), "int8": quantize}
@@ -256,11 +264,11 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
                                                  "question_lists": len(pools),
                                                  "observation_lists": len(examples) - len(pools)})
     logger.info("seed %s: reranker ready in %.0f s", seed, time.perf_counter() - t0)
-    ce = LocalCrossEncoder(out, max_length=train_config.max_length, quantize=quantize)
+    ce = LocalCrossEncoder(out, max_length=score_max_length or train_config.max_length, quantize=quantize)
     weight, grid = _tune_blend(ce, tune_qps, scorer, feats, gold)
     params["reranker"][str(seed)] = {**{k: report.get(k) for k in ("examples", "steps", "final_epoch_loss", "seconds")},
                                      "cross_encoder_weight": weight, "tune_mrr": grid, "tune_queries": len(tune_qps),
-                                     "int8": quantize}
+                                     "int8": quantize, "score_max_length": ce.max_length}
     return scorer, ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=weight)
 
 
@@ -310,10 +318,10 @@ class _MemoCrossEncoder(BaseCrossEncoder):
 _SHARED: dict[tuple[str, int, bool], _MemoCrossEncoder] = {}
 
 
-def _shared_cross_encoder(path: Path, config: TrainConfig, quantize: bool) -> _MemoCrossEncoder:
-    key = (str(path), config.max_length, quantize)
+def _shared_cross_encoder(path: Path, max_length: int, quantize: bool) -> _MemoCrossEncoder:
+    key = (str(path), max_length, quantize)
     if key not in _SHARED:
-        _SHARED[key] = _MemoCrossEncoder(LocalCrossEncoder(path, max_length=config.max_length, quantize=quantize))
+        _SHARED[key] = _MemoCrossEncoder(LocalCrossEncoder(path, max_length=max_length, quantize=quantize))
     return _SHARED[key]
 
 

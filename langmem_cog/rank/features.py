@@ -68,6 +68,15 @@ FEATURE_NAMES: tuple[str, ...] = (
     "when_number",      # the question asks when / how long, and the turn holds a digit
     "when_time_word",   # the question asks when / how long, and the turn names a time (month, weekday, 'last', ...)
     "dense_x_lexical",  # z(dense) * z(BM25)
+    # Answer-type matches (session 5): the question asks for a kind of answer and the turn holds one.
+    "who_name",         # asks who, and the turn names someone other than the conversation's speakers
+    "where_place",      # asks where, and the turn names a place ('in Paris', 'the beach', ...)
+    "count_number",     # asks how many / much / often / old / long, and the turn holds a number
+    "title_name",       # asks for a book, film, song, name, ..., and the turn quotes or names a title
+    "like_preference",  # asks about likes or favourites, and the turn states one
+    "why_reason",       # asks why, and the turn gives a reason ('because', 'so that', ...)
+    "proper_overlap",   # share of the question's capitalised words (not speakers) found in the turn
+    "bigram_overlap",   # log(1 + word bigrams shared by question and turn)
 )
 
 _WORD = re.compile(r"[A-Za-z0-9']+")
@@ -79,6 +88,29 @@ _TIME_WORD = re.compile(
     re.I,
 )
 _DIGIT = re.compile(r"\d")
+# Answer types. A capitalised word that does not open a sentence (a name, a place, a title).
+_CAPITAL = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+")
+_ASKS_WHO = re.compile(r"^\s*(who|whom|whose)\b", re.I)
+_ASKS_WHERE = re.compile(r"\bwhere\b", re.I)
+_ASKS_COUNT = re.compile(r"\bhow (many|much|often|old|long)\b", re.I)
+_ASKS_TITLE = re.compile(r"\b(book|books|movie|movies|film|song|songs|show|band|game|games|name|title|artist|author|"
+                         r"novel|series)\b", re.I)
+_ASKS_LIKE = re.compile(r"\b(like|likes|enjoy|enjoys|favorite|favourite|love|loves|prefer|hobby|hobbies|interest|"
+                        r"interested)\b", re.I)
+_ASKS_WHY = re.compile(r"\bwhy\b", re.I)
+_NUMBER = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twice|once|dozen|couple|"
+                     r"few|several|hundred)\b", re.I)
+_PLACE = re.compile(r"\b(in|at|to|from|near|visited|visit|went)\s+(the\s+)?[A-Z][a-z]+|\b(city|country|park|beach|lake|"
+                    r"mountain|museum|restaurant|cafe|school|town|trip|camping)\b")
+_TITLE = re.compile(r"[\"“”]|\b[A-Z][a-z]+\s+[A-Z][a-z]+")
+_LIKE = re.compile(r"\b(love|loved|like|liked|enjoy|enjoyed|favorite|favourite|fan of|passion|into)\b", re.I)
+_REASON = re.compile(r"\b(because|since|so that|reason|due to|that's why|helps? me)\b", re.I)
+_STOP = frozenset({
+    "a", "an", "the", "of", "to", "in", "on", "at", "for", "and", "or", "is", "are", "was", "were", "be",
+    "been", "do", "does", "did", "what", "when", "where", "who", "why", "how", "which", "that", "this",
+    "with", "about", "from", "by", "as", "it", "its", "his", "her", "their", "they", "he", "she", "you", "i",
+    "my", "your", "me", "we", "our",
+})
 
 
 @dataclass
@@ -156,6 +188,52 @@ def _static(text: str, speaker: str) -> tuple[float, float, str, float, float]:
     first = speaker.split()[0].lower() if speaker.strip() else ""
     return (math.log1p(len(_WORD.findall(text))), float(text.rstrip().endswith("?")), first,
             float(bool(_DIGIT.search(text))), float(bool(_TIME_WORD.search(text))))
+
+
+@dataclass(frozen=True)
+class _AnswerTypes:
+    """What kinds of answer a text holds (query-independent, cached per text)."""
+
+    capitals: frozenset[str]
+    place: bool
+    number: bool
+    title: bool
+    like: bool
+    reason: bool
+    bigrams: frozenset[tuple[str, str]]
+
+
+def _bigrams(text: str) -> frozenset[tuple[str, str]]:
+    words = [w.lower() for w in _WORD.findall(text)]
+    return frozenset(zip(words, words[1:], strict=False))
+
+
+@lru_cache(maxsize=200_000)
+def _answer_types(text: str) -> _AnswerTypes:
+    return _AnswerTypes(
+        capitals=frozenset(w.lower() for w in _CAPITAL.findall(text)),
+        place=bool(_PLACE.search(text)), number=bool(_NUMBER.search(text)), title=bool(_TITLE.search(text)),
+        like=bool(_LIKE.search(text)), reason=bool(_REASON.search(text)), bigrams=_bigrams(text),
+    )
+
+
+def _answer_type_features(query: str, turns: Sequence[Turn], speakers: set[str]) -> np.ndarray:
+    """The eight answer-type columns (``who_name`` .. ``bigram_overlap``) of a pool."""
+    out = np.zeros((len(turns), 8))
+    asks = (bool(_ASKS_WHO.search(query)), bool(_ASKS_WHERE.search(query)), bool(_ASKS_COUNT.search(query)),
+            bool(_ASKS_TITLE.search(query)), bool(_ASKS_LIKE.search(query)), bool(_ASKS_WHY.search(query)))
+    proper = {w.lower() for w in _CAPITAL.findall(query)} - speakers
+    qgrams = {g for g in _bigrams(query) if not (g[0] in _STOP and g[1] in _STOP)}
+    for i, t in enumerate(turns):
+        a = _answer_types(t.text)
+        out[i, :6] = (asks[0] and bool(a.capitals - speakers), asks[1] and a.place, asks[2] and a.number,
+                      asks[3] and a.title, asks[4] and a.like, asks[5] and a.reason)
+        if proper:
+            lower = t.text.lower()
+            out[i, 6] = sum(p in lower for p in proper) / len(proper)
+        if qgrams:
+            out[i, 7] = math.log1p(len(qgrams & a.bigrams))
+    return out
 
 
 def _session_stats(values: np.ndarray, turns: Sequence[Turn]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -261,6 +339,8 @@ def candidate_features(
         X[:, col["when_number"]] = [s[3] for s in static]
         X[:, col["when_time_word"]] = [s[4] for s in static]
     X[:, col["dense_x_lexical"]] = zd * zl
+    speakers = {s[2] for s in static if s[2]}
+    X[:, col["who_name"] : col["bigram_overlap"] + 1] = _answer_type_features(query, turns, speakers)
     if graph is not None:
         rank = {tid: r for r, tid in enumerate(graph.grounded)}
         start, end = graph.window if graph.window else (None, None)
