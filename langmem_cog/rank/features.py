@@ -194,6 +194,7 @@ def _static(text: str, speaker: str) -> tuple[float, float, str, float, float]:
 class _AnswerTypes:
     """What kinds of answer a text holds (query-independent, cached per text)."""
 
+    lower: str
     capitals: frozenset[str]
     place: bool
     number: bool
@@ -211,28 +212,31 @@ def _bigrams(text: str) -> frozenset[tuple[str, str]]:
 @lru_cache(maxsize=200_000)
 def _answer_types(text: str) -> _AnswerTypes:
     return _AnswerTypes(
-        capitals=frozenset(w.lower() for w in _CAPITAL.findall(text)),
+        lower=text.lower(), capitals=frozenset(w.lower() for w in _CAPITAL.findall(text)),
         place=bool(_PLACE.search(text)), number=bool(_NUMBER.search(text)), title=bool(_TITLE.search(text)),
         like=bool(_LIKE.search(text)), reason=bool(_REASON.search(text)), bigrams=_bigrams(text),
     )
 
 
 def _answer_type_features(query: str, turns: Sequence[Turn], speakers: set[str]) -> np.ndarray:
-    """The eight answer-type columns (``who_name`` .. ``bigram_overlap``) of a pool."""
+    """The eight answer-type columns (``who_name`` .. ``bigram_overlap``) of a pool.
+
+    Only the columns the question asks for are computed (most questions ask for one kind at most).
+    """
     out = np.zeros((len(turns), 8))
-    asks = (bool(_ASKS_WHO.search(query)), bool(_ASKS_WHERE.search(query)), bool(_ASKS_COUNT.search(query)),
-            bool(_ASKS_TITLE.search(query)), bool(_ASKS_LIKE.search(query)), bool(_ASKS_WHY.search(query)))
+    types = [_answer_types(t.text) for t in turns]
+    if _ASKS_WHO.search(query):
+        out[:, 0] = [bool(a.capitals - speakers) for a in types]
+    for j, (asks, attr) in enumerate(((_ASKS_WHERE, "place"), (_ASKS_COUNT, "number"), (_ASKS_TITLE, "title"),
+                                      (_ASKS_LIKE, "like"), (_ASKS_WHY, "reason")), start=1):
+        if asks.search(query):
+            out[:, j] = [getattr(a, attr) for a in types]
     proper = {w.lower() for w in _CAPITAL.findall(query)} - speakers
+    if proper:
+        out[:, 6] = [sum(p in a.lower for p in proper) / len(proper) for a in types]
     qgrams = {g for g in _bigrams(query) if not (g[0] in _STOP and g[1] in _STOP)}
-    for i, t in enumerate(turns):
-        a = _answer_types(t.text)
-        out[i, :6] = (asks[0] and bool(a.capitals - speakers), asks[1] and a.place, asks[2] and a.number,
-                      asks[3] and a.title, asks[4] and a.like, asks[5] and a.reason)
-        if proper:
-            lower = t.text.lower()
-            out[i, 6] = sum(p in lower for p in proper) / len(proper)
-        if qgrams:
-            out[i, 7] = math.log1p(len(qgrams & a.bigrams))
+    if qgrams:
+        out[:, 7] = np.log1p([len(qgrams & a.bigrams) for a in types])
     return out
 
 
