@@ -163,7 +163,7 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
                                      freeze_layers=args.freeze_layers, max_queries=args.max_queries, lr=args.lr,
                                      num_layers=args.num_layers, prior_weight=args.prior_weight),
             latency_sample=args.latency_sample, work_dir=args.work_dir, reuse=args.reuse,
-            tune_queries=args.tune_queries, quantize=args.int8, observation_lists=args.observation_lists,
+            tune_queries=args.tune_queries, quantize=args.int8,
             score_max_length=args.score_max_length,
             drop_features=args.drop_features.split(",") if args.drop_features else (),
         )
@@ -473,8 +473,6 @@ def build_parser() -> argparse.ArgumentParser:
                      help="full: token limit per pair when scoring (default: --max-length, the training limit)")
     loc.add_argument("--prior-weight", type=float, default=0.0,
                      help="full: train the cross-encoder on logit + W x first-stage score (residual; 0: alone)")
-    loc.add_argument("--observation-lists", action="store_true",
-                     help="full: also train the cross-encoder on the train conversations' observation statements")
     loc.add_argument("--drop-features", help="cascade systems: comma-separated features held at zero ('graph': all graph ones)")
     loc.set_defaults(func=cmd_bench_locomo)
     gb = bench.add_parser("graph", help="PEC2F graph: throughput, counts, evidence coverage, attribution probe")

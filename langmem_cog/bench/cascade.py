@@ -33,21 +33,19 @@ from langchain_core.cross_encoders import BaseCrossEncoder
 
 from langmem_cog.bench.compare import compare_rows
 from langmem_cog.bench.locomo import LocomoRun, Progress, _no_progress, _result, _row, _splits
-from langmem_cog.bench.observations import locomo_observations, observation_pools
 from langmem_cog.bench.pools import PoolSet, QueryPool, collect_pools
 from langmem_cog.bench.protocol import SEEDS, percentiles, summarize
 from langmem_cog.config import CogMemConfig
-from langmem_cog.embeddings import resolve_embedder, resolve_model_path
+from langmem_cog.embeddings import resolve_model_path
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.fusion import zscore
-from langmem_cog.loaders import read_json
 from langmem_cog.rank.cascade import Cascade, pool_documents
 from langmem_cog.rank.compressor import ConvMemoryCompressor
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder
 from langmem_cog.rank.data import rerank_examples
 from langmem_cog.rank.features import FEATURE_NAMES, candidate_features
 from langmem_cog.rank.scorer import FusionScorer
-from langmem_cog.rank.training import RerankExample, TrainConfig, train_cross_encoder
+from langmem_cog.rank.training import TrainConfig, train_cross_encoder
 
 __all__ = ["CASCADE_SYSTEMS", "run_cascade"]
 
@@ -78,7 +76,6 @@ def run_cascade(
     reuse: bool = False,
     drop_features: Sequence[str] = (),
     quantize: bool = False,
-    observation_lists: bool = False,
     score_max_length: int | None = None,
 ) -> LocomoRun:
     """Run one cascade system on the LoCoMo protocol.
@@ -101,8 +98,6 @@ def run_cascade(
         reuse: Reuse a seed's checkpoint already in ``work_dir`` (an interrupted run of the same command).
         drop_features: Feature names (or ``graph``: every graph feature) held at zero (ablations).
         quantize: Score with the cross-encoder's linear layers in int8 (faster on CPU).
-        observation_lists: ``full``: also train the cross-encoder on the train conversations'
-            observation statements as pseudo-queries (:mod:`langmem_cog.bench.observations`).
         score_max_length: Token limit per pair when scoring (default: ``train_config.max_length``);
             e.g. train at 96 tokens and score shorter pairs for speed.
 
@@ -119,13 +114,11 @@ def run_cascade(
         raise InvalidInputError(f"--split all trains nothing; system {system!r} fits on train conversations: use seeds")
     cfg = (config or CogMemConfig.preset("ephemeral")).model_copy(update={"embedder": embedder})
     ps = _pools(data, cfg, progress, pool_cache)
-    extra = _ObservationLists(data, ps, cfg) if observation_lists else None
     try:
         return _run(data, ps, cfg, system=system, embedder=embedder, seeds=seeds, split=split, progress=progress,
                     train_config=train_config or TrainConfig(), reranker_init=reranker_init,
                     latency_sample=latency_sample, work_dir=work_dir, tune_queries=tune_queries, reuse=reuse,
-                    drop=_dropped(drop_features), quantize=quantize, extra=extra,
-                    score_max_length=score_max_length)
+                    drop=_dropped(drop_features), quantize=quantize, score_max_length=score_max_length)
     finally:
         ps.release()
 
@@ -148,8 +141,7 @@ def _pools(data: str | Path, cfg: CogMemConfig, progress: Progress, cache: str |
 def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embedder: str, seeds: Sequence[int],
          split: str, progress: Progress, train_config: TrainConfig, reranker_init: str | Path | None,
          latency_sample: int, work_dir: str | Path | None, tune_queries: int, reuse: bool,
-         drop: list[int], quantize: bool, extra: _ObservationLists | None = None,
-         score_max_length: int | None = None) -> LocomoRun:
+         drop: list[int], quantize: bool, score_max_length: int | None = None) -> LocomoRun:
     w = cfg.lexical_weight
     feats = {_key(qp): candidate_features(qp.pool, qp.question["question"], qp.graph, lexical_weight=w)
              for qps in ps.by_sample.values() for qp in qps}
@@ -167,11 +159,11 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
     for seed, train, test in _splits(ps.by_sample, seeds, split):
         if system == "full-zeroshot":
             fixed = fixed or _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work, params,
-                                     progress, tune_queries, reuse, quantize, None, score_max_length)
+                                     progress, tune_queries, reuse, quantize, score_max_length)
             scorer, compressor = fixed
         else:
             scorer, compressor = _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work,
-                                         params, progress, tune_queries, reuse, quantize, extra, score_max_length)
+                                         params, progress, tune_queries, reuse, quantize, score_max_length)
         todo = [qp for sid in test for qp in ps.by_sample[sid]]
         for qp in progress(todo, f"seed {seed}", len(todo)):
             if _key(qp) not in answers or system != "full-zeroshot":
@@ -220,7 +212,6 @@ def _dropped(names: Sequence[str]) -> list[int]:
 def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, gold: dict, train_config: TrainConfig,
             reranker_init: str | Path | None, work: Path, params: dict[str, Any], progress: Progress,
             tune_queries: int, reuse: bool, quantize: bool = False,
-            extra: _ObservationLists | None = None,
             score_max_length: int | None = None) -> tuple[FusionScorer, ConvMemoryCompressor | None]:
     from langmem_cog.rank.defaults import default_compressor, default_scorer
 
@@ -241,8 +232,6 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
     fit_qps, tune_qps = qps[:cap], qps[cap : cap + tune_queries]
     pools = [(qp.question["question"], qp.pool, scorer.score(feats[_key(qp)]), gold[_key(qp)]) for qp in fit_qps]
     examples = rerank_examples(pools, depth=10)
-    if extra is not None:
-        examples += extra.examples(train)
     backbone = Path(reranker_init) if reranker_init else resolve_model_path("minilm")
     out = work / f"seed-{seed}"
     t0 = time.perf_counter()
@@ -260,9 +249,7 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
     else:
         cfg = dataclasses.replace(train_config, max_queries=None)
         report = train_cross_encoder(examples, backbone, out, cfg, progress=progress,
-                                     provenance={"trained_on": f"LoCoMo seed {seed} train conversations {sorted(train)}",
-                                                 "question_lists": len(pools),
-                                                 "observation_lists": len(examples) - len(pools)})
+                                     provenance={"trained_on": f"LoCoMo seed {seed} train conversations {sorted(train)}"})
     logger.info("seed %s: reranker ready in %.0f s", seed, time.perf_counter() - t0)
     ce = LocalCrossEncoder(out, max_length=score_max_length or train_config.max_length, quantize=quantize)
     weight, grid = _tune_blend(ce, tune_qps, scorer, feats, gold)
@@ -270,35 +257,6 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
                                      "cross_encoder_weight": weight, "tune_mrr": grid, "tune_queries": len(tune_qps),
                                      "int8": quantize, "score_max_length": ce.max_length}
     return scorer, ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=weight)
-
-
-class _ObservationLists:
-    """Observation-statement training lists per conversation, built on first use (train conversations only)."""
-
-    def __init__(self, data: str | Path, ps: PoolSet, cfg: CogMemConfig) -> None:
-        self.records = {str(r["sample_id"]): r for r in read_json(data)}
-        self.ps, self.cfg = ps, cfg
-        self.built: dict[str, list[RerankExample]] = {}
-        self._embedder: Any = None
-
-    def examples(self, sample_ids: Sequence[str]) -> list[RerankExample]:
-        out: list[RerankExample] = []
-        for sid in sample_ids:
-            if sid not in self.built:
-                self.built[sid] = self._build(sid)
-            out += self.built[sid]
-        return out
-
-    def _build(self, sid: str) -> list[RerankExample]:
-        if self._embedder is None:
-            self._embedder = resolve_embedder(self.cfg.embedder)
-        qps = self.ps.by_sample.get(sid) or []
-        if not qps:
-            return []
-        embed = lambda texts: np.asarray(self._embedder.embed_documents(texts))  # noqa: E731
-        pools = observation_pools(locomo_observations(self.records[sid]), qps[0].pool.turns, embed,
-                                  lexical_weight=self.cfg.lexical_weight)
-        return rerank_examples(pools, depth=10)
 
 
 class _MemoCrossEncoder(BaseCrossEncoder):
