@@ -143,11 +143,7 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
          latency_sample: int, work_dir: str | Path | None, tune_queries: int, reuse: bool,
          drop: list[int], quantize: bool, score_max_length: int | None = None) -> LocomoRun:
     w = cfg.lexical_weight
-    feats = {_key(qp): candidate_features(qp.pool, qp.question["question"], qp.graph, lexical_weight=w)
-             for qps in ps.by_sample.values() for qp in qps}
-    for X in feats.values():
-        X[:, drop] = 0.0
-    gold = {_key(qp): np.isin(np.array(qp.pool.ids), qp.question["gold"]) for qps in ps.by_sample.values() for qp in qps}
+    feats, gold = pool_matrices(ps, w, drop)
     work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="lmc-cascade-"))
     rows: list[dict[str, Any]] = []
     input_rows: list[dict[str, Any]] = []
@@ -195,6 +191,19 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
             "report": cmp.format("input", "compressed"),
         }
     return LocomoRun(summary=result, rows=rows, input_rows=input_rows)
+
+
+def pool_matrices(ps: PoolSet, lexical_weight: float, drop: Sequence[int] = ()) -> tuple[dict, dict]:
+    """Per question (keyed ``(sample_id, qa_index)``): its feature matrix, with the ``drop`` columns held
+    at zero, and its gold mask over the pool."""
+    feats, gold = {}, {}
+    for qps in ps.by_sample.values():
+        for qp in qps:
+            X = candidate_features(qp.pool, qp.question["question"], qp.graph, lexical_weight=lexical_weight)
+            X[:, list(drop)] = 0.0
+            feats[_key(qp)] = X
+            gold[_key(qp)] = np.isin(np.array(qp.pool.ids), qp.question["gold"])
+    return feats, gold
 
 
 def _dropped(names: Sequence[str]) -> list[int]:
