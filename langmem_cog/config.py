@@ -49,6 +49,8 @@ class CogMemConfig(BaseModel):
             (all-mpnet-base-v2, installed by ``make models-mpnet``) or a path to a local
             sentence-transformers model directory.
         embed_batch_size: Texts per embedding batch.
+        context_vectors: Also embed each turn with the previous turn of its session (one more
+            embedding per turn at ingest); the fusion features ``context_z`` / ``context_rr`` use them.
         fusion: How dense and lexical scores are combined: ``zscore`` (z-scored scores,
             ``dense + lexical_weight * lexical``; the default) or ``rrf`` (reciprocal-rank fusion).
         lexical_weight: Weight of the z-scored BM25 score in ``zscore`` fusion.
@@ -70,6 +72,7 @@ class CogMemConfig(BaseModel):
     chroma_port: int = Field(default=8000, ge=1, le=65535)
     embedder: str = "minilm"
     embed_batch_size: int = Field(default=64, ge=1, le=4096)
+    context_vectors: bool = True
     fusion: Literal["zscore", "rrf"] = "zscore"
     lexical_weight: float = Field(default=1.0, ge=0.0, le=100.0)
     rrf_k: int = Field(default=60, ge=1)

@@ -40,6 +40,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langmem_cog.config import CogMemConfig
+from langmem_cog.context import ContextIndex
 from langmem_cog.errors import (
     DuplicateTurnError,
     InvalidInputError,
@@ -93,6 +94,7 @@ class PoolScores:
     ids: list[str]
     dense: np.ndarray
     lexical: np.ndarray
+    context: np.ndarray | None = None  # cosine to each turn's context vector (None: context vectors off)
 
 
 def _order_key(turn: Turn) -> tuple[str, int, str]:
@@ -106,8 +108,10 @@ class _Cache:
     pos: dict[str, int] = field(default_factory=dict)
     emb: np.ndarray | None = None
     turns: list[Turn] = field(default_factory=list)
+    ctx: np.ndarray | None = None  # context vectors aligned with ``ids`` (None: not computed since the last change)
 
     def append(self, turns: Sequence[Turn], emb: np.ndarray) -> None:
+        self.ctx = None
         start = len(self.ids)
         last = _order_key(self.turns[-1]) if self.turns else None
         for i, t in enumerate(turns):
@@ -147,6 +151,7 @@ class _Cache:
         drop = {self.pos[i] for i in ids if i in self.pos}
         if not drop:
             return
+        self.ctx = None
         keep = [j for j in range(len(self.ids)) if j not in drop]
         self.ids = [self.ids[j] for j in keep]
         self.turns = [self.turns[j] for j in keep]
@@ -259,6 +264,7 @@ class TurnStore:
         self._ns_locks: dict[str, threading.RLock] = {}
         self._lexical: dict[str, LexicalIndex] = {}
         self._caches: dict[str, _Cache] = {}
+        self._contexts: dict[str, ContextIndex] = {}
         self._collections: dict[str, Any] = {}
         self._own_client = client is None
         self._write_lock = threading.RLock()
@@ -305,6 +311,7 @@ class TurnStore:
         logger.debug("data dir %s changed (generation %d by pid %d): reloading", self.data_dir, gen, pid)
         with self._lock:
             self._caches.clear()
+            self._contexts.clear()
             self._lexical.clear()
             self._collections.clear()
         if self.config.chroma_mode == "persistent" and self._own_client and pid != os.getpid():
@@ -524,6 +531,22 @@ class TurnStore:
             )
         self._lexical_index(namespace).add([t.id for t in turns], [t.memory_text for t in turns])
         cache.append(turns, emb)
+        self._context_matrix(namespace, cache)
+
+    def _context_index(self, namespace: str) -> ContextIndex:
+        idx = self._contexts.get(namespace)
+        if idx is None:
+            path = self.data_dir / "context" / f"{collection_name(namespace)}.npz" if self.persistent else None
+            idx = self._contexts[namespace] = ContextIndex(self.embed_texts, path)
+        return idx
+
+    def _context_matrix(self, namespace: str, cache: _Cache) -> np.ndarray | None:
+        """The namespace's context vectors aligned with ``cache.ids`` (``None`` when the config turns them off)."""
+        if not self.config.context_vectors:
+            return None
+        if cache.ctx is None or len(cache.ctx) != len(cache.ids):
+            cache.ctx = self._context_index(namespace).matrix(cache.turns)
+        return cache.ctx
 
     def delete_turns(self, namespace: str, ids: Sequence[str]) -> int:
         """Delete turns of a namespace from Chroma and BM25. Returns how many existed.
@@ -547,6 +570,7 @@ class TurnStore:
                 col.delete(ids=present)
                 self._lexical_index(namespace).delete(present)
                 cache.remove(present)
+                self._context_matrix(namespace, cache)  # re-embeds the turns whose previous turn was deleted
                 self._purge_log(col, present)
                 self._vacuum()
             return len(present)
@@ -559,6 +583,8 @@ class TurnStore:
             self._lexical_index(namespace).clear()
             self._lexical.pop(namespace, None)
             self._caches.pop(namespace, None)
+            self._context_index(namespace).forget()
+            self._contexts.pop(namespace, None)
             self._collections.pop(namespace, None)
             if col is None:
                 return False
@@ -725,10 +751,13 @@ class TurnStore:
             cache = self._require(namespace)
             ids = list(cache.ids)
             emb = cache.emb
+            ctx = self._context_matrix(namespace, cache) if ids else None
         qv = self.embed_query(query) if query_vector is None else query_vector
         dense = emb @ qv if emb is not None and len(ids) else np.zeros(0, dtype=np.float32)
         lexical = self._lexical_index(namespace).scores_for(query, ids)
-        return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64))
+        context = None if ctx is None else np.asarray(ctx @ qv, dtype=np.float64)
+        return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64),
+                          context=context)
 
     def search(
         self,
@@ -808,7 +837,10 @@ class TurnStore:
         ids = [cache.ids[r] for r in rows]
         dense = cache.emb[rows] @ qv if rows else np.zeros(0)
         lexical = self._lexical_index(namespace).scores_for(query, ids)
-        return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64))
+        ctx = self._context_matrix(namespace, cache)
+        context = None if ctx is None else np.asarray(ctx[rows] @ qv if rows else np.zeros(0), dtype=np.float64)
+        return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64),
+                          context=context)
 
 
 def _fuse(pool: PoolScores, mode: str, weight: float, rule: str, rrf_k: int) -> np.ndarray:

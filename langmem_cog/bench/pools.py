@@ -115,7 +115,8 @@ def collect_pools(
         if retrieval is not None:
             signals = GraphSignals.from_state(retrieval.run(ns, q["question"], now=asked[sid]))
         ms = (time.perf_counter() - t1) * 1000
-        pool = CandidatePool(turns=[turn_cache[ns][i] for i in ps.ids], dense=ps.dense, lexical=ps.lexical)
+        pool = CandidatePool(turns=[turn_cache[ns][i] for i in ps.ids], dense=ps.dense, lexical=ps.lexical,
+                             context=ps.context)
         out.by_sample.setdefault(sid, []).append(QueryPool(sid, q, pool, signals, ms, asked[sid]))
     out.memory, out.namespaces = memory, nss
     if not keep:

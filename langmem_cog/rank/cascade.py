@@ -111,7 +111,7 @@ class Cascade:
         ps = self.store.pool_scores(namespace, query, query_vector=query_vector)
         signals = self.signals(namespace, query, now)
         ids = ps.ids
-        dense, lexical = ps.dense, ps.lexical
+        dense, lexical, context = ps.dense, ps.lexical, ps.context
         if len(ids) > FEATURE_POOL_MAX:
             hybrid = zscore_fuse([dense, lexical], [1.0, self.store.config.lexical_weight])
             keep = set(np.argsort(-hybrid, kind="stable")[: self.store.config.candidates].tolist())
@@ -121,8 +121,9 @@ class Cascade:
             sel = sorted(keep)
             ids = [ids[i] for i in sel]
             dense, lexical = dense[sel], lexical[sel]
+            context = None if context is None else context[sel]
         turns = self.store.get_turns(namespace, ids)
-        pool = CandidatePool(turns=turns, dense=dense, lexical=lexical)
+        pool = CandidatePool(turns=turns, dense=dense, lexical=lexical, context=context)
         X = candidate_features(pool, query, signals, lexical_weight=self.store.config.lexical_weight)
         scorer = self.scorer or FusionScorer.untrained()
         return pool, signals, scorer.score(X)

@@ -77,6 +77,9 @@ FEATURE_NAMES: tuple[str, ...] = (
     "why_reason",       # asks why, and the turn gives a reason ('because', 'so that', ...)
     "proper_overlap",   # share of the question's capitalised words (not speakers) found in the turn
     "bigram_overlap",   # log(1 + word bigrams shared by question and turn)
+    # Context vectors (session 6): the turn embedded with the previous turn of its session.
+    "context_z",        # z-scored cosine of the query and the turn's context vector (0 when the pool has none)
+    "context_rr",       # 1 / (1 + rank by that cosine)
 )
 
 _WORD = re.compile(r"[A-Za-z0-9']+")
@@ -121,19 +124,25 @@ class CandidatePool:
         turns: The candidate turns.
         dense: Cosine similarity of each turn to the query.
         lexical: BM25 score of each turn.
+        context: Cosine similarity of each turn's context vector (the turn with the previous turn of its
+            session, :mod:`langmem_cog.context`) to the query; ``None`` leaves the context features at zero.
     """
 
     turns: Sequence[Turn]
     dense: np.ndarray
     lexical: np.ndarray
+    context: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.dense = np.asarray(self.dense, dtype=np.float64)
         self.lexical = np.asarray(self.lexical, dtype=np.float64)
-        if not (len(self.turns) == len(self.dense) == len(self.lexical)):
+        if self.context is not None:
+            self.context = np.asarray(self.context, dtype=np.float64)
+        n_context = len(self.turns) if self.context is None else len(self.context)
+        if not (len(self.turns) == len(self.dense) == len(self.lexical) == n_context):
             raise InvalidInputError(
-                f"candidate pool is misaligned: {len(self.turns)} turns, {len(self.dense)} dense and "
-                f"{len(self.lexical)} lexical scores; pass one score of each per turn"
+                f"candidate pool is misaligned: {len(self.turns)} turns, {len(self.dense)} dense, "
+                f"{len(self.lexical)} lexical and {n_context} context scores; pass one score of each per turn"
             )
 
     @property
@@ -345,6 +354,9 @@ def candidate_features(
     X[:, col["dense_x_lexical"]] = zd * zl
     speakers = {s[2] for s in static if s[2]}
     X[:, col["who_name"] : col["bigram_overlap"] + 1] = _answer_type_features(query, turns, speakers)
+    if pool.context is not None:
+        X[:, col["context_z"]] = zscore(pool.context)
+        X[:, col["context_rr"]] = _rank_recip(pool.context)
     if graph is not None:
         rank = {tid: r for r, tid in enumerate(graph.grounded)}
         start, end = graph.window if graph.window else (None, None)

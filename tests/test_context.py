@@ -1,0 +1,170 @@
+"""Context vectors: each turn embedded with the previous turn of its session (a derived index)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+from fakes import FakeEmbeddings, make_turns
+
+from langmem_cog.config import CogMemConfig
+from langmem_cog.context import ContextIndex, context_texts
+from langmem_cog.rank.features import FEATURE_NAMES, CandidatePool, candidate_features
+from langmem_cog.records import make_turn
+from langmem_cog.store import TurnStore
+
+TS = datetime(2024, 1, 1, tzinfo=UTC)
+TEXTS = ["Did you go camping with the kids", "Yes last week", "The lake was cold", "Pottery class on Friday"]
+
+
+def _turn(i: int, text: str, session: str = "1", conversation: str = "c1"):
+    return make_turn(id=f"t{i}", namespace="ns", speaker="Ann", text=text, position=i, timestamp=TS,
+                     session_id=session, conversation_id=conversation)
+
+
+class Counting:
+    """The fake embedder, recording each batch of texts."""
+
+    def __init__(self) -> None:
+        self.fake = FakeEmbeddings()
+        self.batches: list[list[str]] = []
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        self.batches.append(list(texts))
+        return np.stack([self.fake.vector(t) for t in texts])
+
+
+class TestContextTexts:
+    def test_previous_turn_of_the_same_session_is_prepended(self):
+        turns = [_turn(0, "a"), _turn(1, "b"), _turn(2, "c", session="2"), _turn(3, "d", session="2")]
+        assert context_texts(turns) == ["Ann: a", "Ann: a\nAnn: b", "Ann: c", "Ann: c\nAnn: d"]
+
+    def test_no_context_across_conversations(self):
+        turns = [_turn(0, "a"), _turn(1, "b", conversation="c2")]
+        assert context_texts(turns) == ["Ann: a", "Ann: b"]
+
+    def test_empty(self):
+        assert context_texts([]) == []
+
+
+class TestContextIndex:
+    def test_rows_are_the_embeddings_of_the_context_texts(self):
+        embed = Counting()
+        turns = [_turn(i, x) for i, x in enumerate(TEXTS)]
+        M = ContextIndex(embed).matrix(turns)
+        expected = np.stack([embed.fake.vector(x) for x in context_texts(turns)])
+        assert M.shape == (4, expected.shape[1]) and M.dtype == np.float32
+        np.testing.assert_allclose(M, expected, rtol=1e-6)
+
+    def test_only_new_or_changed_rows_are_embedded(self):
+        embed = Counting()
+        idx = ContextIndex(embed)
+        turns = [_turn(i, x) for i, x in enumerate(TEXTS)]
+        idx.matrix(turns[:2])
+        idx.matrix(turns)  # two new turns: only they are embedded
+        assert [len(b) for b in embed.batches] == [2, 2]
+        idx.matrix(turns)
+        assert len(embed.batches) == 2  # nothing changed: no model call
+        # Deleting t1 changes t2's previous turn: only t2 is re-embedded; t1's row is dropped.
+        kept = [turns[0], turns[2], turns[3]]
+        M = idx.matrix(kept)
+        assert embed.batches[-1] == ["Ann: Did you go camping with the kids\nAnn: The lake was cold"]
+        np.testing.assert_allclose(M[1], embed.fake.vector(embed.batches[-1][0]), rtol=1e-6)
+        assert set(idx._load()) == {"t0", "t2", "t3"}
+
+    def test_persisted_rows_reload_without_the_model(self, tmp_path):
+        path = tmp_path / "ctx" / "ns.npz"
+        turns = [_turn(i, x) for i, x in enumerate(TEXTS)]
+        first = ContextIndex(Counting(), path).matrix(turns)
+        assert path.exists()
+        embed = Counting()
+        again = ContextIndex(embed, path).matrix(turns)
+        assert embed.batches == []
+        np.testing.assert_array_equal(first, again)
+
+    def test_an_unreadable_file_is_recomputed(self, tmp_path, caplog):
+        path = tmp_path / "ns.npz"
+        path.write_bytes(b"not a zip")
+        embed = Counting()
+        M = ContextIndex(embed, path).matrix([_turn(0, "a"), _turn(1, "b")])
+        assert M.shape[0] == 2 and len(embed.batches) == 1
+        assert "unreadable" in caplog.text
+        assert np.load(path)["ids"].tolist() == ["t0", "t1"]  # rewritten
+
+    def test_forget_removes_the_file(self, tmp_path):
+        path = tmp_path / "ns.npz"
+        idx = ContextIndex(Counting(), path)
+        idx.matrix([_turn(0, "a")])
+        idx.forget()
+        assert not path.exists()
+        assert idx.matrix([]).shape == (0, 0)
+
+
+class TestStoreContext:
+    def test_pool_scores_carry_the_context_cosine(self, fake_store, ns):
+        turns = make_turns(ns, TEXTS)
+        fake_store.add_turns(turns)
+        ps = fake_store.pool_scores(ns, "camping kids trip")
+        fake = FakeEmbeddings()
+        q = fake.vector("camping kids trip")
+        expected = [float(fake.vector(x) @ q) for x in context_texts(turns)]
+        np.testing.assert_allclose(ps.context, expected, rtol=1e-5)
+        # "Yes last week" alone shares no word with the question; with its previous turn it does.
+        assert ps.dense[1] == pytest.approx(0.0, abs=1e-6) and ps.context[1] > 0.3
+
+    def test_delete_recomputes_the_next_turns_context(self, fake_store, ns):
+        fake_store.add_turns(make_turns(ns, TEXTS))
+        fake_store.delete_turns(ns, ["t1"])
+        ps = fake_store.pool_scores(ns, "lake cold")
+        fake = FakeEmbeddings()
+        want = fake.vector("Ann: Did you go camping with the kids\nAnn: The lake was cold") @ fake.vector("lake cold")
+        assert ps.ids == ["t0", "t2", "t3"]
+        assert ps.context[1] == pytest.approx(float(want), rel=1e-5)
+
+    def test_turned_off_by_config(self, ns):
+        store = TurnStore(CogMemConfig.preset("ephemeral", context_vectors=False), embeddings=FakeEmbeddings())
+        store.add_turns(make_turns(ns, TEXTS))
+        assert store.pool_scores(ns, "camping").context is None
+        assert store.embeddings.calls == len(TEXTS) + 1  # the turns and the query, nothing more
+
+    def test_persistent_store_reopens_without_re_embedding(self, persistent_store_factory, ns):
+        first = persistent_store_factory()
+        first.add_turns(make_turns(ns, TEXTS))
+        before = first.pool_scores(ns, "camping kids").context
+        again = persistent_store_factory()
+        after = again.pool_scores(ns, "camping kids").context
+        np.testing.assert_array_equal(before, after)
+        assert again.embeddings.calls == 1  # the query only
+
+    def test_forget_namespace_removes_the_vectors(self, persistent_store_factory, ns):
+        store = persistent_store_factory()
+        store.add_turns(make_turns(ns, TEXTS))
+        files = list((store.data_dir / "context").glob("*.npz"))
+        assert len(files) == 1
+        store.forget_namespace(ns)
+        assert not files[0].exists()
+
+
+class TestContextFeatures:
+    def test_zero_without_context_scores(self):
+        turns = [_turn(i, x) for i, x in enumerate(TEXTS)]
+        pool = CandidatePool(turns=turns, dense=np.ones(4), lexical=np.zeros(4))
+        X = candidate_features(pool, "camping?")
+        assert not X[:, FEATURE_NAMES.index("context_z")].any()
+        assert not X[:, FEATURE_NAMES.index("context_rr")].any()
+
+    def test_z_scored_and_ranked(self):
+        turns = [_turn(i, x) for i, x in enumerate(TEXTS)]
+        pool = CandidatePool(turns=turns, dense=np.ones(4), lexical=np.zeros(4), context=np.array([0.1, 0.9, 0.5, 0.1]))
+        X = candidate_features(pool, "camping?")
+        z = X[:, FEATURE_NAMES.index("context_z")]
+        assert z.argmax() == 1 and z.mean() == pytest.approx(0.0, abs=1e-9)
+        assert X[:, FEATURE_NAMES.index("context_rr")].tolist() == [1 / 3, 1.0, 1 / 2, 1 / 4]
+
+    def test_misaligned_context_is_refused(self):
+        from langmem_cog.errors import InvalidInputError
+
+        turns = [_turn(i, x) for i, x in enumerate(TEXTS)]
+        with pytest.raises(InvalidInputError, match="context"):
+            CandidatePool(turns=turns, dense=np.ones(4), lexical=np.zeros(4), context=np.zeros(3))
