@@ -6,11 +6,12 @@ each turn's own vector the store keeps the vector of :func:`context_texts`: the 
 the same conversation and session, a newline, then the turn. The fusion features ``context_z`` and
 ``context_rr`` score the query against these vectors (:mod:`langmem_cog.rank.features`).
 
-Context vectors are a derived index, like the PEC2F graph. Each row is keyed by a hash of its
-context text, so a row whose previous turn changed (deleted, or a turn inserted before it) is
-re-embedded the next time the namespace is refreshed, and rows of deleted turns are dropped.
-Persistent stores keep them in ``<data_dir>/context/<collection>.npz`` so a restart does not
-re-embed the namespace; a missing, unreadable or stale file only costs re-embedding.
+Context vectors are a derived index, like the PEC2F graph. Each row remembers which previous turn
+its context holds, so a row whose previous turn changed (deleted, or a turn inserted before it) is
+re-embedded at the next refresh (the store refreshes after every add and delete), and rows of
+deleted turns are dropped. Persistent stores keep them as append-only chunk files in
+``<data_dir>/context/<collection>/`` so a restart does not re-embed the namespace; missing or
+unreadable files only cost re-embedding.
 
 Example:
     >>> from datetime import datetime, timezone
@@ -26,9 +27,9 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
+import shutil
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -55,77 +56,136 @@ def context_texts(turns: Sequence[Turn]) -> list[str]:
     return out
 
 
-def _key(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+def _previous_ids(turns: Sequence[Turn]) -> list[str]:
+    """Per turn, the id of the turn whose text :func:`context_texts` prepends (``""`` for none)."""
+    out = []
+    prev: Turn | None = None
+    for t in turns:
+        same = prev is not None and prev.conversation_id == t.conversation_id and prev.session_id == t.session_id
+        out.append(prev.id if same and prev is not None else "")
+        prev = t
+    return out
+
+
+#: Chunk files a namespace may hold before they are compacted into one.
+MAX_CHUNKS = 16
 
 
 class ContextIndex:
-    """The context vectors of one namespace, computed on demand and kept up to date by key.
+    """The context vectors of one namespace, computed on demand and kept up to date.
+
+    A row is keyed by its turn id and the id of the previous turn its context holds; turns are
+    immutable, so a row is re-embedded exactly when that previous turn changes (a deletion or an
+    insertion before it). Rows persist as append-only chunk files (``<dir>/<n>.npz``: the rows
+    written by one refresh), compacted into one when there are more than :data:`MAX_CHUNKS` or
+    more dead rows than live ones, so an add writes what it changed. A refresh that drops rows
+    (a deletion) rewrites the files, so a deleted turn's vector leaves the disk with it.
 
     Args:
         embed: Normalised float32 vectors of a list of texts (the store's embedder).
-        path: Where the vectors persist (``None``: in memory only).
+        path: The folder of the chunk files (``None``: in memory only).
     """
 
     def __init__(self, embed: Callable[[list[str]], np.ndarray], path: Path | None = None) -> None:
         self._embed = embed
         self.path = path
         self._rows: dict[str, tuple[str, np.ndarray]] | None = None
+        self._chunks: list[Path] = []
+        self._stored = 0  # rows in the chunk files, dead ones included
+        self._matrix: np.ndarray | None = None
+        self._ids: list[str] = []
 
     def _load(self) -> dict[str, tuple[str, np.ndarray]]:
         if self._rows is not None:
             return self._rows
         rows: dict[str, tuple[str, np.ndarray]] = {}
-        if self.path is not None and self.path.exists():
+        self._chunks, self._stored = [], 0
+        if self.path is not None and self.path.is_dir():
             try:
-                with np.load(self.path, allow_pickle=False) as data:
-                    ids, keys, vecs = data["ids"], data["keys"], data["vectors"]
-                    rows = {str(i): (str(k), v) for i, k, v in zip(ids, keys, vecs, strict=True)}
+                for chunk in sorted((p for p in self.path.glob("*.npz") if p.stem.isdigit()), key=lambda p: int(p.stem)):
+                    with np.load(chunk, allow_pickle=False) as data:
+                        for tid in data["dropped"]:
+                            rows.pop(str(tid), None)
+                        for tid, prev, vec in zip(data["ids"], data["prevs"], data["vectors"], strict=True):
+                            rows[str(tid)] = (str(prev), vec)
+                        self._stored += len(data["ids"])
+                    self._chunks.append(chunk)
             except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
-                logger.warning("context vectors at %s are unreadable (%s): recomputing them", self.path, exc)
+                logger.warning("context vectors in %s are unreadable (%s): recomputing them", self.path, exc)
+                rows, self._stored = {}, 0
+                self._rewrite({})
         self._rows = rows
         return rows
 
     def matrix(self, turns: Sequence[Turn]) -> np.ndarray:
-        """The context vectors of ``turns`` (chronological order), one row each; stale or missing rows are
-        embedded in one batch and rows of turns no longer given are dropped.
+        """The context vectors of ``turns`` (chronological order), one row each; rows whose previous
+        turn changed or that are missing are embedded in one batch, and rows of turns no longer given
+        are dropped.
 
         Returns:
-            A float32 array of shape ``(len(turns), dim)`` (``(0, 0)`` for no turns).
+            A float32 array of shape ``(len(turns), dim)`` (``(0, 0)`` for no turns); do not modify it.
         """
         rows = self._load()
-        texts = context_texts(turns)
-        keys = [_key(x) for x in texts]
-        todo = [j for j, (t, k) in enumerate(zip(turns, keys, strict=True)) if rows.get(t.id, ("",))[0] != k]
-        changed = bool(todo) or len(rows) != len(turns) or any(t.id not in rows for t in turns)
+        ids = [t.id for t in turns]
+        if self._matrix is not None and ids == self._ids:
+            return self._matrix
+        prevs = _previous_ids(turns)
+        todo = [j for j, (tid, prev) in enumerate(zip(ids, prevs, strict=True)) if rows.get(tid, (None,))[0] != prev]
+        written: dict[str, tuple[str, np.ndarray]] = {}
         if todo:
+            texts = context_texts(turns)
             vecs = np.asarray(self._embed([texts[j] for j in todo]), dtype=np.float32)
             for j, v in zip(todo, vecs, strict=True):
-                rows[turns[j].id] = (keys[j], v)
-        if changed:
-            live = {t.id for t in turns}
-            for tid in [i for i in rows if i not in live]:
-                del rows[tid]
-            self._save(rows)
-        if not turns:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([rows[t.id][1] for t in turns]).astype(np.float32, copy=False)
+                rows[ids[j]] = written[ids[j]] = (prevs[j], v)
+        live = set(ids)
+        dropped = [tid for tid in rows if tid not in live]
+        for tid in dropped:
+            del rows[tid]
+        if written or dropped:
+            self._persist(rows, written, dropped)
+        self._ids = ids
+        self._matrix = (np.stack([rows[tid][1] for tid in ids]).astype(np.float32, copy=False) if ids
+                        else np.zeros((0, 0), dtype=np.float32))
+        self._matrix.setflags(write=False)
+        return self._matrix
 
-    def _save(self, rows: dict[str, tuple[str, np.ndarray]]) -> None:
+    def _persist(self, rows: dict, written: dict, dropped: list[str]) -> None:
         if self.path is None:
             return
-        if not rows:
-            self.path.unlink(missing_ok=True)
+        # A deletion rewrites the files, so a deleted turn's vector leaves the disk with it.
+        if dropped or len(self._chunks) >= MAX_CHUNKS or self._stored + len(written) > 2 * max(len(rows), 1):
+            self._rewrite(rows)
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp.npz")
+        self._chunks.append(self._write_chunk(written, dropped))
+        self._stored += len(written)
+
+    def _write_chunk(self, rows: dict[str, tuple[str, np.ndarray]], dropped: Sequence[str]) -> Path:
+        assert self.path is not None
+        self.path.mkdir(parents=True, exist_ok=True)
+        n = int(self._chunks[-1].stem) + 1 if self._chunks else 1
+        out = self.path / f"{n:08d}.npz"
+        tmp = self.path / f"{n:08d}.tmp.npz"
         ids = list(rows)
-        np.savez(tmp, ids=np.array(ids), keys=np.array([rows[i][0] for i in ids]),
-                 vectors=np.stack([rows[i][1] for i in ids]))
-        os.replace(tmp, self.path)
+        vectors = np.stack([rows[i][1] for i in ids]) if ids else np.zeros((0, 0), dtype=np.float32)
+        np.savez(tmp, ids=np.array(ids, dtype=str), prevs=np.array([rows[i][0] for i in ids], dtype=str),
+                 vectors=vectors, dropped=np.array(list(dropped), dtype=str))
+        os.replace(tmp, out)
+        return out
+
+    def _rewrite(self, rows: dict[str, tuple[str, np.ndarray]]) -> None:
+        """Compact: one chunk with every live row (written first), then the older chunks removed."""
+        if self.path is None:
+            return
+        old = sorted(self.path.glob("*.npz"), key=lambda p: int(p.stem.split(".")[0])) if self.path.is_dir() else []
+        self._chunks = [p for p in old if p.stem.isdigit()]
+        fresh = [self._write_chunk(rows, [])] if rows else []
+        for p in old:
+            p.unlink(missing_ok=True)
+        self._chunks, self._stored = fresh, len(rows)
 
     def forget(self) -> None:
-        """Drop every vector (and the file)."""
-        self._rows = {}
-        if self.path is not None:
-            self.path.unlink(missing_ok=True)
+        """Drop every vector (and the files)."""
+        self._rows, self._matrix, self._ids = {}, None, []
+        if self.path is not None and self.path.is_dir():
+            shutil.rmtree(self.path, ignore_errors=True)
+        self._chunks, self._stored = [], 0

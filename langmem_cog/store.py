@@ -536,7 +536,7 @@ class TurnStore:
     def _context_index(self, namespace: str) -> ContextIndex:
         idx = self._contexts.get(namespace)
         if idx is None:
-            path = self.data_dir / "context" / f"{collection_name(namespace)}.npz" if self.persistent else None
+            path = self.data_dir / "context" / collection_name(namespace) if self.persistent else None
             idx = self._contexts[namespace] = ContextIndex(self.embed_texts, path)
         return idx
 

@@ -9,7 +9,7 @@ import pytest
 from fakes import FakeEmbeddings, make_turns
 
 from langmem_cog.config import CogMemConfig
-from langmem_cog.context import ContextIndex, context_texts
+from langmem_cog.context import MAX_CHUNKS, ContextIndex, context_texts
 from langmem_cog.rank.features import FEATURE_NAMES, CandidatePool, candidate_features
 from langmem_cog.records import make_turn
 from langmem_cog.store import TurnStore
@@ -74,7 +74,7 @@ class TestContextIndex:
         assert set(idx._load()) == {"t0", "t2", "t3"}
 
     def test_persisted_rows_reload_without_the_model(self, tmp_path):
-        path = tmp_path / "ctx" / "ns.npz"
+        path = tmp_path / "ctx" / "ns"
         turns = [_turn(i, x) for i, x in enumerate(TEXTS)]
         first = ContextIndex(Counting(), path).matrix(turns)
         assert path.exists()
@@ -84,16 +84,32 @@ class TestContextIndex:
         np.testing.assert_array_equal(first, again)
 
     def test_an_unreadable_file_is_recomputed(self, tmp_path, caplog):
-        path = tmp_path / "ns.npz"
-        path.write_bytes(b"not a zip")
+        path = tmp_path / "ns"
+        path.mkdir()
+        (path / "00000001.npz").write_bytes(b"not a zip")
         embed = Counting()
         M = ContextIndex(embed, path).matrix([_turn(0, "a"), _turn(1, "b")])
         assert M.shape[0] == 2 and len(embed.batches) == 1
         assert "unreadable" in caplog.text
-        assert np.load(path)["ids"].tolist() == ["t0", "t1"]  # rewritten
+        [chunk] = path.glob("*.npz")  # the bad file replaced by the recomputed rows
+        assert np.load(chunk)["ids"].tolist() == ["t0", "t1"]
+
+    def test_chunks_are_appended_then_compacted(self, tmp_path):
+        path = tmp_path / "ns"
+        turns = [_turn(i, f"turn number {i}") for i in range(40)]
+        idx = ContextIndex(Counting(), path)
+        for n in range(1, 41):  # one turn added at a time: one small chunk per add, compacted now and then
+            M = idx.matrix(turns[:n])
+            assert len(list(path.glob("*.npz"))) <= MAX_CHUNKS + 1
+        idx.matrix(turns[:10] + turns[11:])  # a deletion: one row dropped, its successor re-embedded
+        embed = Counting()
+        M = ContextIndex(embed, path).matrix(turns[:10] + turns[11:])
+        assert embed.batches == []
+        np.testing.assert_array_equal(M, idx.matrix(turns[:10] + turns[11:]))
+        assert np.allclose(M[10], Counting().fake.vector("Ann: turn number 9\nAnn: turn number 11"))
 
     def test_forget_removes_the_file(self, tmp_path):
-        path = tmp_path / "ns.npz"
+        path = tmp_path / "ns"
         idx = ContextIndex(Counting(), path)
         idx.matrix([_turn(0, "a")])
         idx.forget()
@@ -137,13 +153,22 @@ class TestStoreContext:
         np.testing.assert_array_equal(before, after)
         assert again.embeddings.calls == 1  # the query only
 
+    def test_deleted_turns_vectors_leave_the_disk(self, persistent_store_factory, ns):
+        store = persistent_store_factory()
+        for i, text in enumerate(TEXTS):  # one add per turn: several chunk files
+            store.add_turns(make_turns(ns, [text], id_prefix=f"a{i}-"))
+        store.delete_turns(ns, ["a1-t0"])
+        [folder] = (store.data_dir / "context").iterdir()
+        stored = [str(i) for chunk in folder.glob("*.npz") for i in np.load(chunk)["ids"]]
+        assert sorted(stored) == sorted(t.id for t in store.get_turns(ns)) and "a1-t0" not in stored
+
     def test_forget_namespace_removes_the_vectors(self, persistent_store_factory, ns):
         store = persistent_store_factory()
         store.add_turns(make_turns(ns, TEXTS))
-        files = list((store.data_dir / "context").glob("*.npz"))
-        assert len(files) == 1
+        [folder] = (store.data_dir / "context").iterdir()
+        assert list(folder.glob("*.npz"))
         store.forget_namespace(ns)
-        assert not files[0].exists()
+        assert not folder.exists()
 
 
 class TestContextFeatures:
