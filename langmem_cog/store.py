@@ -531,19 +531,29 @@ class TurnStore:
             )
         self._lexical_index(namespace).add([t.id for t in turns], [t.memory_text for t in turns])
         cache.append(turns, emb)
-        self._context_matrix(namespace, cache)
+        self._context_matrix(namespace, cache, create=False)  # kept up to date once a cascade has used them
+
+    def _context_path(self, namespace: str) -> Path | None:
+        return self.data_dir / "context" / collection_name(namespace) if self.persistent else None
 
     def _context_index(self, namespace: str) -> ContextIndex:
         idx = self._contexts.get(namespace)
         if idx is None:
-            path = self.data_dir / "context" / collection_name(namespace) if self.persistent else None
-            idx = self._contexts[namespace] = ContextIndex(self.embed_texts, path)
+            idx = self._contexts[namespace] = ContextIndex(self.embed_texts, self._context_path(namespace))
         return idx
 
-    def _context_matrix(self, namespace: str, cache: _Cache) -> np.ndarray | None:
-        """The namespace's context vectors aligned with ``cache.ids`` (``None`` when the config turns them off)."""
+    def _context_matrix(self, namespace: str, cache: _Cache, *, create: bool = True) -> np.ndarray | None:
+        """The namespace's context vectors aligned with ``cache.ids``.
+
+        ``None`` when the config turns them off, or with ``create=False`` when the namespace has none
+        yet (they are built on the first query that asks for them, then refreshed at every add and delete).
+        """
         if not self.config.context_vectors:
             return None
+        if not create and namespace not in self._contexts:
+            path = self._context_path(namespace)
+            if path is None or not path.is_dir():
+                return None
         if cache.ctx is None or len(cache.ctx) != len(cache.ids):
             cache.ctx = self._context_index(namespace).matrix(cache.turns)
         return cache.ctx
@@ -570,7 +580,7 @@ class TurnStore:
                 col.delete(ids=present)
                 self._lexical_index(namespace).delete(present)
                 cache.remove(present)
-                self._context_matrix(namespace, cache)  # re-embeds the turns whose previous turn was deleted
+                self._context_matrix(namespace, cache, create=False)  # re-embeds turns whose previous turn went
                 self._purge_log(col, present)
                 self._vacuum()
             return len(present)
@@ -740,8 +750,18 @@ class TurnStore:
         with self._lock:
             self._query_vectors.clear()
 
-    def pool_scores(self, namespace: str, query: str, query_vector: np.ndarray | None = None) -> PoolScores:
+    def pool_scores(
+        self, namespace: str, query: str, query_vector: np.ndarray | None = None, *, context: bool = False
+    ) -> PoolScores:
         """Dense and BM25 scores of every turn of the namespace (the exact path).
+
+        Args:
+            namespace: The namespace to score.
+            query: The query text.
+            query_vector: The query's vector, if the caller has it (else embedded and cached).
+            context: Also score the turns' context vectors (:mod:`langmem_cog.context`; built on the
+                namespace's first such query, then kept up to date). ``PoolScores.context`` stays ``None``
+                without it, or when ``CogMemConfig.context_vectors`` is off.
 
         Raises:
             UnknownNamespaceError: If the namespace does not exist.
@@ -751,7 +771,7 @@ class TurnStore:
             cache = self._require(namespace)
             ids = list(cache.ids)
             emb = cache.emb
-            ctx = self._context_matrix(namespace, cache) if ids else None
+            ctx = self._context_matrix(namespace, cache) if context and ids else None
         qv = self.embed_query(query) if query_vector is None else query_vector
         dense = emb @ qv if emb is not None and len(ids) else np.zeros(0, dtype=np.float32)
         lexical = self._lexical_index(namespace).scores_for(query, ids)
@@ -837,10 +857,7 @@ class TurnStore:
         ids = [cache.ids[r] for r in rows]
         dense = cache.emb[rows] @ qv if rows else np.zeros(0)
         lexical = self._lexical_index(namespace).scores_for(query, ids)
-        ctx = self._context_matrix(namespace, cache)
-        context = None if ctx is None else np.asarray(ctx[rows] @ qv if rows else np.zeros(0), dtype=np.float64)
-        return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64),
-                          context=context)
+        return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64))
 
 
 def _fuse(pool: PoolScores, mode: str, weight: float, rule: str, rrf_k: int) -> np.ndarray:

@@ -121,7 +121,7 @@ class TestStoreContext:
     def test_pool_scores_carry_the_context_cosine(self, fake_store, ns):
         turns = make_turns(ns, TEXTS)
         fake_store.add_turns(turns)
-        ps = fake_store.pool_scores(ns, "camping kids trip")
+        ps = fake_store.pool_scores(ns, "camping kids trip", context=True)
         fake = FakeEmbeddings()
         q = fake.vector("camping kids trip")
         expected = [float(fake.vector(x) @ q) for x in context_texts(turns)]
@@ -131,25 +131,41 @@ class TestStoreContext:
 
     def test_delete_recomputes_the_next_turns_context(self, fake_store, ns):
         fake_store.add_turns(make_turns(ns, TEXTS))
+        fake_store.pool_scores(ns, "lake", context=True)
+        calls = fake_store.embeddings.calls
         fake_store.delete_turns(ns, ["t1"])
-        ps = fake_store.pool_scores(ns, "lake cold")
+        assert fake_store.embeddings.calls == calls + 1  # t2's new context, embedded at the deletion
+        ps = fake_store.pool_scores(ns, "lake cold", context=True)
         fake = FakeEmbeddings()
         want = fake.vector("Ann: Did you go camping with the kids\nAnn: The lake was cold") @ fake.vector("lake cold")
         assert ps.ids == ["t0", "t2", "t3"]
         assert ps.context[1] == pytest.approx(float(want), rel=1e-5)
 
+    def test_built_on_first_use_then_kept_up_to_date(self, fake_store, ns):
+        fake_store.add_turns(make_turns(ns, TEXTS[:2]))
+        fake_store.search(ns, "camping")
+        assert fake_store.pool_scores(ns, "camping").context is None
+        assert fake_store.embeddings.calls == 2 + 1  # plain search never embeds contexts
+        fake_store.pool_scores(ns, "camping", context=True)
+        assert fake_store.embeddings.calls == 3 + 2
+        later = [t.model_copy(update={"position": t.position + 2}) for t in make_turns(ns, TEXTS[2:], id_prefix="u")]
+        fake_store.add_turns(later)
+        assert fake_store.embeddings.calls == 5 + 2 * 2  # each new turn and its context, at the add
+
     def test_turned_off_by_config(self, ns):
         store = TurnStore(CogMemConfig.preset("ephemeral", context_vectors=False), embeddings=FakeEmbeddings())
         store.add_turns(make_turns(ns, TEXTS))
-        assert store.pool_scores(ns, "camping").context is None
+        assert store.pool_scores(ns, "camping", context=True).context is None
         assert store.embeddings.calls == len(TEXTS) + 1  # the turns and the query, nothing more
 
     def test_persistent_store_reopens_without_re_embedding(self, persistent_store_factory, ns):
         first = persistent_store_factory()
-        first.add_turns(make_turns(ns, TEXTS))
-        before = first.pool_scores(ns, "camping kids").context
+        first.add_turns(make_turns(ns, TEXTS[:2]))
+        first.pool_scores(ns, "camping", context=True)
+        first.add_turns(make_turns(ns, TEXTS[2:], id_prefix="u"))
+        before = first.pool_scores(ns, "camping kids", context=True).context
         again = persistent_store_factory()
-        after = again.pool_scores(ns, "camping kids").context
+        after = again.pool_scores(ns, "camping kids", context=True).context
         np.testing.assert_array_equal(before, after)
         assert again.embeddings.calls == 1  # the query only
 
@@ -157,6 +173,7 @@ class TestStoreContext:
         store = persistent_store_factory()
         for i, text in enumerate(TEXTS):  # one add per turn: several chunk files
             store.add_turns(make_turns(ns, [text], id_prefix=f"a{i}-"))
+            store.pool_scores(ns, "camping", context=i == 0)
         store.delete_turns(ns, ["a1-t0"])
         [folder] = (store.data_dir / "context").iterdir()
         stored = [str(i) for chunk in folder.glob("*.npz") for i in np.load(chunk)["ids"]]
@@ -165,6 +182,7 @@ class TestStoreContext:
     def test_forget_namespace_removes_the_vectors(self, persistent_store_factory, ns):
         store = persistent_store_factory()
         store.add_turns(make_turns(ns, TEXTS))
+        store.pool_scores(ns, "camping", context=True)
         [folder] = (store.data_dir / "context").iterdir()
         assert list(folder.glob("*.npz"))
         store.forget_namespace(ns)

@@ -110,7 +110,7 @@ def collect_pools(
         # The operator loop embeds the question through the store's cache: hand it the batch vector.
         store.cache_query_vector(q["question"], qv)
         t1 = time.perf_counter()
-        ps = store.pool_scores(ns, q["question"], query_vector=qv)
+        ps = store.pool_scores(ns, q["question"], query_vector=qv, context=True)
         signals = None
         if retrieval is not None:
             signals = GraphSignals.from_state(retrieval.run(ns, q["question"], now=asked[sid]))

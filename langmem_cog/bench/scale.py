@@ -286,7 +286,6 @@ def run_scale(
     if bad:
         raise InvalidInputError(f"unknown systems {bad}: choose from {sorted(_MODES)}")
     from langmem_cog.bench.longmemeval import default_longmemeval_path
-    from langmem_cog.context import context_texts
     from langmem_cog.embeddings import CachedEmbeddings, resolve_embedder
 
     loc = Path(locomo) if locomo else default_locomo_path()
@@ -294,7 +293,7 @@ def run_scale(
     pool = _base_pool(min(unique, sizes[-1]), loc, lme if unique > 5_000 else None)
     questions = _questions(loc, queries)
     inner = embeddings if embeddings is not None else resolve_embedder(embedder)
-    cached = CachedEmbeddings(inner, max_items=max(2 * len(pool) + queries + 16, 1024))
+    cached = CachedEmbeddings(inner, max_items=max(len(pool) + queries + 16, 1024))
     # Cold embedding rate of the unique pool (this also fills the cache used by the replays).
     texts = [t.memory_text for t in pool]
     cached.embed_query("warm up")
@@ -302,13 +301,6 @@ def run_scale(
     for i in progress(range(0, len(texts), 256), "embed pool", -(-len(texts) // 256)):
         cached.embed_array(texts[i : i + 256])
     embed_s = time.perf_counter() - t0
-    # The context vectors' texts (a turn with the previous turn of its session) repeat in every
-    # replay too: embed them once, untimed, so the replays measure the store and not the model.
-    seen = set(texts)
-    ordered = sorted(pool, key=lambda t: (t.conversation_id, t.position, t.id))
-    extra = [x for x in dict.fromkeys(context_texts(ordered)) if x not in seen]
-    for i in progress(range(0, len(extra), 256), "embed contexts", -(-len(extra) // 256)):
-        cached.embed_array(extra[i : i + 256])
 
     tmp = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="lmc-scale-"))
     tmp.mkdir(parents=True, exist_ok=True)

@@ -108,7 +108,7 @@ class Cascade:
     def first_stage(self, namespace: str, query: str, *, now: datetime | str | None = None,
                     query_vector: np.ndarray | None = None) -> tuple[CandidatePool, GraphSignals | None, np.ndarray]:
         """The candidate pool, the graph signals and the fused score of every candidate."""
-        ps = self.store.pool_scores(namespace, query, query_vector=query_vector)
+        ps = self.store.pool_scores(namespace, query, query_vector=query_vector, context=True)
         signals = self.signals(namespace, query, now)
         ids = ps.ids
         dense, lexical, context = ps.dense, ps.lexical, ps.context
