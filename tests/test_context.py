@@ -211,3 +211,29 @@ class TestContextFeatures:
         turns = [_turn(i, x) for i, x in enumerate(TEXTS)]
         with pytest.raises(InvalidInputError, match="context"):
             CandidatePool(turns=turns, dense=np.ones(4), lexical=np.zeros(4), context=np.zeros(3))
+
+
+class TestCascadeAsksOnlyWhenUsed:
+    def _cascade(self, fake_store, ns, weight):
+        from langmem_cog.rank.cascade import Cascade
+        from langmem_cog.rank.scorer import FusionScorer
+
+        fake_store.add_turns(make_turns(ns, TEXTS))
+        w = FusionScorer.untrained().weights.copy()
+        w[FEATURE_NAMES.index("context_z")] = weight
+        return Cascade(store=fake_store, scorer=FusionScorer(weights=w), use_graph=False)
+
+    def test_a_scorer_without_context_weight_never_builds_them(self, fake_store, ns):
+        cascade = self._cascade(fake_store, ns, 0.0)
+        assert not cascade.scorer.uses_context
+        calls = fake_store.embeddings.calls
+        cascade.rank(ns, "camping kids trip", k=2)
+        assert fake_store.embeddings.calls == calls + 1  # the query only
+
+    def test_a_scorer_with_context_weight_ranks_by_it(self, fake_store, ns):
+        cascade = self._cascade(fake_store, ns, 10.0)
+        assert cascade.scorer.uses_context
+        docs = cascade.rank(ns, "camping kids trip", k=2).documents
+        # "Yes last week" shares no word with the query; its context (the camping question) does.
+        assert [d.metadata["turn_id"] for d in docs] == ["t0", "t1"]
+        assert fake_store.embeddings.calls == len(TEXTS) * 2 + 1

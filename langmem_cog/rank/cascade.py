@@ -108,7 +108,9 @@ class Cascade:
     def first_stage(self, namespace: str, query: str, *, now: datetime | str | None = None,
                     query_vector: np.ndarray | None = None) -> tuple[CandidatePool, GraphSignals | None, np.ndarray]:
         """The candidate pool, the graph signals and the fused score of every candidate."""
-        ps = self.store.pool_scores(namespace, query, query_vector=query_vector, context=True)
+        scorer = self.scorer or FusionScorer.untrained()
+        # Context vectors cost an embedding per turn on a namespace's first query: only for a scorer that uses them.
+        ps = self.store.pool_scores(namespace, query, query_vector=query_vector, context=scorer.uses_context)
         signals = self.signals(namespace, query, now)
         ids = ps.ids
         dense, lexical, context = ps.dense, ps.lexical, ps.context
@@ -125,7 +127,6 @@ class Cascade:
         turns = self.store.get_turns(namespace, ids)
         pool = CandidatePool(turns=turns, dense=dense, lexical=lexical, context=context)
         X = candidate_features(pool, query, signals, lexical_weight=self.store.config.lexical_weight)
-        scorer = self.scorer or FusionScorer.untrained()
         return pool, signals, scorer.score(X)
 
     def rank(self, namespace: str, query: str, k: int = 10, *, now: datetime | str | None = None) -> CascadeResult:

@@ -37,7 +37,7 @@ from langmem_cog.errors import InvalidInputError
 from langmem_cog.fusion import zscore
 from langmem_cog.records import Turn
 
-__all__ = ["FEATURE_NAMES", "CandidatePool", "GraphSignals", "candidate_features", "neighbour_max"]
+__all__ = ["CONTEXT_FEATURES", "FEATURE_NAMES", "CandidatePool", "GraphSignals", "candidate_features", "neighbour_max"]
 
 FEATURE_NAMES: tuple[str, ...] = (
     "dense_z",          # z-scored cosine over the pool
@@ -81,6 +81,9 @@ FEATURE_NAMES: tuple[str, ...] = (
     "context_z",        # z-scored cosine of the query and the turn's context vector (0 when the pool has none)
     "context_rr",       # 1 / (1 + rank by that cosine)
 )
+
+#: The features computed from ``CandidatePool.context`` (zero without it).
+CONTEXT_FEATURES: tuple[str, ...] = ("context_z", "context_rr")
 
 _WORD = re.compile(r"[A-Za-z0-9']+")
 _ASKS_TIME = re.compile(r"^\s*when\b|\b(what|which) (year|month|day|date|time|week)\b|\bhow long\b", re.I)

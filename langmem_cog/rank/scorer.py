@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from langmem_cog.errors import ConfigError, InvalidInputError
-from langmem_cog.rank.features import FEATURE_NAMES
+from langmem_cog.rank.features import CONTEXT_FEATURES, FEATURE_NAMES
 
 __all__ = ["FusionScorer"]
 
@@ -128,6 +128,12 @@ class FusionScorer:
         res = minimize(_listwise_loss, w0, args=(Xs, gs, l2), jac=True, method="L-BFGS-B", options={"maxiter": 300})
         return cls(weights=res.x, trained_on=trained_on or f"{len(keep)} queries",
                    meta={"train_loss": float(res.fun), "n_queries": len(keep), "l2": l2})
+
+    @property
+    def uses_context(self) -> bool:
+        """Whether a context feature (``context_z``, ``context_rr``) has a non-zero weight, so the
+        cascade should ask the store for context vectors."""
+        return any(self.weights[FEATURE_NAMES.index(f)] != 0 for f in CONTEXT_FEATURES)
 
     def score(self, X: np.ndarray) -> np.ndarray:
         """Scores of the candidates of one query (higher is better)."""
