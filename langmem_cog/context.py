@@ -43,28 +43,21 @@ __all__ = ["ContextIndex", "context_texts"]
 logger = logging.getLogger(__name__)
 
 
+def _previous(turns: Sequence[Turn]) -> list[Turn | None]:
+    """Per turn of a chronologically ordered list, the turn before it in the same conversation and session."""
+    out: list[Turn | None] = [None] * len(turns)
+    for j in range(1, len(turns)):
+        a, b = turns[j - 1], turns[j]
+        if a.conversation_id == b.conversation_id and a.session_id == b.session_id:
+            out[j] = a
+    return out
+
+
 def context_texts(turns: Sequence[Turn]) -> list[str]:
     """The context text of each turn of a chronologically ordered list: the previous turn of the same
     conversation and session (if any), a newline, then the turn's own ``memory_text``."""
-    out = []
-    prev: Turn | None = None
-    for t in turns:
-        same = (prev is not None and prev.conversation_id == t.conversation_id
-                and prev.session_id == t.session_id)
-        out.append(f"{prev.memory_text}\n{t.memory_text}" if same and prev is not None else t.memory_text)
-        prev = t
-    return out
-
-
-def _previous_ids(turns: Sequence[Turn]) -> list[str]:
-    """Per turn, the id of the turn whose text :func:`context_texts` prepends (``""`` for none)."""
-    out = []
-    prev: Turn | None = None
-    for t in turns:
-        same = prev is not None and prev.conversation_id == t.conversation_id and prev.session_id == t.session_id
-        out.append(prev.id if same and prev is not None else "")
-        prev = t
-    return out
+    return [t.memory_text if p is None else f"{p.memory_text}\n{t.memory_text}"
+            for t, p in zip(turns, _previous(turns), strict=True)]
 
 
 #: Chunk files a namespace may hold before they are compacted into one.
@@ -104,8 +97,6 @@ class ContextIndex:
             try:
                 for chunk in sorted((p for p in self.path.glob("*.npz") if p.stem.isdigit()), key=lambda p: int(p.stem)):
                     with np.load(chunk, allow_pickle=False) as data:
-                        for tid in data["dropped"]:
-                            rows.pop(str(tid), None)
                         for tid, prev, vec in zip(data["ids"], data["prevs"], data["vectors"], strict=True):
                             rows[str(tid)] = (str(prev), vec)
                         self._stored += len(data["ids"])
@@ -129,7 +120,7 @@ class ContextIndex:
         ids = [t.id for t in turns]
         if self._matrix is not None and ids == self._ids:
             return self._matrix
-        prevs = _previous_ids(turns)
+        prevs = ["" if p is None else p.id for p in _previous(turns)]
         todo = [j for j, (tid, prev) in enumerate(zip(ids, prevs, strict=True)) if rows.get(tid, (None,))[0] != prev]
         written: dict[str, tuple[str, np.ndarray]] = {}
         if todo:
@@ -142,24 +133,24 @@ class ContextIndex:
         for tid in dropped:
             del rows[tid]
         if written or dropped:
-            self._persist(rows, written, dropped)
+            self._persist(rows, written, bool(dropped))
         self._ids = ids
         self._matrix = (np.stack([rows[tid][1] for tid in ids]).astype(np.float32, copy=False) if ids
                         else np.zeros((0, 0), dtype=np.float32))
         self._matrix.setflags(write=False)
         return self._matrix
 
-    def _persist(self, rows: dict, written: dict, dropped: list[str]) -> None:
+    def _persist(self, rows: dict, written: dict, dropped: bool) -> None:
         if self.path is None:
             return
         # A deletion rewrites the files, so a deleted turn's vector leaves the disk with it.
         if dropped or len(self._chunks) >= MAX_CHUNKS or self._stored + len(written) > 2 * max(len(rows), 1):
             self._rewrite(rows)
             return
-        self._chunks.append(self._write_chunk(written, dropped))
+        self._chunks.append(self._write_chunk(written))
         self._stored += len(written)
 
-    def _write_chunk(self, rows: dict[str, tuple[str, np.ndarray]], dropped: Sequence[str]) -> Path:
+    def _write_chunk(self, rows: dict[str, tuple[str, np.ndarray]]) -> Path:
         assert self.path is not None
         self.path.mkdir(parents=True, exist_ok=True)
         n = int(self._chunks[-1].stem) + 1 if self._chunks else 1
@@ -167,8 +158,7 @@ class ContextIndex:
         tmp = self.path / f"{n:08d}.tmp.npz"
         ids = list(rows)
         vectors = np.stack([rows[i][1] for i in ids]) if ids else np.zeros((0, 0), dtype=np.float32)
-        np.savez(tmp, ids=np.array(ids, dtype=str), prevs=np.array([rows[i][0] for i in ids], dtype=str),
-                 vectors=vectors, dropped=np.array(list(dropped), dtype=str))
+        np.savez(tmp, ids=np.array(ids, dtype=str), prevs=np.array([rows[i][0] for i in ids], dtype=str), vectors=vectors)
         os.replace(tmp, out)
         return out
 
@@ -176,9 +166,9 @@ class ContextIndex:
         """Compact: one chunk with every live row (written first), then the older chunks removed."""
         if self.path is None:
             return
-        old = sorted(self.path.glob("*.npz"), key=lambda p: int(p.stem.split(".")[0])) if self.path.is_dir() else []
-        self._chunks = [p for p in old if p.stem.isdigit()]
-        fresh = [self._write_chunk(rows, [])] if rows else []
+        old = list(self.path.glob("*.npz")) if self.path.is_dir() else []  # temp files of torn writes too
+        self._chunks = sorted((p for p in old if p.stem.isdigit()), key=lambda p: int(p.stem))
+        fresh = [self._write_chunk(rows)] if rows else []
         for p in old:
             p.unlink(missing_ok=True)
         self._chunks, self._stored = fresh, len(rows)
