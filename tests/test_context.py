@@ -237,3 +237,16 @@ class TestCascadeAsksOnlyWhenUsed:
         # "Yes last week" shares no word with the query; its context (the camping question) does.
         assert [d.metadata["turn_id"] for d in docs] == ["t0", "t1"]
         assert fake_store.embeddings.calls == len(TEXTS) * 2 + 1
+
+    def test_a_store_with_context_off_warns_once(self, ns, caplog):
+        from langmem_cog.rank.cascade import Cascade
+        from langmem_cog.rank.scorer import FusionScorer
+
+        store = TurnStore(CogMemConfig.preset("ephemeral", context_vectors=False), embeddings=FakeEmbeddings())
+        store.add_turns(make_turns(ns, TEXTS))
+        w = FusionScorer.untrained().weights.copy()
+        w[FEATURE_NAMES.index("context_z")] = 1.0
+        cascade = Cascade(store=store, scorer=FusionScorer(weights=w), use_graph=False)
+        for q in ("camping", "lake"):
+            assert len(cascade.rank(ns, q, k=2).documents) == 2
+        assert caplog.text.count("context_vectors is off") == 1

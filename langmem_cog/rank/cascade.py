@@ -94,6 +94,7 @@ class Cascade:
     rerank_depth: int = 10
     raw_candidates: int = 50
     _retrieval: Any = field(default=None, init=False, repr=False)
+    _warned_context: bool = field(default=False, init=False, repr=False)
 
     def signals(self, namespace: str, query: str, now: datetime | str | None) -> GraphSignals | None:
         """The operator loop's signals for a query, or ``None`` when the graph stage is off."""
@@ -111,6 +112,10 @@ class Cascade:
         scorer = self.scorer or FusionScorer.untrained()
         # Context vectors cost an embedding per turn on a namespace's first query: only for a scorer that uses them.
         ps = self.store.pool_scores(namespace, query, query_vector=query_vector, context=scorer.uses_context)
+        if scorer.uses_context and ps.context is None and not self._warned_context:
+            self._warned_context = True
+            logger.warning("the fusion scorer weighs context features but the store's context_vectors is off: "
+                           "they score 0; set CogMemConfig(context_vectors=True) or refit the scorer without them")
         signals = self.signals(namespace, query, now)
         ids = ps.ids
         dense, lexical, context = ps.dense, ps.lexical, ps.context
