@@ -25,16 +25,16 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT)]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+from fusion_cv import held_out_rows  # noqa: E402
 
 from langmem_cog.bench.cascade import _key, pool_matrices  # noqa: E402
 from langmem_cog.bench.compare import compare_rows  # noqa: E402
-from langmem_cog.bench.protocol import SEEDS, row_metrics, split_conversations  # noqa: E402
 from langmem_cog.config import CogMemConfig  # noqa: E402
 from langmem_cog.embeddings import resolve_embedder  # noqa: E402
 from langmem_cog.fusion import zscore  # noqa: E402
 from langmem_cog.rank.features import FEATURE_NAMES  # noqa: E402
-from langmem_cog.rank.scorer import FusionScorer  # noqa: E402
 
 CZ, CR = FEATURE_NAMES.index("context_z"), FEATURE_NAMES.index("context_rr")
 
@@ -83,19 +83,7 @@ def main() -> None:
         raise SystemExit(f"{args.pool_cache} has no context scores: rebuild it with this version's bench")
     feats, gold = pool_matrices(ps, CogMemConfig.preset("ephemeral").lexical_weight)
     runs = {"none": _with(feats, None), "previous": feats, "next": _with(feats, _next_cosines(ps))}
-    rows: dict[str, list[dict]] = {name: [] for name in runs}
-    for seed in SEEDS:
-        train, _ = split_conversations(ps.by_sample, seed)
-        for held in train:
-            keys = [_key(qp) for sid in train if sid != held for qp in ps.by_sample[sid]]
-            for name, F in runs.items():
-                scorer = FusionScorer.fit([F[k] for k in keys], [gold[k] for k in keys])
-                for qp in ps.by_sample[held]:
-                    order = np.argsort(-scorer.score(F[_key(qp)]), kind="stable")
-                    rows[name].append({"seed": seed, "sample_id": held, "qa_index": qp.question["qa_index"],
-                                       **row_metrics([qp.pool.ids[i] for i in order], qp.question["gold"])})
-        print(f"seed {seed}: held-out train MRR " + ", ".join(
-            f"{n} {np.mean([r['mrr'] for r in v if r['seed'] == seed]):.4f}" for n, v in rows.items()), flush=True)
+    rows = held_out_rows(ps, runs, gold)
     for name in ("previous", "next"):
         print(compare_rows(rows["none"], rows[name]).format("none", name))
 

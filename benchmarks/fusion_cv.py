@@ -47,9 +47,16 @@ def main() -> None:
     fewer = {k: X.copy() for k, X in feats.items()}
     for X in fewer.values():
         X[:, drop] = 0.0
-    runs = {f"without {len(drop)}": fewer, "all features": feats}
+    rows = held_out_rows(ps, {f"without {len(drop)}": fewer, "all features": feats}, gold)
+    (base, a), (new, b) = rows.items()
+    print(compare_rows(a, b).format(base, new))
+
+
+def held_out_rows(ps, runs: dict[str, dict], gold: dict, seeds=SEEDS) -> dict[str, list[dict]]:
+    """Per feature set in ``runs`` (question key -> feature matrix), the held-out rows of leave-one-conversation-out
+    inside each seed's train half; prints per-seed means as it goes."""
     rows: dict[str, list[dict]] = {name: [] for name in runs}
-    for seed in SEEDS:
+    for seed in seeds:
         train, _ = split_conversations(ps.by_sample, seed)
         for held in train:
             keys = [_key(qp) for sid in train if sid != held for qp in ps.by_sample[sid]]
@@ -61,8 +68,7 @@ def main() -> None:
                                        **row_metrics([qp.pool.ids[i] for i in order], qp.question["gold"])})
         print(f"seed {seed}: held-out train MRR " + ", ".join(
             f"{n} {np.mean([r['mrr'] for r in v if r['seed'] == seed]):.4f}" for n, v in rows.items()), flush=True)
-    (base, a), (new, b) = rows.items()
-    print(compare_rows(a, b).format(base, new))
+    return rows
 
 
 if __name__ == "__main__":
