@@ -32,9 +32,10 @@ from fusion_cv import held_out_rows  # noqa: E402
 from langmem_cog.bench.cascade import _key, pool_matrices  # noqa: E402
 from langmem_cog.bench.compare import compare_rows  # noqa: E402
 from langmem_cog.config import CogMemConfig  # noqa: E402
+from langmem_cog.context import _previous  # noqa: E402
 from langmem_cog.embeddings import resolve_embedder  # noqa: E402
 from langmem_cog.fusion import zscore  # noqa: E402
-from langmem_cog.rank.features import FEATURE_NAMES  # noqa: E402
+from langmem_cog.rank.features import FEATURE_NAMES, _rank_recip  # noqa: E402
 
 CZ, CR = FEATURE_NAMES.index("context_z"), FEATURE_NAMES.index("context_rr")
 
@@ -45,10 +46,9 @@ def _next_cosines(ps) -> dict:
     out = {}
     for qps in ps.by_sample.values():
         turns = sorted(qps[0].pool.turns, key=lambda t: (t.conversation_id, t.position, t.id))
-        texts = []
-        for a, b in zip(turns, turns[1:] + [None], strict=True):
-            same = b is not None and a.conversation_id == b.conversation_id and a.session_id == b.session_id
-            texts.append(f"{a.memory_text}\n{b.memory_text}" if same else a.memory_text)
+        previous = _previous(turns)  # the store's session rule: turn j is the next turn of j - 1 when linked
+        texts = [f"{t.memory_text}\n{turns[j + 1].memory_text}" if j + 1 < len(turns) and previous[j + 1] is t
+                 else t.memory_text for j, t in enumerate(turns)]
         row = {t.id: i for i, t in enumerate(turns)}
         vecs = np.asarray(emb.embed_documents(texts))
         queries = np.asarray(emb.embed_documents([qp.question["question"] for qp in qps]))
@@ -65,10 +65,7 @@ def _with(feats: dict, cos: dict | None) -> dict:
         if cos is None:
             X[:, [CZ, CR]] = 0.0
         else:
-            c = cos[k]
-            rank = np.empty(len(c))
-            rank[np.argsort(-c, kind="stable")] = np.arange(len(c))
-            X[:, CZ], X[:, CR] = zscore(c), 1.0 / (1.0 + rank)
+            X[:, CZ], X[:, CR] = zscore(cos[k]), _rank_recip(cos[k])
         out[k] = X
     return out
 

@@ -53,11 +53,14 @@ def _previous(turns: Sequence[Turn]) -> list[Turn | None]:
     return out
 
 
+def _text(turn: Turn, previous: Turn | None) -> str:
+    return turn.memory_text if previous is None else f"{previous.memory_text}\n{turn.memory_text}"
+
+
 def context_texts(turns: Sequence[Turn]) -> list[str]:
     """The context text of each turn of a chronologically ordered list: the previous turn of the same
     conversation and session (if any), a newline, then the turn's own ``memory_text``."""
-    return [t.memory_text if p is None else f"{p.memory_text}\n{t.memory_text}"
-            for t, p in zip(turns, _previous(turns), strict=True)]
+    return [_text(t, p) for t, p in zip(turns, _previous(turns), strict=True)]
 
 
 #: Chunk files a namespace may hold before they are compacted into one.
@@ -85,8 +88,6 @@ class ContextIndex:
         self._rows: dict[str, tuple[str, np.ndarray]] | None = None
         self._chunks: list[Path] = []
         self._stored = 0  # rows in the chunk files, dead ones included
-        self._matrix: np.ndarray | None = None
-        self._ids: list[str] = []
 
     def _load(self) -> dict[str, tuple[str, np.ndarray]]:
         if self._rows is not None:
@@ -118,14 +119,12 @@ class ContextIndex:
         """
         rows = self._load()
         ids = [t.id for t in turns]
-        if self._matrix is not None and ids == self._ids:
-            return self._matrix
-        prevs = ["" if p is None else p.id for p in _previous(turns)]
+        previous = _previous(turns)
+        prevs = ["" if p is None else p.id for p in previous]
         todo = [j for j, (tid, prev) in enumerate(zip(ids, prevs, strict=True)) if rows.get(tid, (None,))[0] != prev]
         written: dict[str, tuple[str, np.ndarray]] = {}
         if todo:
-            texts = context_texts(turns)
-            vecs = np.asarray(self._embed([texts[j] for j in todo]), dtype=np.float32)
+            vecs = np.asarray(self._embed([_text(turns[j], previous[j]) for j in todo]), dtype=np.float32)
             for j, v in zip(todo, vecs, strict=True):
                 rows[ids[j]] = written[ids[j]] = (prevs[j], v)
         live = set(ids)
@@ -134,11 +133,9 @@ class ContextIndex:
             del rows[tid]
         if written or dropped:
             self._persist(rows, written, bool(dropped))
-        self._ids = ids
-        self._matrix = (np.stack([rows[tid][1] for tid in ids]).astype(np.float32, copy=False) if ids
-                        else np.zeros((0, 0), dtype=np.float32))
-        self._matrix.setflags(write=False)
-        return self._matrix
+        out = np.stack([rows[tid][1] for tid in ids]).astype(np.float32, copy=False) if ids else np.zeros((0, 0), np.float32)
+        out.setflags(write=False)
+        return out
 
     def _persist(self, rows: dict, written: dict, dropped: bool) -> None:
         if self.path is None:
@@ -175,7 +172,7 @@ class ContextIndex:
 
     def forget(self) -> None:
         """Drop every vector (and the files)."""
-        self._rows, self._matrix, self._ids = {}, None, []
+        self._rows = {}
         if self.path is not None and self.path.is_dir():
             shutil.rmtree(self.path, ignore_errors=True)
         self._chunks, self._stored = [], 0

@@ -554,7 +554,7 @@ class TurnStore:
             path = self._context_path(namespace)
             if path is None or not path.is_dir():
                 return None
-        if cache.ctx is None or len(cache.ctx) != len(cache.ids):
+        if cache.ctx is None:  # reset by every append and removal
             cache.ctx = self._context_index(namespace).matrix(cache.turns)
         return cache.ctx
 

@@ -111,8 +111,9 @@ class Cascade:
         """The candidate pool, the graph signals and the fused score of every candidate."""
         scorer = self.scorer or FusionScorer.untrained()
         # Context vectors cost an embedding per turn on a namespace's first query: only for a scorer that uses them.
-        ps = self.store.pool_scores(namespace, query, query_vector=query_vector, context=scorer.uses_context)
-        if scorer.uses_context and ps.context is None and not self._warned_context:
+        wants_context = scorer.uses_context
+        ps = self.store.pool_scores(namespace, query, query_vector=query_vector, context=wants_context)
+        if wants_context and ps.context is None and not self._warned_context:
             self._warned_context = True
             logger.warning("the fusion scorer weighs context features but the store's context_vectors is off: "
                            "they score 0; set CogMemConfig(context_vectors=True) or refit the scorer without them")
