@@ -1,17 +1,21 @@
-"""Context vectors: each turn embedded together with the turn before it in its session.
+"""Context vectors: each turn embedded together with the turns before it in its session.
 
 A reply such as ``"Mel: Yes, last week with the kids!"`` says little on its own; embedded with the
-turn it answers (``"Caroline: Did you go camping?"``) it matches "When did Mel go camping?". Beside
-each turn's own vector the store keeps the vector of :func:`context_texts`: the previous turn of
-the same conversation and session, a newline, then the turn. The fusion features ``context_z`` and
-``context_rr`` score the query against these vectors (:mod:`langmem_cog.rank.features`).
+turns it answers (``"Caroline: Did you go camping?"``) it matches "When did Mel go camping?". Beside
+each turn's own vector the store keeps the vector of :func:`context_texts`: up to
+:data:`CONTEXT_TURNS` previous turns of the same conversation and session, oldest first, one per
+line, then the turn. The same texts also get a BM25 index of their own, so a question whose words
+are split between a reply and the turn it answers still matches. The fusion features
+``context_z`` / ``context_rr`` (cosine) and ``context_lex_z`` / ``context_lex_rr`` (BM25) score the
+query against them (:mod:`langmem_cog.rank.features`).
 
-Context vectors are a derived index, like the PEC2F graph. Each row remembers which previous turn
-its context holds, so a row whose previous turn changed (deleted, or a turn inserted before it) is
-re-embedded at the next refresh (the store refreshes after every add and delete), and rows of
-deleted turns are dropped. Persistent stores keep them as append-only chunk files in
+Context vectors are a derived index, like the PEC2F graph. Each row remembers which previous turns
+its context holds, so a row whose previous turns changed (one deleted, or a turn inserted before it)
+is re-embedded at the next refresh (the store refreshes after every add and delete), and rows of
+deleted turns are dropped. Persistent stores keep the vectors as append-only chunk files in
 ``<data_dir>/context/<collection>/`` so a restart does not re-embed the namespace; missing or
-unreadable files only cost re-embedding.
+unreadable files only cost re-embedding. The BM25 side lives in memory and is re-tokenised (no
+model call) on the first refresh after a restart.
 
 Example:
     >>> from datetime import datetime, timezone
@@ -20,9 +24,14 @@ Example:
     >>> turns = [make_turn(id=f"t{i}", namespace="doc", speaker=s, text=x, position=i, session_id=sess,
     ...                    timestamp=ts)
     ...          for i, (s, x, sess) in enumerate([("Caroline", "Did you go camping?", "1"),
-    ...                                            ("Mel", "Yes, last week!", "1"), ("Mel", "Hi again.", "2")])]
-    >>> context_texts(turns)
-    ['Caroline: Did you go camping?', 'Caroline: Did you go camping?\\nMel: Yes, last week!', 'Mel: Hi again.']
+    ...                                            ("Mel", "Yes, last week!", "1"), ("Caroline", "Fun!", "1"),
+    ...                                            ("Mel", "Hi again.", "2")])]
+    >>> for text in context_texts(turns):
+    ...     print(repr(text))
+    'Caroline: Did you go camping?'
+    'Caroline: Did you go camping?\nMel: Yes, last week!'
+    'Caroline: Did you go camping?\nMel: Yes, last week!\nCaroline: Fun!'
+    'Mel: Hi again.'
 """
 
 from __future__ import annotations
@@ -36,11 +45,19 @@ from pathlib import Path
 
 import numpy as np
 
+from langmem_cog.lexical import LexicalIndex
 from langmem_cog.records import Turn
 
-__all__ = ["ContextIndex", "context_texts"]
+__all__ = ["CONTEXT_TURNS", "ContextIndex", "context_texts"]
 
 logger = logging.getLogger(__name__)
+
+#: How many previous turns of its session a turn's context holds. Chosen by train-half
+#: cross-validation on LoCoMo (``benchmarks/context_variants.py``: two beat one and the next turn).
+CONTEXT_TURNS = 2
+
+#: Separates the previous-turn ids of a row's key (turn ids never hold control characters).
+_SEP = "\x1f"
 
 
 def _previous(turns: Sequence[Turn]) -> list[Turn | None]:
@@ -53,14 +70,34 @@ def _previous(turns: Sequence[Turn]) -> list[Turn | None]:
     return out
 
 
-def _text(turn: Turn, previous: Turn | None) -> str:
-    return turn.memory_text if previous is None else f"{previous.memory_text}\n{turn.memory_text}"
+def _windows(turns: Sequence[Turn], n: int = CONTEXT_TURNS) -> list[list[Turn]]:
+    """Per turn of a chronologically ordered list, up to ``n`` turns before it in the same conversation
+    and session, oldest first."""
+    previous = _previous(turns)
+    out: list[list[Turn]] = []
+    for j in range(len(turns)):
+        window: list[Turn] = []
+        k = j
+        while len(window) < n and previous[k] is not None:
+            k -= 1
+            window.append(turns[k])
+        out.append(window[::-1])
+    return out
+
+
+def _text(turn: Turn, window: Sequence[Turn]) -> str:
+    return "\n".join([p.memory_text for p in window] + [turn.memory_text])
+
+
+def _key(window: Sequence[Turn]) -> str:
+    return _SEP.join(p.id for p in window)
 
 
 def context_texts(turns: Sequence[Turn]) -> list[str]:
-    """The context text of each turn of a chronologically ordered list: the previous turn of the same
-    conversation and session (if any), a newline, then the turn's own ``memory_text``."""
-    return [_text(t, p) for t, p in zip(turns, _previous(turns), strict=True)]
+    """The context text of each turn of a chronologically ordered list: up to :data:`CONTEXT_TURNS`
+    previous turns of the same conversation and session (oldest first), then the turn, one
+    ``memory_text`` per line."""
+    return [_text(t, w) for t, w in zip(turns, _windows(turns), strict=True)]
 
 
 #: Chunk files a namespace may hold before they are compacted into one.
@@ -68,10 +105,10 @@ MAX_CHUNKS = 16
 
 
 class ContextIndex:
-    """The context vectors of one namespace, computed on demand and kept up to date.
+    """The context vectors (and context BM25) of one namespace, computed on demand and kept up to date.
 
-    A row is keyed by its turn id and the id of the previous turn its context holds; turns are
-    immutable, so a row is re-embedded exactly when that previous turn changes (a deletion or an
+    A row is keyed by its turn id and the ids of the previous turns its context holds; turns are
+    immutable, so a row is re-embedded exactly when one of those changes (a deletion or an
     insertion before it). Rows persist as append-only chunk files (``<dir>/<n>.npz``: the rows
     written by one refresh), compacted into one when there are more than :data:`MAX_CHUNKS` or
     more dead rows than live ones, so an add writes what it changed. A refresh that drops rows
@@ -88,6 +125,8 @@ class ContextIndex:
         self._rows: dict[str, tuple[str, np.ndarray]] | None = None
         self._chunks: list[Path] = []
         self._stored = 0  # rows in the chunk files, dead ones included
+        self._lexical = LexicalIndex()  # BM25 over the context texts, in memory
+        self._lexical_keys: dict[str, str] = {}  # turn id -> key of the context text indexed for it
 
     def _load(self) -> dict[str, tuple[str, np.ndarray]]:
         if self._rows is not None:
@@ -111,31 +150,52 @@ class ContextIndex:
 
     def matrix(self, turns: Sequence[Turn]) -> np.ndarray:
         """The context vectors of ``turns`` (chronological order), one row each; rows whose previous
-        turn changed or that are missing are embedded in one batch, and rows of turns no longer given
-        are dropped.
+        turns changed or that are missing are embedded in one batch, and rows of turns no longer given
+        are dropped. The context BM25 index (:meth:`lexical_scores`) is brought up to date with them.
 
         Returns:
             A float32 array of shape ``(len(turns), dim)`` (``(0, 0)`` for no turns); do not modify it.
         """
         rows = self._load()
         ids = [t.id for t in turns]
-        previous = _previous(turns)
-        prevs = ["" if p is None else p.id for p in previous]
-        todo = [j for j, (tid, prev) in enumerate(zip(ids, prevs, strict=True)) if rows.get(tid, (None,))[0] != prev]
+        windows = _windows(turns)
+        keys = [_key(w) for w in windows]
+        todo = [j for j, (tid, key) in enumerate(zip(ids, keys, strict=True)) if rows.get(tid, (None,))[0] != key]
         written: dict[str, tuple[str, np.ndarray]] = {}
         if todo:
-            vecs = np.asarray(self._embed([_text(turns[j], previous[j]) for j in todo]), dtype=np.float32)
+            vecs = np.asarray(self._embed([_text(turns[j], windows[j]) for j in todo]), dtype=np.float32)
             for j, v in zip(todo, vecs, strict=True):
-                rows[ids[j]] = written[ids[j]] = (prevs[j], v)
+                rows[ids[j]] = written[ids[j]] = (keys[j], v)
         live = set(ids)
         dropped = [tid for tid in rows if tid not in live]
         for tid in dropped:
             del rows[tid]
         if written or dropped:
             self._persist(rows, written, bool(dropped))
+        self._refresh_lexical(turns, windows, keys)
         out = np.stack([rows[tid][1] for tid in ids]).astype(np.float32, copy=False) if ids else np.zeros((0, 0), np.float32)
         out.setflags(write=False)
         return out
+
+    def _refresh_lexical(self, turns: Sequence[Turn], windows: list[list[Turn]], keys: list[str]) -> None:
+        indexed = self._lexical_keys
+        live = {t.id for t in turns}
+        stale = [tid for tid in indexed if tid not in live]
+        todo = [j for j, (t, key) in enumerate(zip(turns, keys, strict=True)) if indexed.get(t.id) != key]
+        changed = [turns[j].id for j in todo if turns[j].id in indexed]
+        if stale or changed:
+            self._lexical.delete(stale + changed)
+            for tid in stale:
+                del indexed[tid]
+        if todo:
+            self._lexical.add([turns[j].id for j in todo], [_text(turns[j], windows[j]) for j in todo])
+            for j in todo:
+                indexed[turns[j].id] = keys[j]
+
+    def lexical_scores(self, query: str, ids: Sequence[str]) -> np.ndarray:
+        """BM25 of ``query`` against the context texts of ``ids`` (as of the last :meth:`matrix`;
+        0 for ids not indexed)."""
+        return self._lexical.scores_for(query, ids)
 
     def _persist(self, rows: dict, written: dict, dropped: bool) -> None:
         if self.path is None:
@@ -171,8 +231,10 @@ class ContextIndex:
         self._chunks, self._stored = fresh, len(rows)
 
     def forget(self) -> None:
-        """Drop every vector (and the files)."""
+        """Drop every vector (and the files) and the context BM25 index."""
         self._rows = {}
+        self._lexical.clear()
+        self._lexical_keys.clear()
         if self.path is not None and self.path.is_dir():
             shutil.rmtree(self.path, ignore_errors=True)
         self._chunks, self._stored = [], 0

@@ -95,6 +95,7 @@ class PoolScores:
     dense: np.ndarray
     lexical: np.ndarray
     context: np.ndarray | None = None  # cosine to each turn's context vector (None: context vectors off)
+    context_lexical: np.ndarray | None = None  # BM25 against each turn's context text (None: as ``context``)
 
 
 def _order_key(turn: Turn) -> tuple[str, int, str]:
@@ -759,9 +760,10 @@ class TurnStore:
             namespace: The namespace to score.
             query: The query text.
             query_vector: The query's vector, if the caller has it (else embedded and cached).
-            context: Also score the turns' context vectors (:mod:`langmem_cog.context`; built on the
-                namespace's first such query, then kept up to date). ``PoolScores.context`` stays ``None``
-                without it, or when ``CogMemConfig.context_vectors`` is off.
+            context: Also score the turns' context vectors and context texts (:mod:`langmem_cog.context`;
+                built on the namespace's first such query, then kept up to date). ``PoolScores.context``
+                and ``PoolScores.context_lexical`` stay ``None`` without it, or when
+                ``CogMemConfig.context_vectors`` is off.
 
         Raises:
             UnknownNamespaceError: If the namespace does not exist.
@@ -775,9 +777,12 @@ class TurnStore:
         qv = self.embed_query(query) if query_vector is None else query_vector
         dense = emb @ qv if emb is not None and len(ids) else np.zeros(0, dtype=np.float32)
         lexical = self._lexical_index(namespace).scores_for(query, ids)
-        context = None if ctx is None else np.asarray(ctx @ qv, dtype=np.float64)
+        context = context_lexical = None
+        if ctx is not None:
+            context = np.asarray(ctx @ qv, dtype=np.float64)
+            context_lexical = self._context_index(namespace).lexical_scores(query, ids).astype(np.float64)
         return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64),
-                          context=context)
+                          context=context, context_lexical=context_lexical)
 
     def search(
         self,

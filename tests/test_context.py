@@ -1,4 +1,4 @@
-"""Context vectors: each turn embedded with the previous turn of its session (a derived index)."""
+"""Context vectors and context BM25: each turn with the previous turns of its session (a derived index)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from fakes import FakeEmbeddings, make_turns
 
 from langmem_cog.config import CogMemConfig
-from langmem_cog.context import MAX_CHUNKS, ContextIndex, context_texts
+from langmem_cog.context import CONTEXT_TURNS, MAX_CHUNKS, ContextIndex, context_texts
 from langmem_cog.rank.features import FEATURE_NAMES, CandidatePool, candidate_features
 from langmem_cog.records import make_turn
 from langmem_cog.store import TurnStore
@@ -40,6 +40,15 @@ class TestContextTexts:
         turns = [_turn(0, "a"), _turn(1, "b"), _turn(2, "c", session="2"), _turn(3, "d", session="2")]
         assert context_texts(turns) == ["Ann: a", "Ann: a\nAnn: b", "Ann: c", "Ann: c\nAnn: d"]
 
+    def test_at_most_context_turns_previous_turns_oldest_first(self):
+        assert CONTEXT_TURNS == 2
+        turns = [_turn(i, x) for i, x in enumerate("abcd")]
+        assert context_texts(turns) == ["Ann: a", "Ann: a\nAnn: b", "Ann: a\nAnn: b\nAnn: c", "Ann: b\nAnn: c\nAnn: d"]
+
+    def test_the_window_stops_at_the_session_start(self):
+        turns = [_turn(0, "a"), _turn(1, "b", session="2"), _turn(2, "c", session="2")]
+        assert context_texts(turns) == ["Ann: a", "Ann: b", "Ann: b\nAnn: c"]
+
     def test_no_context_across_conversations(self):
         turns = [_turn(0, "a"), _turn(1, "b", conversation="c2")]
         assert context_texts(turns) == ["Ann: a", "Ann: b"]
@@ -66,11 +75,12 @@ class TestContextIndex:
         assert [len(b) for b in embed.batches] == [2, 2]
         idx.matrix(turns)
         assert len(embed.batches) == 2  # nothing changed: no model call
-        # Deleting t1 changes t2's previous turn: only t2 is re-embedded; t1's row is dropped.
+        # Deleting t1 changes the previous turns of t2 and t3: only they are re-embedded; t1's row is dropped.
         kept = [turns[0], turns[2], turns[3]]
         M = idx.matrix(kept)
-        assert embed.batches[-1] == ["Ann: Did you go camping with the kids\nAnn: The lake was cold"]
-        np.testing.assert_allclose(M[1], embed.fake.vector(embed.batches[-1][0]), rtol=1e-6)
+        assert embed.batches[-1] == ["Ann: Did you go camping with the kids\nAnn: The lake was cold",
+                                     "Ann: Did you go camping with the kids\nAnn: The lake was cold\nAnn: Pottery class on Friday"]
+        np.testing.assert_allclose(M[1:], np.stack([embed.fake.vector(x) for x in embed.batches[-1]]), rtol=1e-6)
         assert set(idx._load()) == {"t0", "t2", "t3"}
 
     def test_persisted_rows_reload_without_the_model(self, tmp_path):
@@ -106,7 +116,7 @@ class TestContextIndex:
         M = ContextIndex(embed, path).matrix(turns[:10] + turns[11:])
         assert embed.batches == []
         np.testing.assert_array_equal(M, idx.matrix(turns[:10] + turns[11:]))
-        assert np.allclose(M[10], Counting().fake.vector("Ann: turn number 9\nAnn: turn number 11"))
+        assert np.allclose(M[10], Counting().fake.vector("Ann: turn number 8\nAnn: turn number 9\nAnn: turn number 11"))
 
     def test_forget_removes_the_file(self, tmp_path):
         path = tmp_path / "ns"
@@ -115,6 +125,34 @@ class TestContextIndex:
         idx.forget()
         assert not path.exists()
         assert idx.matrix([]).shape == (0, 0)
+        assert idx.lexical_scores("a", ["t0"]).tolist() == [0.0]
+
+
+class TestContextLexical:
+    def test_words_split_between_a_reply_and_its_question_match_together(self):
+        turns = [_turn(0, "Did you go camping?"), _turn(1, "Yes, at the lake"), _turn(2, "Pottery on Friday"),
+                 _turn(3, "We went hiking at the lake", session="2")]
+        idx = ContextIndex(Counting())
+        idx.matrix(turns)
+        sc = idx.lexical_scores("camping lake", [t.id for t in turns])
+        # t1's context holds both words; t3 (another session) only "lake"; t2's window holds both as well.
+        assert sc[1] > sc[3] > 0 and sc[0] > 0
+        assert int(np.argmax(sc)) in (1, 2)
+
+    def test_follows_deletions_and_reload(self, tmp_path):
+        turns = [_turn(0, "Did you go camping?"), _turn(1, "Yes, at the lake"), _turn(2, "It was cold")]
+        path = tmp_path / "ns"
+        idx = ContextIndex(Counting(), path)
+        idx.matrix(turns)
+        assert idx.lexical_scores("camping cold", ["t2"])[0] > 0
+        idx.matrix([turns[1], turns[2]])  # t0 deleted: "camping" leaves t1's and t2's contexts
+        assert idx.lexical_scores("camping", ["t0", "t1", "t2"]).tolist() == [0.0, 0.0, 0.0]
+        embed = Counting()
+        again = ContextIndex(embed, path)  # reopened: the vectors come from disk, the BM25 side is re-tokenised
+        again.matrix([turns[1], turns[2]])
+        assert embed.batches == []
+        np.testing.assert_allclose(again.lexical_scores("lake cold", ["t1", "t2"]),
+                                   idx.lexical_scores("lake cold", ["t1", "t2"]))
 
 
 class TestStoreContext:
@@ -128,13 +166,14 @@ class TestStoreContext:
         np.testing.assert_allclose(ps.context, expected, rtol=1e-5)
         # "Yes last week" alone shares no word with the question; with its previous turn it does.
         assert ps.dense[1] == pytest.approx(0.0, abs=1e-6) and ps.context[1] > 0.3
+        assert ps.lexical[1] == 0.0 and ps.context_lexical[1] > 0.0
 
     def test_delete_recomputes_the_next_turns_context(self, fake_store, ns):
         fake_store.add_turns(make_turns(ns, TEXTS))
         fake_store.pool_scores(ns, "lake", context=True)
         calls = fake_store.embeddings.calls
         fake_store.delete_turns(ns, ["t1"])
-        assert fake_store.embeddings.calls == calls + 1  # t2's new context, embedded at the deletion
+        assert fake_store.embeddings.calls == calls + 2  # t2's and t3's new contexts, embedded at the deletion
         ps = fake_store.pool_scores(ns, "lake cold", context=True)
         fake = FakeEmbeddings()
         want = fake.vector("Ann: Did you go camping with the kids\nAnn: The lake was cold") @ fake.vector("lake cold")
@@ -155,7 +194,8 @@ class TestStoreContext:
     def test_turned_off_by_config(self, ns):
         store = TurnStore(CogMemConfig.preset("ephemeral", context_vectors=False), embeddings=FakeEmbeddings())
         store.add_turns(make_turns(ns, TEXTS))
-        assert store.pool_scores(ns, "camping", context=True).context is None
+        ps = store.pool_scores(ns, "camping", context=True)
+        assert ps.context is None and ps.context_lexical is None
         assert store.embeddings.calls == len(TEXTS) + 1  # the turns and the query, nothing more
 
     def test_persistent_store_reopens_without_re_embedding(self, persistent_store_factory, ns):
@@ -196,6 +236,7 @@ class TestContextFeatures:
         X = candidate_features(pool, "camping?")
         assert not X[:, FEATURE_NAMES.index("context_z")].any()
         assert not X[:, FEATURE_NAMES.index("context_rr")].any()
+        assert not X[:, FEATURE_NAMES.index("context_lex_z")].any()
 
     def test_z_scored_and_ranked(self):
         turns = [_turn(i, x) for i, x in enumerate(TEXTS)]
@@ -205,12 +246,23 @@ class TestContextFeatures:
         assert z.argmax() == 1 and z.mean() == pytest.approx(0.0, abs=1e-9)
         assert X[:, FEATURE_NAMES.index("context_rr")].tolist() == [1 / 3, 1.0, 1 / 2, 1 / 4]
 
+    def test_context_bm25_z_scored_and_ranked(self):
+        turns = [_turn(i, x) for i, x in enumerate(TEXTS)]
+        pool = CandidatePool(turns=turns, dense=np.ones(4), lexical=np.zeros(4),
+                             context_lexical=np.array([0.0, 2.0, 1.0, 0.0]))
+        X = candidate_features(pool, "camping?")
+        assert X[:, FEATURE_NAMES.index("context_lex_z")].argmax() == 1
+        assert X[:, FEATURE_NAMES.index("context_lex_rr")].tolist() == [1 / 3, 1.0, 1 / 2, 1 / 4]
+        assert not X[:, FEATURE_NAMES.index("context_z")].any()
+
     def test_misaligned_context_is_refused(self):
         from langmem_cog.errors import InvalidInputError
 
         turns = [_turn(i, x) for i, x in enumerate(TEXTS)]
         with pytest.raises(InvalidInputError, match="context"):
             CandidatePool(turns=turns, dense=np.ones(4), lexical=np.zeros(4), context=np.zeros(3))
+        with pytest.raises(InvalidInputError, match="context BM25"):
+            CandidatePool(turns=turns, dense=np.ones(4), lexical=np.zeros(4), context_lexical=np.zeros(5))
 
 
 class TestCascadeAsksOnlyWhenUsed:

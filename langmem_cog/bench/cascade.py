@@ -129,6 +129,10 @@ def _pools(data: str | Path, cfg: CogMemConfig, progress: Progress, cache: str |
             ps = pickle.load(fh)  # noqa: S301 - our own cache file
         if not isinstance(ps, PoolSet):
             raise InvalidInputError(f"{cache} is not a pool cache: delete it to recompute")
+        if any(qp.pool.context is not None and qp.pool.context_lexical is None
+               for qps in ps.by_sample.values() for qp in qps):
+            raise InvalidInputError(f"{cache} was written by an older version (no context BM25 scores): "
+                                    "delete it to recompute")
         return ps
     ps = collect_pools(data, cfg, with_graph=True, progress=progress, keep=True)
     if cache is not None:

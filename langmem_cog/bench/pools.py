@@ -116,7 +116,7 @@ def collect_pools(
             signals = GraphSignals.from_state(retrieval.run(ns, q["question"], now=asked[sid]))
         ms = (time.perf_counter() - t1) * 1000
         pool = CandidatePool(turns=[turn_cache[ns][i] for i in ps.ids], dense=ps.dense, lexical=ps.lexical,
-                             context=ps.context)
+                             context=ps.context, context_lexical=ps.context_lexical)
         out.by_sample.setdefault(sid, []).append(QueryPool(sid, q, pool, signals, ms, asked[sid]))
     out.memory, out.namespaces = memory, nss
     if not keep:

@@ -119,7 +119,7 @@ class Cascade:
                            "they score 0; set CogMemConfig(context_vectors=True) or refit the scorer without them")
         signals = self.signals(namespace, query, now)
         ids = ps.ids
-        dense, lexical, context = ps.dense, ps.lexical, ps.context
+        dense, lexical, context, context_lexical = ps.dense, ps.lexical, ps.context, ps.context_lexical
         if len(ids) > FEATURE_POOL_MAX:
             hybrid = zscore_fuse([dense, lexical], [1.0, self.store.config.lexical_weight])
             keep = set(np.argsort(-hybrid, kind="stable")[: self.store.config.candidates].tolist())
@@ -130,8 +130,10 @@ class Cascade:
             ids = [ids[i] for i in sel]
             dense, lexical = dense[sel], lexical[sel]
             context = None if context is None else context[sel]
+            context_lexical = None if context_lexical is None else context_lexical[sel]
         turns = self.store.get_turns(namespace, ids)
-        pool = CandidatePool(turns=turns, dense=dense, lexical=lexical, context=context)
+        pool = CandidatePool(turns=turns, dense=dense, lexical=lexical, context=context,
+                             context_lexical=context_lexical)
         X = candidate_features(pool, query, signals, lexical_weight=self.store.config.lexical_weight)
         return pool, signals, scorer.score(X)
 

@@ -80,10 +80,12 @@ FEATURE_NAMES: tuple[str, ...] = (
     # Context vectors (session 6): the turn embedded with the previous turn of its session.
     "context_z",        # z-scored cosine of the query and the turn's context vector (0 when the pool has none)
     "context_rr",       # 1 / (1 + rank by that cosine)
+    "context_lex_z",    # z-scored BM25 of the query against the turn's context text (0 when the pool has none)
+    "context_lex_rr",   # 1 / (1 + rank by that BM25)
 )
 
-#: The features computed from ``CandidatePool.context`` (zero without it).
-CONTEXT_FEATURES: tuple[str, ...] = ("context_z", "context_rr")
+#: The features computed from ``CandidatePool.context`` and ``context_lexical`` (zero without them).
+CONTEXT_FEATURES: tuple[str, ...] = ("context_z", "context_rr", "context_lex_z", "context_lex_rr")
 
 _WORD = re.compile(r"[A-Za-z0-9']+")
 _ASKS_TIME = re.compile(r"^\s*when\b|\b(what|which) (year|month|day|date|time|week)\b|\bhow long\b", re.I)
@@ -127,25 +129,33 @@ class CandidatePool:
         turns: The candidate turns.
         dense: Cosine similarity of each turn to the query.
         lexical: BM25 score of each turn.
-        context: Cosine similarity of each turn's context vector (the turn with the previous turn of its
-            session, :mod:`langmem_cog.context`) to the query; ``None`` leaves the context features at zero.
+        context: Cosine similarity of each turn's context vector (the turn with the previous turns of its
+            session, :mod:`langmem_cog.context`) to the query; ``None`` leaves ``context_z`` and
+            ``context_rr`` at zero.
+        context_lexical: BM25 score of each turn's context text; ``None`` leaves ``context_lex_z`` and
+            ``context_lex_rr`` at zero.
     """
 
     turns: Sequence[Turn]
     dense: np.ndarray
     lexical: np.ndarray
     context: np.ndarray | None = None
+    context_lexical: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.dense = np.asarray(self.dense, dtype=np.float64)
         self.lexical = np.asarray(self.lexical, dtype=np.float64)
         if self.context is not None:
             self.context = np.asarray(self.context, dtype=np.float64)
+        if self.context_lexical is not None:
+            self.context_lexical = np.asarray(self.context_lexical, dtype=np.float64)
         n_context = len(self.turns) if self.context is None else len(self.context)
-        if not (len(self.turns) == len(self.dense) == len(self.lexical) == n_context):
+        n_context_lexical = len(self.turns) if self.context_lexical is None else len(self.context_lexical)
+        if not (len(self.turns) == len(self.dense) == len(self.lexical) == n_context == n_context_lexical):
             raise InvalidInputError(
                 f"candidate pool is misaligned: {len(self.turns)} turns, {len(self.dense)} dense, "
-                f"{len(self.lexical)} lexical and {n_context} context scores; pass one score of each per turn"
+                f"{len(self.lexical)} lexical, {n_context} context and {n_context_lexical} context BM25 scores; "
+                "pass one score of each per turn"
             )
 
     @property
@@ -360,6 +370,9 @@ def candidate_features(
     if pool.context is not None:
         X[:, col["context_z"]] = zscore(pool.context)
         X[:, col["context_rr"]] = _rank_recip(pool.context)
+    if pool.context_lexical is not None:
+        X[:, col["context_lex_z"]] = zscore(pool.context_lexical)
+        X[:, col["context_lex_rr"]] = _rank_recip(pool.context_lexical)
     if graph is not None:
         rank = {tid: r for r, tid in enumerate(graph.grounded)}
         start, end = graph.window if graph.window else (None, None)
