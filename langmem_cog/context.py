@@ -29,8 +29,8 @@ Example:
     >>> for text in context_texts(turns):
     ...     print(repr(text))
     'Caroline: Did you go camping?'
-    'Caroline: Did you go camping?\nMel: Yes, last week!'
-    'Caroline: Did you go camping?\nMel: Yes, last week!\nCaroline: Fun!'
+    'Caroline: Did you go camping?\\nMel: Yes, last week!'
+    'Caroline: Did you go camping?\\nMel: Yes, last week!\\nCaroline: Fun!'
     'Mel: Hi again.'
 """
 
