@@ -53,7 +53,7 @@ __all__ = ["CONTEXT_TURNS", "ContextIndex", "context_texts"]
 logger = logging.getLogger(__name__)
 
 #: How many previous turns of its session a turn's context holds. Chosen by train-half
-#: cross-validation on LoCoMo (``benchmarks/context_variants.py``: two beat one and the next turn).
+#: cross-validation on LoCoMo (``benchmarks/context_variants.py``; docs/BENCHMARKS.md, session 7).
 CONTEXT_TURNS = 2
 
 #: Separates the previous-turn ids of a row's key (turn ids never hold control characters).
