@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,15 @@ def test_augmented_fits_on_train_and_scores_test(two_conversations: Path, tmp_pa
     again = run_cascade(two_conversations, system="augmented", seeds=[7], pool_cache=cache)
     assert [r["rank"] for r in again.rows] == [r["rank"] for r in run.rows]
     assert again.summary["latency_ms"] == {"p50": 0.0, "p95": 0.0}  # pools from the cache: no live store to time
+    # A cache written before the context BM25 scores existed is refused, not silently scored with zeros.
+    with cache.open("rb") as fh:
+        ps = pickle.load(fh)
+    assert all(qp.pool.context_lexical is not None for qps in ps.by_sample.values() for qp in qps)
+    next(iter(ps.by_sample.values()))[0].pool.context_lexical = None
+    with cache.open("wb") as fh:
+        pickle.dump(ps, fh)
+    with pytest.raises(InvalidInputError, match="older version"):
+        run_cascade(two_conversations, system="augmented", seeds=[7], pool_cache=cache)
 
 
 def test_full_reranks_only_the_protected_top10(two_conversations: Path, tmp_path: Path) -> None:
