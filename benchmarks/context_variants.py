@@ -28,7 +28,7 @@ The pool cache is the one ``bench locomo --pool-cache`` writes (its pools carry 
 from __future__ import annotations
 
 import argparse
-import pickle
+import json
 import re
 import sys
 from pathlib import Path
@@ -40,7 +40,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from fusion_cv import held_out_rows  # noqa: E402
 
-from langmem_cog.bench.cascade import _key, pool_matrices  # noqa: E402
+from langmem_cog.bench.cascade import _key, load_pool_cache, pool_matrices  # noqa: E402
 from langmem_cog.bench.compare import compare_rows  # noqa: E402
 from langmem_cog.bench.protocol import SEEDS  # noqa: E402
 from langmem_cog.config import CogMemConfig  # noqa: E402
@@ -124,9 +124,8 @@ def main() -> None:
     ap.add_argument("--seeds", default=",".join(map(str, SEEDS)), help="comma-separated LoCoMo seeds")
     ap.add_argument("--rows", help="write each variant's held-out rows to ROWS.<variant>.jsonl (to pool lanes)")
     args = ap.parse_args()
-    with Path(args.pool_cache).open("rb") as fh:
-        ps = pickle.load(fh)  # noqa: S301 - our own cache file
-    if any(qp.pool.context is None or qp.pool.context_lexical is None for qps in ps.by_sample.values() for qp in qps):
+    ps = load_pool_cache(args.pool_cache)
+    if any(qp.pool.context is None for qps in ps.by_sample.values() for qp in qps):
         raise SystemExit(f"{args.pool_cache} has no context scores ({', '.join(CONTEXT_FEATURES)}): "
                          "rebuild it with this version's bench")
     feats, gold = pool_matrices(ps, CogMemConfig.preset("ephemeral").lexical_weight)
@@ -134,8 +133,6 @@ def main() -> None:
     runs = {name: variant_features(ps, feats, name) for name in names}
     rows = held_out_rows(ps, runs, gold, seeds=[int(s) for s in args.seeds.split(",")])
     if args.rows:
-        import json
-
         for name, r in rows.items():
             Path(f"{args.rows}.{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in r), encoding="utf-8")
     for name in names[1:]:

@@ -18,7 +18,6 @@ The pool cache is the one ``bench locomo --pool-cache`` writes.
 from __future__ import annotations
 
 import argparse
-import pickle
 import sys
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
-from langmem_cog.bench.cascade import _dropped, _key, pool_matrices  # noqa: E402
+from langmem_cog.bench.cascade import _dropped, _key, load_pool_cache, pool_matrices  # noqa: E402
 from langmem_cog.bench.compare import compare_rows  # noqa: E402
 from langmem_cog.bench.protocol import SEEDS, row_metrics, split_conversations  # noqa: E402
 from langmem_cog.config import CogMemConfig  # noqa: E402
@@ -39,8 +38,7 @@ def main() -> None:
     ap.add_argument("--pool-cache", required=True)
     ap.add_argument("--drop", required=True, help="comma-separated feature names (or 'graph') held at zero")
     args = ap.parse_args()
-    with Path(args.pool_cache).open("rb") as fh:
-        ps = pickle.load(fh)  # noqa: S301 - our own cache file
+    ps = load_pool_cache(args.pool_cache)
     w = CogMemConfig.preset("ephemeral").lexical_weight
     drop = _dropped(args.drop.split(","))
     feats, gold = pool_matrices(ps, w)

@@ -774,13 +774,14 @@ class TurnStore:
             ids = list(cache.ids)
             emb = cache.emb
             ctx = self._context_matrix(namespace, cache) if context and ids else None
+            ctx_index = self._contexts[namespace] if ctx is not None else None
         qv = self.embed_query(query) if query_vector is None else query_vector
         dense = emb @ qv if emb is not None and len(ids) else np.zeros(0, dtype=np.float32)
         lexical = self._lexical_index(namespace).scores_for(query, ids)
         context = context_lexical = None
         if ctx is not None:
             context = np.asarray(ctx @ qv, dtype=np.float64)
-            context_lexical = self._context_index(namespace).lexical_scores(query, ids).astype(np.float64)
+            context_lexical = ctx_index.lexical_scores(query, ids).astype(np.float64)
         return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64),
                           context=context, context_lexical=context_lexical)
 

@@ -47,7 +47,7 @@ from langmem_cog.rank.features import FEATURE_NAMES, candidate_features
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import TrainConfig, train_cross_encoder
 
-__all__ = ["CASCADE_SYSTEMS", "run_cascade"]
+__all__ = ["CASCADE_SYSTEMS", "load_pool_cache", "run_cascade"]
 
 logger = logging.getLogger(__name__)
 
@@ -123,17 +123,27 @@ def run_cascade(
         ps.release()
 
 
+def load_pool_cache(cache: str | Path) -> PoolSet:
+    """The pools a ``--pool-cache`` run wrote (development: the benchmark scripts read them too).
+
+    Raises:
+        InvalidInputError: If the file is no pool cache, or was written by a version whose pools lack
+            the context BM25 scores.
+    """
+    with Path(cache).open("rb") as fh:
+        ps = pickle.load(fh)  # noqa: S301 - our own cache file
+    if not isinstance(ps, PoolSet):
+        raise InvalidInputError(f"{cache} is not a pool cache: delete it to recompute")
+    if any(qp.pool.context is not None and qp.pool.context_lexical is None
+           for qps in ps.by_sample.values() for qp in qps):
+        raise InvalidInputError(f"{cache} was written by an older version (no context BM25 scores): "
+                                "delete it to recompute")
+    return ps
+
+
 def _pools(data: str | Path, cfg: CogMemConfig, progress: Progress, cache: str | Path | None) -> PoolSet:
     if cache is not None and Path(cache).exists():
-        with Path(cache).open("rb") as fh:
-            ps = pickle.load(fh)  # noqa: S301 - our own cache file
-        if not isinstance(ps, PoolSet):
-            raise InvalidInputError(f"{cache} is not a pool cache: delete it to recompute")
-        if any(qp.pool.context is not None and qp.pool.context_lexical is None
-               for qps in ps.by_sample.values() for qp in qps):
-            raise InvalidInputError(f"{cache} was written by an older version (no context BM25 scores): "
-                                    "delete it to recompute")
-        return ps
+        return load_pool_cache(cache)
     ps = collect_pools(data, cfg, with_graph=True, progress=progress, keep=True)
     if cache is not None:
         Path(cache).parent.mkdir(parents=True, exist_ok=True)

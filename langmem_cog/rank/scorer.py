@@ -131,8 +131,8 @@ class FusionScorer:
 
     @property
     def uses_context(self) -> bool:
-        """Whether a context feature (``context_z``, ``context_rr``) has a non-zero weight, so the
-        cascade should ask the store for context vectors."""
+        """Whether a context feature (:data:`~langmem_cog.rank.features.CONTEXT_FEATURES`) has a
+        non-zero weight, so the cascade should ask the store for context scores."""
         return any(self.weights[FEATURE_NAMES.index(f)] != 0 for f in CONTEXT_FEATURES)
 
     def score(self, X: np.ndarray) -> np.ndarray:
