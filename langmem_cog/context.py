@@ -127,6 +127,8 @@ class ContextIndex:
         self._stored = 0  # rows in the chunk files, dead ones included
         self._lexical = LexicalIndex()  # BM25 over the context texts, in memory
         self._lexical_keys: dict[str, str] = {}  # turn id -> key of the context text indexed for it
+        self._unsaved: dict[str, tuple[str, np.ndarray]] = {}  # rows computed but not yet on disk
+        self._unsaved_drop = False  # whether rows were dropped since the files were last written
 
     def _load(self) -> dict[str, tuple[str, np.ndarray]]:
         if self._rows is not None:
@@ -144,14 +146,19 @@ class ContextIndex:
             except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
                 logger.warning("context vectors in %s are unreadable (%s): recomputing them", self.path, exc)
                 rows, self._stored = {}, 0
-                self._rewrite({})
+                self._unsaved_drop = True  # the next write replaces every file
         self._rows = rows
         return rows
 
-    def matrix(self, turns: Sequence[Turn]) -> np.ndarray:
+    def matrix(self, turns: Sequence[Turn], *, persist: bool = True) -> np.ndarray:
         """The context vectors of ``turns`` (chronological order), one row each; rows whose previous
         turns changed or that are missing are embedded in one batch, and rows of turns no longer given
         are dropped. The context BM25 index (:meth:`lexical_scores`) is brought up to date with them.
+
+        Args:
+            turns: The namespace's turns, oldest first.
+            persist: Write the changed rows to disk now (``False``: keep them in memory until the
+                next call that may write; the caller does not hold the data directory lock).
 
         Returns:
             A float32 array of shape ``(len(turns), dim)`` (``(0, 0)`` for no turns); do not modify it.
@@ -161,7 +168,7 @@ class ContextIndex:
         windows = _windows(turns)
         keys = [_key(w) for w in windows]
         todo = [j for j, (tid, key) in enumerate(zip(ids, keys, strict=True)) if rows.get(tid, (None,))[0] != key]
-        written: dict[str, tuple[str, np.ndarray]] = {}
+        written = self._unsaved
         if todo:
             vecs = np.asarray(self._embed([_text(turns[j], windows[j]) for j in todo]), dtype=np.float32)
             for j, v in zip(todo, vecs, strict=True):
@@ -170,8 +177,11 @@ class ContextIndex:
         dropped = [tid for tid in rows if tid not in live]
         for tid in dropped:
             del rows[tid]
-        if written or dropped:
-            self._persist(rows, written, bool(dropped))
+            written.pop(tid, None)
+        self._unsaved_drop = self._unsaved_drop or bool(dropped)
+        if persist and (written or self._unsaved_drop):
+            self._persist(rows, written, self._unsaved_drop)
+            self._unsaved, self._unsaved_drop = {}, False
         self._refresh_lexical(turns, windows, keys)
         out = np.stack([rows[tid][1] for tid in ids]).astype(np.float32, copy=False) if ids else np.zeros((0, 0), np.float32)
         out.setflags(write=False)
@@ -210,9 +220,11 @@ class ContextIndex:
     def _write_chunk(self, rows: dict[str, tuple[str, np.ndarray]]) -> Path:
         assert self.path is not None
         self.path.mkdir(parents=True, exist_ok=True)
-        n = int(self._chunks[-1].stem) + 1 if self._chunks else 1
+        # Numbered after every chunk on disk, not only ours: another store object may have added some.
+        numbers = [int(p.stem) for p in self.path.glob("*.npz") if p.stem.isdigit()]
+        n = max([0, *numbers, *(int(p.stem) for p in self._chunks)]) + 1
         out = self.path / f"{n:08d}.npz"
-        tmp = self.path / f"{n:08d}.tmp.npz"
+        tmp = self.path / f"{n:08d}.{os.getpid()}.tmp.npz"
         ids = list(rows)
         vectors = np.stack([rows[i][1] for i in ids]) if ids else np.zeros((0, 0), dtype=np.float32)
         np.savez(tmp, ids=np.array(ids, dtype=str), prevs=np.array([rows[i][0] for i in ids], dtype=str), vectors=vectors)
@@ -233,6 +245,7 @@ class ContextIndex:
     def forget(self) -> None:
         """Drop every vector (and the files) and the context BM25 index."""
         self._rows = {}
+        self._unsaved, self._unsaved_drop = {}, False
         self._lexical.clear()
         self._lexical_keys.clear()
         if self.path is not None and self.path.is_dir():

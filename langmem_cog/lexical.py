@@ -127,8 +127,14 @@ class LexicalIndex:
             os.replace(tmp, self.path)
 
     # ----------------------------------------------------------------- mutation
-    def add(self, ids: Sequence[str], texts: Sequence[str]) -> None:
+    def add(self, ids: Sequence[str], texts: Sequence[str], *, persist: bool = True) -> None:
         """Add documents. Ids must be new.
+
+        Args:
+            ids: The documents' ids.
+            texts: Their texts, one per id.
+            persist: Append them to the log (``False``: in memory only, for a reader that does
+                not hold the data directory lock; the writer that holds it logs them).
 
         Raises:
             InvalidInputError: If ``ids`` and ``texts`` differ in length.
@@ -145,15 +151,18 @@ class LexicalIndex:
                 tokens = tokenize(text)
                 self._docs[doc_id] = tokens
                 ops.append({"op": "add", "id": doc_id, "tokens": tokens})
-            self._append(ops)
+            if persist:
+                self._append(ops)
             self._bm25 = None
 
-    def delete(self, ids: Sequence[str]) -> int:
-        """Delete documents (unknown ids are ignored); compacts the log. Returns how many went."""
+    def delete(self, ids: Sequence[str], *, persist: bool = True) -> int:
+        """Delete documents (unknown ids are ignored); compacts the log unless ``persist`` is
+        false. Returns how many went."""
         with self._lock:
             removed = sum(self._docs.pop(i, None) is not None for i in ids)
-            if removed:
+            if removed and persist:
                 self.compact()
+            if removed:
                 self._bm25 = None
             return removed
 

@@ -305,6 +305,28 @@ class TurnStore:
             finally:
                 self._write_lock.release()
 
+    @contextmanager
+    def _persisting(self) -> Iterator[bool]:
+        """Hold the data directory lock if this thread can without waiting for an in-process writer;
+        yields whether files of derived indexes (the BM25 log, context vectors) may be written.
+
+        Readers repair and extend derived indexes, and another process may be half-way through a
+        write: Chroma committed, the BM25 log not yet appended. Under the directory lock a reader
+        sees no half-written state and may write files; without it (a writer thread of this
+        process holds the lock) it keeps its repairs in memory and leaves the files to the writer.
+        """
+        if self.dir_lock is None or self.dir_lock.held:
+            yield True
+            return
+        if not self._write_lock.acquire(blocking=False):  # never wait for a writer here (see _fresh)
+            yield False
+            return
+        try:
+            with self.dir_lock:
+                yield True
+        finally:
+            self._write_lock.release()
+
     def _sync_with_disk(self) -> None:
         gen, pid = self.dir_lock.read() if self.dir_lock is not None else (0, 0)
         if gen == self._seen_gen:
@@ -421,6 +443,12 @@ class TurnStore:
         cache = self._caches.get(namespace)
         if cache is not None:
             return cache
+        with self._persisting() as persist:
+            cache = self._read_cache(namespace, persist=persist)
+        self._caches[namespace] = cache
+        return cache
+
+    def _read_cache(self, namespace: str, *, persist: bool) -> _Cache:
         cache = _Cache()
         col = self._collection(namespace, create=False)
         if col is not None:
@@ -435,23 +463,25 @@ class TurnStore:
             order = sorted(range(len(turns)), key=lambda i: _order_key(turns[i]))
             emb = np.vstack(embs)[order] if embs else np.zeros((0, 0), dtype=np.float32)
             cache.append([turns[i] for i in order], emb)
-            self._repair_lexical(namespace, cache)
-        self._caches[namespace] = cache
+            self._repair_lexical(namespace, cache, persist=persist)
         return cache
 
-    def _repair_lexical(self, namespace: str, cache: _Cache) -> None:
-        """Bring the BM25 index in line with Chroma (after a crash between the two writes)."""
+    def _repair_lexical(self, namespace: str, cache: _Cache, *, persist: bool) -> None:
+        """Bring the BM25 index in line with Chroma (after a crash between the two writes, or, in
+        memory only when ``persist`` is false, a write another process is making)."""
         idx = self._lexical_index(namespace)
         have = set(idx.ids)
         want = set(cache.ids)
         extra = have - want
         missing = [t for t in cache.turns if t.id not in have]
         if extra:
-            logger.warning("namespace %r: dropping %d BM25 entries missing from Chroma", namespace, len(extra))
-            idx.delete(list(extra))
+            if persist:
+                logger.warning("namespace %r: dropping %d BM25 entries missing from Chroma", namespace, len(extra))
+            idx.delete(list(extra), persist=persist)
         if missing:
-            logger.warning("namespace %r: re-indexing %d turns missing from BM25", namespace, len(missing))
-            idx.add([t.id for t in missing], [t.memory_text for t in missing])
+            if persist:
+                logger.warning("namespace %r: re-indexing %d turns missing from BM25", namespace, len(missing))
+            idx.add([t.id for t in missing], [t.memory_text for t in missing], persist=persist)
 
     # ------------------------------------------------------------------ writes
     def add_turns(self, turns: Sequence[Turn]) -> list[str]:
@@ -520,6 +550,7 @@ class TurnStore:
 
     def _write(self, namespace: str, turns: list[Turn], emb: np.ndarray) -> None:
         cache = self._load_cache(namespace)
+        lexical = self._lexical_index(namespace)  # its log is read before Chroma holds the new turns
         col = self._collection(namespace, create=True)
         max_batch = getattr(self.client, "get_max_batch_size", lambda: 5000)()
         for start in range(0, len(turns), max_batch):
@@ -530,7 +561,7 @@ class TurnStore:
                 documents=[t.text for t in part],
                 metadatas=[_turn_metadata(t) for t in part],
             )
-        self._lexical_index(namespace).add([t.id for t in turns], [t.memory_text for t in turns])
+        lexical.add([t.id for t in turns], [t.memory_text for t in turns])
         cache.append(turns, emb)
         self._context_matrix(namespace, cache, create=False)  # kept up to date once a cascade has used them
 
@@ -548,6 +579,7 @@ class TurnStore:
 
         ``None`` when the config turns them off, or with ``create=False`` when the namespace has none
         yet (they are built on the first query that asks for them, then refreshed at every add and delete).
+        New rows are written to disk only under the data directory lock (see :meth:`_persisting`).
         """
         if not self.config.context_vectors:
             return None
@@ -556,7 +588,8 @@ class TurnStore:
             if path is None or not path.is_dir():
                 return None
         if cache.ctx is None:  # reset by every append and removal
-            cache.ctx = self._context_index(namespace).matrix(cache.turns)
+            with self._persisting() as persist:
+                cache.ctx = self._context_index(namespace).matrix(cache.turns, persist=persist)
         return cache.ctx
 
     def delete_turns(self, namespace: str, ids: Sequence[str]) -> int:

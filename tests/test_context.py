@@ -104,6 +104,33 @@ class TestContextIndex:
         [chunk] = path.glob("*.npz")  # the bad file replaced by the recomputed rows
         assert np.load(chunk)["ids"].tolist() == ["t0", "t1"]
 
+    def test_rows_computed_without_the_lock_are_written_by_the_next_call_that_may(self, tmp_path):
+        path = tmp_path / "ns"
+        turns = [_turn(i, x) for i, x in enumerate(TEXTS)]
+        idx = ContextIndex(Counting(), path)
+        idx.matrix(turns[:3], persist=False)
+        assert not path.exists()  # a reader without the data directory lock writes nothing
+        idx.matrix(turns[1:], persist=False)  # t0 deleted meanwhile
+        assert not path.exists()
+        M = idx.matrix(turns[1:])
+        [chunk] = path.glob("*.npz")  # one file: the pending rows and the pending deletion
+        assert sorted(np.load(chunk)["ids"].tolist()) == ["t1", "t2", "t3"]
+        embed = Counting()
+        np.testing.assert_array_equal(ContextIndex(embed, path).matrix(turns[1:]), M)
+        assert embed.batches == []
+
+    def test_chunk_numbers_follow_every_file_on_disk(self, tmp_path):
+        path = tmp_path / "ns"
+        turns = [_turn(i, x) for i, x in enumerate(TEXTS)]
+        a, b = ContextIndex(Counting(), path), ContextIndex(Counting(), path)
+        a.matrix(turns[:2])
+        b.matrix(turns[:3])  # another store object: its chunk must not overwrite a's
+        a.matrix(turns)
+        assert len(list(path.glob("*.npz"))) == 3
+        embed = Counting()
+        ContextIndex(embed, path).matrix(turns)
+        assert embed.batches == []
+
     def test_chunks_are_appended_then_compacted(self, tmp_path):
         path = tmp_path / "ns"
         turns = [_turn(i, f"turn number {i}") for i in range(40)]

@@ -427,6 +427,84 @@ class TestPersistent:
         ids = [json.loads(line)["id"] for line in log.read_text(encoding="utf-8").splitlines()]
         assert sorted(ids) == sorted(f"t{i}" for i in range(len(TEXTS)))
 
+    def test_a_reader_waits_for_a_half_done_write_of_another_store(self, persistent_store_factory, tmp_path, ns, monkeypatch):
+        """Regression (a CI failure): a second store on the data dir read Chroma while the first had
+        written the turn there but not yet to the BM25 log, "repaired" the log with it, and the
+        first store's own write then failed as a duplicate. Readers now load under the dir lock."""
+        import threading
+
+        from langmem_cog.lexical import LexicalIndex
+
+        writer, reader = persistent_store_factory(), persistent_store_factory()
+        writer.add_turns(make_turns(ns, TEXTS[:2]))
+        assert reader.has_namespace(ns)  # in step with the data dir; its cache is not loaded yet
+        entered, go = threading.Event(), threading.Event()
+        original = LexicalIndex.add
+
+        def slow_add(self, ids, texts, **kw):
+            if "late" in ids:
+                entered.set()
+                assert go.wait(30)
+            return original(self, ids, texts, **kw)
+
+        monkeypatch.setattr(LexicalIndex, "add", slow_add)
+        (late,) = make_turns(ns, ["a late marathon"], start=datetime(2024, 2, 1, tzinfo=UTC), id_prefix="late")
+        late = late.model_copy(update={"id": "late"})
+        errors: list[BaseException] = []
+        seen: list[list[str]] = []
+
+        def run(fn):
+            try:
+                fn()
+            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+                errors.append(exc)
+
+        w = threading.Thread(target=run, args=(lambda: writer.add_turns([late]),))
+        w.start()
+        assert entered.wait(30)  # the turn is in Chroma, not yet in the BM25 log
+        r = threading.Thread(target=run, args=(lambda: seen.append([t.id for t in reader.get_turns(ns)]),))
+        r.start()
+        r.join(1.0)
+        assert r.is_alive()  # blocked on the writer's directory lock, not reading a half-done write
+        go.set()
+        w.join(30)
+        r.join(30)
+        assert not errors, errors
+        assert [sorted(ids) for ids in seen] == [["late", "t0", "t1"]]
+        (log,) = lexical_logs(tmp_path)
+        ids = [json.loads(line)["id"] for line in log.read_text(encoding="utf-8").splitlines()]
+        assert sorted(ids) == ["late", "t0", "t1"]  # each once
+
+    def test_a_reader_that_cannot_lock_repairs_bm25_in_memory_only(self, persistent_store_factory, tmp_path, ns):
+        import threading
+
+        persistent_store_factory().add_turns(make_turns(ns, TEXTS))
+        (log,) = lexical_logs(tmp_path)
+        log.unlink()
+        again = persistent_store_factory()
+        assert again.has_namespace(ns)
+        held, release = threading.Event(), threading.Event()
+
+        def hold_write_lock() -> None:  # a writer thread of the same store, busy elsewhere
+            with again._write_lock:
+                held.set()
+                release.wait(30)
+
+        t = threading.Thread(target=hold_write_lock)
+        t.start()
+        assert held.wait(30)
+        try:
+            hit = again.search(ns, "allergic peanuts", k=1, mode="lexical")[0]
+            assert hit.turn.id == "t4" and hit.lexical_score > 0
+            assert not log.exists()  # left to a store that holds the lock
+        finally:
+            release.set()
+            t.join(30)
+        persistent_store_factory().count(ns)  # loads under the lock: repairs the file
+        assert sorted(json.loads(line)["id"] for line in log.read_text(encoding="utf-8").splitlines()) == sorted(
+            f"t{i}" for i in range(len(TEXTS))
+        )
+
     def test_bm25_entries_missing_from_chroma_are_dropped(self, persistent_store_factory, tmp_path, ns):
         store = persistent_store_factory()
         store.add_turns(make_turns(ns, TEXTS))
