@@ -48,7 +48,7 @@ import numpy as np
 from langmem_cog.lexical import LexicalIndex
 from langmem_cog.records import Turn
 
-__all__ = ["CONTEXT_TURNS", "ContextIndex", "context_texts", "preceding_texts"]
+__all__ = ["CONTEXT_TURNS", "ContextIndex", "context_texts"]
 
 logger = logging.getLogger(__name__)
 
@@ -91,24 +91,6 @@ def _text(turn: Turn, window: Sequence[Turn]) -> str:
 
 def _key(window: Sequence[Turn]) -> str:
     return _SEP.join(p.id for p in window)
-
-
-def preceding_texts(turns: Sequence[Turn], n: int = CONTEXT_TURNS) -> list[str]:
-    """Per turn of a chronologically ordered list, the turns before it in its session (up to ``n``),
-    nearest first, joined by ``" | "`` (``""`` for a session's first turn): the context the
-    cross-encoder reads after a memory (:func:`~langmem_cog.rank.cross_encoder.format_pair`), so
-    truncation drops the farthest turn first.
-
-    Example:
-        >>> from datetime import datetime, timezone
-        >>> from langmem_cog.records import make_turn
-        >>> ts = datetime(2023, 5, 8, tzinfo=timezone.utc)
-        >>> turns = [make_turn(id=f"t{i}", namespace="d", speaker="A", text=x, position=i, timestamp=ts)
-        ...          for i, x in enumerate(["one", "two", "three"])]
-        >>> preceding_texts(turns)
-        ['', 'A: one', 'A: two | A: one']
-    """
-    return [" | ".join(p.memory_text for p in reversed(w)) for w in _windows(turns, n)]
 
 
 def context_texts(turns: Sequence[Turn]) -> list[str]:

@@ -215,29 +215,6 @@ def test_compressor_formats_time_prefixed_pairs_and_reorders():
     assert docs[0].metadata.get("relevance_score") is None  # inputs are not mutated
 
 
-class ContextCE(RecordingCE):
-    """A RecordingCE whose checkpoint was trained with each memory's preceding turns."""
-
-    uses_context = True
-
-
-@pytest.mark.parametrize(("ce", "use_context", "expect"), [
-    (RecordingCE(), None, False),  # follows the cross-encoder: trained without context
-    (ContextCE(), None, True),  # trained with it
-    (ContextCE(), False, False),  # turned off by hand
-    (RecordingCE(), True, True),  # turned on by hand
-])
-def test_compressor_appends_preceding_turns_as_the_cross_encoder_was_trained(ce, use_context, expect):
-    docs = [Document(id="a", page_content="Mel: Yes, last week!",
-                     metadata={"score": 1.0, "position": 4, "max_position": 9, "context": "Ann: Did you go camping?"}),
-            Document(id="b", page_content="Ann: Hi.", metadata={"score": 0.0, "position": 0, "max_position": 9,
-                                                                "context": ""})]
-    ConvMemoryCompressor(cross_encoder=ce, use_context=use_context).compress_documents(docs, "When did Mel camp?")
-    first, second = ce.calls[-1]
-    assert first[1] == "MEMORY_TIME: 4. Mel: Yes, last week!" + (" BEFORE: Ann: Did you go camping?" if expect else "")
-    assert second[1] == "MEMORY_TIME: 0. Ann: Hi."  # a session's first turn has nothing before it
-
-
 def test_compressor_blend_keeps_first_stage_when_cross_encoder_is_off():
     docs = _docs(5)
     out = ConvMemoryCompressor(cross_encoder=ReverseCE(), cross_encoder_weight=0.0).compress_documents(docs, "q")
@@ -265,32 +242,6 @@ def test_rerank_examples_add_missed_gold_in_compressor_format():
         RerankExample(query="q", docs=["a"], gold=[True, False])
 
 
-def test_rerank_examples_with_context_carry_the_preceding_turns_nearest_first():
-    turns = _turns(["a", "b", "c", "d"], sessions=["1", "1", "1", "2"])
-    pool = CandidatePool(turns=turns, dense=np.zeros(4), lexical=np.zeros(4))
-    [ex] = rerank_examples([("q?", pool, np.array([0.0, 1.0, 3.0, 2.0]), np.array([False, False, True, False]))],
-                           depth=3, context=True)
-    assert ex.docs == ["MEMORY_TIME: 2. Leo: c BEFORE: Leo: b | Leo: a", "MEMORY_TIME: 3. Leo: d",
-                       "MEMORY_TIME: 1. Leo: b BEFORE: Leo: a"]
-
-
-def test_checkpoint_records_whether_it_reads_context(tmp_path):
-    from langmem_cog.embeddings import resolve_model_path
-    from langmem_cog.rank.cross_encoder import LocalCrossEncoder
-    from langmem_cog.rank.training import TrainConfig, train_cross_encoder
-
-    ex = RerankExample(query="QUERY_TIME: 2. Where does Leo work?", gold=[True, False],
-                       docs=["MEMORY_TIME: 2. Leo: There. BEFORE: Maya: Where do you work?", "MEMORY_TIME: 1. Maya: Hi."])
-    for flag in (False, True):
-        cfg = TrainConfig(epochs=1, max_length=32, num_layers=1, freeze_layers=1, threads=1, pair_context=flag)
-        train_cross_encoder([ex], resolve_model_path("minilm"), tmp_path / str(flag), cfg)
-        ce = LocalCrossEncoder(tmp_path / str(flag), max_length=32)
-        assert ce.uses_context is flag
-        assert ConvMemoryCompressor(cross_encoder=ce)._pairs(
-            [Document(page_content="Leo: There.", metadata={"position": 2, "context": "Maya: Where?"})], "q"
-        )[0][1].endswith("BEFORE: Maya: Where?") is flag
-
-
 # ---------------------------------------------------------------- cascade + retriever
 @pytest.fixture
 def memory():
@@ -316,21 +267,6 @@ def test_cascade_stages_and_metadata(memory, ns):
         assert {"turn_id", "speaker", "timestamp", "score", "relevance_score", "reranked"} <= set(d.metadata)
     assert ce.calls and len(ce.calls[0]) == 5  # the protected head (all 5 turns here)
     assert retriever.invoke("What is Leo allergic to?", k=1)[0].metadata["turn_id"] == "t0"
-    assert docs[0].metadata["context"] == ""  # the first turn of its session
-
-
-def test_cascade_documents_take_preceding_turns_from_the_whole_namespace(memory, ns, monkeypatch):
-    import langmem_cog.rank.cascade as cascade_module
-
-    _fill(memory, ns)
-    cascade = Cascade(store=memory.store, memory=memory)
-    full = {d.metadata["turn_id"]: d.metadata["context"] for d in cascade.rank(ns, "pasta Paris sister", k=5).documents}
-    assert full["t3"] == "Leo: We should cook pasta tonight."
-    monkeypatch.setattr(cascade_module, "FEATURE_POOL_MAX", 1)  # the pool is cut to the hybrid top candidates
-    monkeypatch.setattr(memory.store.config, "candidates", 1)
-    raw_only = Cascade(store=memory.store)  # no graph stage: nothing else joins the cut pool
-    cut = {d.metadata["turn_id"]: d.metadata["context"] for d in raw_only.rank(ns, "sister Paris", k=5).documents}
-    assert cut == {"t3": full["t3"]}  # t2 is not in the pool, yet it is t3's preceding turn
 
 
 def test_each_stage_can_be_turned_off(memory, ns):

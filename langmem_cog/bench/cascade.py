@@ -254,7 +254,7 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
     cap = 0 if train_config.epochs == 0 else train_config.max_queries or len(qps)
     fit_qps, tune_qps = qps[:cap], qps[cap : cap + tune_queries]
     pools = [(qp.question["question"], qp.pool, scorer.score(feats[_key(qp)]), gold[_key(qp)]) for qp in fit_qps]
-    examples = rerank_examples(pools, depth=10, context=train_config.pair_context)
+    examples = rerank_examples(pools, depth=10)
     backbone = Path(reranker_init) if reranker_init else resolve_model_path("minilm")
     out = work / f"seed-{seed}"
     t0 = time.perf_counter()

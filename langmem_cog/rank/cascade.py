@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from langchain_core.documents import BaseDocumentCompressor, Document
 
-from langmem_cog.context import preceding_texts
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.fusion import zscore_fuse
 from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features
@@ -162,29 +161,15 @@ class Cascade:
 
     def _documents(self, pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
                    idx: Sequence[int]) -> list[Document]:
-        context = None
-        if pool.turns and len(pool.turns) < self.store.count(pool.turns[0].namespace):
-            # A cut pool (a large namespace): a turn's preceding turns come from the whole namespace.
-            everything = self.store.get_turns(pool.turns[0].namespace)
-            wanted = {pool.turns[int(i)].id for i in idx}
-            context = {t.id: c for t, c in zip(everything, preceding_texts(everything), strict=True) if t.id in wanted}
         return pool_documents(pool, signals, fused, idx, lexical_weight=self.store.config.lexical_weight,
-                              raw_candidates=self.raw_candidates, context=context)
+                              raw_candidates=self.raw_candidates)
 
 
 def pool_documents(pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray, idx: Sequence[int], *,
-                   lexical_weight: float = 1.0, raw_candidates: int = 50,
-                   context: Mapping[str, str] | None = None) -> list[Document]:
-    """The candidates ``idx`` of a pool as ``Document`` objects with stage labels and fused scores.
-
-    Each also carries ``metadata["context"]``: the turns before it in its session, nearest first
-    (:func:`~langmem_cog.context.preceding_texts`), from ``context`` (turn id -> text) when given,
-    else from the pool's own turns (which must then be the whole namespace, in order).
-    """
+                   lexical_weight: float = 1.0, raw_candidates: int = 50) -> list[Document]:
+    """The candidates ``idx`` of a pool as ``Document`` objects with stage labels and fused scores."""
     from langmem_cog.retriever import turn_document
 
-    if context is None:
-        context = {t.id: c for t, c in zip(pool.turns, preceding_texts(pool.turns), strict=True)}
     hybrid = zscore_fuse([pool.dense, pool.lexical], [1.0, lexical_weight])
     raw_top = set(np.argsort(-hybrid, kind="stable")[:raw_candidates].tolist())
     grounded = set(signals.grounded) if signals is not None else set()
@@ -196,5 +181,5 @@ def pool_documents(pool: CandidatePool, signals: GraphSignals | None, fused: np.
         stage = "raw+graph" if in_raw and in_graph else "graph" if in_graph else "raw"
         out.append(turn_document(t, score=float(fused[i]), dense_score=float(pool.dense[i]),
                                  lexical_score=float(pool.lexical[i]), rank=0, stage=stage,
-                                 max_position=max_pos, reranked=False, context=context.get(t.id, "")))
+                                 max_position=max_pos, reranked=False))
     return out

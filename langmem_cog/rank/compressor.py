@@ -75,8 +75,6 @@ class ConvMemoryCompressor(BaseDocumentCompressor):
         first_stage_weight: Weight of the z-scored incoming score (``first_stage_key``); 0 = cross-encoder alone.
         first_stage_key: Metadata key of the incoming first-stage score.
         use_positions: Prefix ``QUERY_TIME`` / ``MEMORY_TIME`` from metadata ``position`` and ``max_position``.
-        use_context: Append each memory's preceding turns (metadata ``context``) to its side of the pair.
-            ``None`` (default): as the cross-encoder was trained (its ``uses_context``, else off).
 
     Each returned document is a copy whose metadata gains ``relevance_score`` (the blended score for
     the protected head; for the tail, its unchanged order is kept and the score is below the head's) and
@@ -91,24 +89,17 @@ class ConvMemoryCompressor(BaseDocumentCompressor):
     first_stage_weight: float = Field(default=1.0, ge=0.0)
     first_stage_key: str = "score"
     use_positions: bool = True
-    use_context: bool | None = None
 
     def _pairs(self, head: Sequence[Document], query: str) -> list[tuple[str, str]]:
-        use_context = self.use_context
-        if use_context is None:
-            use_context = bool(getattr(self.cross_encoder, "uses_context", False))
-        contexts = [d.metadata.get("context") if use_context else None for d in head]
         if not self.use_positions:
-            return [format_pair(query, d.page_content, pos=None, max_pos=None, context=c)
-                    for d, c in zip(head, contexts, strict=True)]
+            return [(query, d.page_content) for d in head]
         positions = [d.metadata.get("position") for d in head]
         known = [int(p) for p in positions if isinstance(p, int | np.integer)]
         max_pos = head[0].metadata.get("max_position")
         if not isinstance(max_pos, int | np.integer):
             max_pos = max(known) if known else None
-        return [format_pair(query, d.page_content, pos=p if isinstance(p, int | np.integer) else None, max_pos=max_pos,
-                            context=c)
-                for d, p, c in zip(head, positions, contexts, strict=True)]
+        return [format_pair(query, d.page_content, pos=p if isinstance(p, int | np.integer) else None, max_pos=max_pos)
+                for d, p in zip(head, positions, strict=True)]
 
     def rerank_scores(self, head: Sequence[Document], query: str) -> np.ndarray:
         """Blended scores of the protected head (higher is better), aligned with ``head``."""

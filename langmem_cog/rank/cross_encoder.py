@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Sequence
@@ -33,21 +32,10 @@ __all__ = ["LocalCrossEncoder", "default_reranker_path", "format_pair", "length_
 logger = logging.getLogger(__name__)
 
 
-def format_pair(query: str, text: str, *, pos: int | None, max_pos: int | None,
-                context: str | None = None) -> tuple[str, str]:
-    """The (query, memory) pair with chronological positions, as the reranker was trained.
-
-    ``context`` (the turns before the memory, nearest first: :func:`~langmem_cog.context.preceding_texts`)
-    follows the memory after ``BEFORE:``, for a checkpoint trained with it (``uses_context``).
-
-    Example:
-        >>> format_pair("Who?", "Mel: Yes, last week!", pos=3, max_pos=9, context="Ann: Did you go camping?")
-        ('QUERY_TIME: 9. Who?', 'MEMORY_TIME: 3. Mel: Yes, last week! BEFORE: Ann: Did you go camping?')
-    """
+def format_pair(query: str, text: str, *, pos: int | None, max_pos: int | None) -> tuple[str, str]:
+    """The (query, memory) pair with chronological positions, as the reranker was trained."""
     q = f"QUERY_TIME: {max_pos}. {query}" if max_pos is not None else query
     m = f"MEMORY_TIME: {pos}. {text}" if pos is not None else text
-    if context:
-        m = f"{m} BEFORE: {context}"
     return q, m
 
 
@@ -107,10 +95,6 @@ class LocalCrossEncoder(BaseCrossEncoder):
         self.quantize = quantize
         self.model = model
         self._lock = threading.Lock()
-        info = self.path / "training.json"
-        #: Whether the checkpoint was trained on pairs whose memory side carries its preceding turns.
-        report = json.loads(info.read_text(encoding="utf-8")) if info.exists() else {}
-        self.uses_context = bool((report.get("config") or {}).get("pair_context", False))
 
     def score(self, text_pairs: list[tuple[str, str]]) -> list[float]:
         """One relevance logit per (query, memory) pair (higher is more relevant)."""

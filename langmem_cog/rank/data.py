@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from langmem_cog.context import preceding_texts
 from langmem_cog.lexical import LexicalIndex
 from langmem_cog.rank.cross_encoder import format_pair
 from langmem_cog.rank.features import CandidatePool
@@ -40,14 +39,9 @@ logger = logging.getLogger(__name__)
 ScoredPool = tuple[str, CandidatePool, np.ndarray, np.ndarray]
 
 
-def rerank_examples(pools: Iterable[ScoredPool], depth: int = 10, add_missed_gold: bool = True, *,
-                    context: bool = False) -> list[RerankExample]:
+def rerank_examples(pools: Iterable[ScoredPool], depth: int = 10, add_missed_gold: bool = True) -> list[RerankExample]:
     """One training list per pool: the fused top ``depth`` (+ missed gold), formatted as the compressor does,
-    with each candidate's fused score as the example's ``prior``.
-
-    With ``context``, each memory carries its preceding turns (the pool's turns must be the whole
-    conversation, in order): train such a checkpoint with ``TrainConfig(pair_context=True)``.
-    """
+    with each candidate's fused score as the example's ``prior``."""
     out = []
     for query, pool, fused, gold in pools:
         order = list(np.argsort(-np.asarray(fused), kind="stable")[:depth])
@@ -56,9 +50,7 @@ def rerank_examples(pools: Iterable[ScoredPool], depth: int = 10, add_missed_gol
         if not order:
             continue
         max_pos = max(t.position for t in pool.turns)
-        before = preceding_texts(pool.turns) if context else [None] * len(pool.turns)
-        pairs = [format_pair(query, pool.turns[i].memory_text, pos=pool.turns[i].position, max_pos=max_pos,
-                             context=before[i]) for i in order]
+        pairs = [format_pair(query, pool.turns[i].memory_text, pos=pool.turns[i].position, max_pos=max_pos) for i in order]
         out.append(RerankExample(query=pairs[0][0], docs=[p[1] for p in pairs], gold=[bool(gold[i]) for i in order],
                                  prior=[float(fused[i]) for i in order]))
     return out

@@ -72,9 +72,7 @@ class TrainConfig:
     work on CPU); ``max_queries`` trains on a seeded random subset of the lists; ``num_layers`` keeps
     only the backbone's first N transformer layers (a smaller, faster reranker; ``None``: all);
     ``prior_weight`` adds that many times each example's ``prior`` (the first-stage score) to the
-    logits inside the loss (residual training; 0: the cross-encoder alone); ``pair_context`` says the
-    examples' memory sides carry their preceding turns (``rerank_examples(..., context=True)``): it is
-    recorded in ``training.json`` so that scoring formats pairs the same way.
+    logits inside the loss (residual training; 0: the cross-encoder alone).
     """
 
     epochs: int = 2
@@ -89,7 +87,6 @@ class TrainConfig:
     max_queries: int | None = None
     num_layers: int | None = None
     prior_weight: float = 0.0
-    pair_context: bool = False
 
 
 def _freeze(model: Any, n_layers: int) -> None:
