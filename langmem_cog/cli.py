@@ -161,7 +161,8 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
             progress=_progress, pool_cache=args.pool_cache, reranker_init=args.reranker_init,
             train_config=TrainConfig(epochs=args.epochs, max_length=args.max_length, threads=args.threads,
                                      freeze_layers=args.freeze_layers, max_queries=args.max_queries, lr=args.lr,
-                                     num_layers=args.num_layers, prior_weight=args.prior_weight),
+                                     num_layers=args.num_layers, prior_weight=args.prior_weight,
+                                     pooling=args.pooling),
             latency_sample=args.latency_sample, work_dir=args.work_dir, reuse=args.reuse,
             tune_queries=args.tune_queries, quantize=args.int8,
             score_max_length=args.score_max_length,
@@ -473,6 +474,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="full: token limit per pair when scoring (default: --max-length, the training limit)")
     loc.add_argument("--prior-weight", type=float, default=0.0,
                      help="full: train the cross-encoder on logit + W x first-stage score (residual; 0: alone)")
+    loc.add_argument("--pooling", choices=["cls", "mean"], default=None,
+                     help="full: the cross-encoder head's pooling when fine-tuning (default: the init checkpoint's)")
     loc.add_argument("--drop-features", help="cascade systems: comma-separated features held at zero ('graph': all graph ones)")
     loc.set_defaults(func=cmd_bench_locomo)
     gb = bench.add_parser("graph", help="PEC2F graph: throughput, counts, evidence coverage, attribution probe")

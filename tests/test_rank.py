@@ -330,3 +330,28 @@ def test_residual_training_takes_the_loss_on_logit_plus_the_first_stage_prior(tm
         RerankExample(query="q", docs=docs, gold=[True, False], prior=[1.0])
     with pytest.raises(InvalidInputError, match="finite"):
         RerankExample(query="q", docs=docs, gold=[True, False], prior=[1.0, float("nan")])
+
+
+def test_mean_pooling_is_saved_with_the_checkpoint_and_used_when_scoring(tmp_path):
+    import torch
+
+    from langmem_cog.embeddings import resolve_model_path
+    from langmem_cog.rank.cross_encoder import LocalCrossEncoder, load_backbone
+    from langmem_cog.rank.training import TrainConfig, train_cross_encoder
+
+    docs = ["MEMORY_TIME: 1. Leo: I work at the bakery.", "MEMORY_TIME: 2. Maya: Nice weather."]
+    ex = RerankExample(query="QUERY_TIME: 2. Where does Leo work?", docs=docs, gold=[True, False])
+    cfg = TrainConfig(epochs=4, lr=1e-3, warmup=0.0, max_length=32, num_layers=1, threads=1, pooling="mean")
+    train_cross_encoder([ex] * 4, resolve_model_path("minilm"), tmp_path / "mean", cfg)
+    ce = LocalCrossEncoder(tmp_path / "mean", max_length=32)
+    assert ce.model.config.lmc_pooling == "mean"
+    pairs = [(ex.query, d) for d in docs]
+    gold, other = ce.score(pairs)
+    assert gold > other  # it learned the list
+    # The head reads the mean of the pair's token states (not the first token's pooler).
+    enc = ce.tokenizer([ex.query], [docs[0]], return_tensors="pt")
+    with torch.inference_mode():
+        mean = ce.model.bert(**enc).last_hidden_state.mean(1)
+        assert abs(float(ce.model.classifier(mean)) - gold) < 1e-3
+    with pytest.raises(InvalidInputError, match="pooling"):
+        load_backbone(resolve_model_path("minilm"), pooling="max")

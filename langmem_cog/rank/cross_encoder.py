@@ -27,7 +27,7 @@ from langchain_core.cross_encoders import BaseCrossEncoder
 
 from langmem_cog.errors import InvalidInputError, ModelNotFoundError
 
-__all__ = ["LocalCrossEncoder", "default_reranker_path", "format_pair", "length_batches"]
+__all__ = ["POOLINGS", "LocalCrossEncoder", "default_reranker_path", "format_pair", "length_batches", "pair_logits"]
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ class LocalCrossEncoder(BaseCrossEncoder):
                 with torch.inference_mode():
                     for batch in length_batches([len(x) for x in enc["input_ids"]], self.batch_size):
                         padded = self.tokenizer.pad({k: [v[i] for i in batch] for k, v in enc.items()}, return_tensors="pt")
-                        logits = self.model(**padded).logits.reshape(-1)
+                        logits = pair_logits(self.model, padded)
                         for i, x in zip(batch, logits.tolist(), strict=True):
                             scores[i] = float(x)
             finally:
@@ -184,16 +184,40 @@ def _quantize_int8(model: Any) -> Any:
         return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
 
 
-def load_backbone(path: str | Path, *, num_layers: int | None = None) -> Any:
+#: Pooling of a pair's token states before the one-logit head: ``cls`` (the model's own pooler over the
+#: first token, as Hugging Face models do) or ``mean`` (the mean over the pair's tokens). Recorded in the
+#: checkpoint's ``config.json`` as ``lmc_pooling``.
+POOLINGS = ("cls", "mean")
+
+
+def pair_logits(model: Any, enc: Any) -> Any:
+    """One relevance logit per encoded pair, pooled as the checkpoint was trained (``lmc_pooling``).
+
+    A sentence-transformers backbone cut to its first layers keeps a first-token state that hardly
+    depends on the input (it was trained with mean pooling), so a ``cls`` head on it learns next to
+    nothing; ``mean`` pooling reads every token.
+    """
+    if getattr(model.config, "lmc_pooling", "cls") != "mean":
+        return model(**enc).logits.reshape(-1)
+    base = getattr(model, model.base_model_prefix)
+    hidden = base(**enc).last_hidden_state
+    mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+    pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+    return model.classifier(model.dropout(pooled)).reshape(-1)
+
+
+def load_backbone(path: str | Path, *, num_layers: int | None = None, pooling: str | None = None) -> Any:
     """A one-logit sequence-classification model on a backbone, and its tokenizer.
 
     Args:
         path: A transformer directory (a bi-encoder: the head starts random; a cross-encoder: kept).
         num_layers: Keep only the first N transformer layers (``None``: all of them).
+        pooling: One of :data:`POOLINGS` (``None``: the checkpoint's own, ``cls`` if it has none).
 
     Raises:
         ModelNotFoundError: If ``path`` holds no checkpoint.
-        InvalidInputError: If ``num_layers`` is not between 1 and the backbone's depth.
+        InvalidInputError: If ``num_layers`` is not between 1 and the backbone's depth, or ``pooling``
+            is unknown or ``mean`` on a model without a BERT-style classifier.
     """
     import torch
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
@@ -208,7 +232,15 @@ def load_backbone(path: str | Path, *, num_layers: int | None = None) -> Any:
         if isinstance(num_layers, bool) or not 1 <= num_layers <= depth:
             raise InvalidInputError(f"num_layers={num_layers!r} is invalid for {p} ({depth} layers): pass 1..{depth} or None")
         config.num_hidden_layers = num_layers  # the first N layers' weights load; the rest are not built
+    if pooling is not None:
+        if pooling not in POOLINGS:
+            raise InvalidInputError(f"pooling={pooling!r} is unknown: use one of {POOLINGS}")
+        config.lmc_pooling = pooling
     model = AutoModelForSequenceClassification.from_pretrained(
         str(p), config=config, local_files_only=True, dtype=torch.float32, ignore_mismatched_sizes=True
     )
+    if getattr(model.config, "lmc_pooling", "cls") == "mean" and not (
+        hasattr(model, "classifier") and hasattr(model, "dropout")
+    ):
+        raise InvalidInputError(f"pooling='mean' needs a BERT-style classifier head; {p} has none: use 'cls'")
     return model, tok

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.rank.cross_encoder import load_backbone
+from langmem_cog.rank.cross_encoder import load_backbone, pair_logits
 
 __all__ = ["RerankExample", "TrainConfig", "train_cross_encoder"]
 
@@ -72,7 +72,9 @@ class TrainConfig:
     work on CPU); ``max_queries`` trains on a seeded random subset of the lists; ``num_layers`` keeps
     only the backbone's first N transformer layers (a smaller, faster reranker; ``None``: all);
     ``prior_weight`` adds that many times each example's ``prior`` (the first-stage score) to the
-    logits inside the loss (residual training; 0: the cross-encoder alone).
+    logits inside the loss (residual training; 0: the cross-encoder alone); ``pooling`` is the head's
+    pooling (:data:`~langmem_cog.rank.cross_encoder.POOLINGS`; ``None``: the backbone's own), saved with
+    the checkpoint so that scoring pools the same way.
     """
 
     epochs: int = 2
@@ -87,6 +89,7 @@ class TrainConfig:
     max_queries: int | None = None
     num_layers: int | None = None
     prior_weight: float = 0.0
+    pooling: str | None = None
 
 
 def _freeze(model: Any, n_layers: int) -> None:
@@ -138,7 +141,7 @@ def train_cross_encoder(
     prev_threads = torch.get_num_threads()
     if config.threads:
         torch.set_num_threads(config.threads)
-    model, tok = load_backbone(backbone, num_layers=config.num_layers)
+    model, tok = load_backbone(backbone, num_layers=config.num_layers, pooling=config.pooling)
     _freeze(model, config.freeze_layers)
     model.train()
     steps_per_epoch = math.ceil(len(usable) / config.queries_per_step)
@@ -168,7 +171,7 @@ def train_cross_encoder(
                 seconds = [d for e in exs for d in e.docs]
                 enc = tok(firsts, seconds, padding=True, truncation="longest_first",
                           max_length=config.max_length, return_tensors="pt")
-                logits = model(**enc).logits.reshape(-1)
+                logits = pair_logits(model, enc)
                 loss = logits.new_zeros(())
                 start = 0
                 for e in exs:
