@@ -345,6 +345,9 @@ def test_mean_pooling_is_saved_with_the_checkpoint_and_used_when_scoring(tmp_pat
     train_cross_encoder([ex] * 4, resolve_model_path("minilm"), tmp_path / "mean", cfg)
     ce = LocalCrossEncoder(tmp_path / "mean", max_length=32)
     assert ce.model.config.lmc_pooling == "mean"
+    report = json.loads((tmp_path / "mean" / "training.json").read_text())
+    assert report["uniform_loss"] == pytest.approx(np.log(2))  # equal logits over one gold in two
+    assert report["final_epoch_loss"] < report["uniform_loss"]
     pairs = [(ex.query, d) for d in docs]
     gold, other = ce.score(pairs)
     assert gold > other  # it learned the list

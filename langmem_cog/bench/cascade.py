@@ -276,7 +276,8 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
     logger.info("seed %s: reranker ready in %.0f s", seed, time.perf_counter() - t0)
     ce = LocalCrossEncoder(out, max_length=score_max_length or train_config.max_length, quantize=quantize)
     weight, grid = _tune_blend(ce, tune_qps, scorer, feats, gold)
-    params["reranker"][str(seed)] = {**{k: report.get(k) for k in ("examples", "steps", "final_epoch_loss", "seconds")},
+    params["reranker"][str(seed)] = {**{k: report.get(k) for k in ("examples", "steps", "final_epoch_loss", "uniform_loss",
+                                                                   "seconds")},
                                      "cross_encoder_weight": weight, "tune_mrr": grid, "tune_queries": len(tune_qps),
                                      "int8": quantize, "score_max_length": ce.max_length}
     return scorer, ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=weight)

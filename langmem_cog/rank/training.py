@@ -126,7 +126,9 @@ def train_cross_encoder(
         provenance: Extra facts recorded in ``training.json`` (command, data hash, ...).
 
     Returns:
-        The ``training.json`` dict (examples used, steps, mean loss of the last epoch, seconds).
+        The ``training.json`` dict (examples used, steps, mean loss of the last epoch, the loss of
+        equal logits on the same lists (``uniform_loss``: a final loss near it means nothing was
+        learned), seconds).
     """
     import torch
 
@@ -205,6 +207,8 @@ def train_cross_encoder(
         "skipped": len(examples) - len(usable),
         "steps": step,
         "final_epoch_loss": sum(losses) / max(len(losses), 1),
+        # What a scorer that learned nothing (equal logits) scores on the same lists: the bar to beat.
+        "uniform_loss": sum(math.log(len(e.docs) / e.n_gold) for e in usable) / len(usable),
         "seconds": round(time.perf_counter() - t0, 1),
         "config": config.__dict__,
         "objective": "listwise gold-only softmax over the fused top-10 (+ missed gold)"
