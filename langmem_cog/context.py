@@ -157,8 +157,9 @@ class ContextIndex:
 
         Args:
             turns: The namespace's turns, oldest first.
-            persist: Write the changed rows to disk now (``False``: keep them in memory until the
-                next call that may write; the caller does not hold the data directory lock).
+            persist: Write the changed rows to disk now (``False``: keep them in memory until
+                :meth:`flush` or the next call that may write, for a caller that does not hold the
+                data directory lock).
 
         Returns:
             A float32 array of shape ``(len(turns), dim)`` (``(0, 0)`` for no turns); do not modify it.
@@ -179,13 +180,18 @@ class ContextIndex:
             del rows[tid]
             written.pop(tid, None)
         self._unsaved_drop = self._unsaved_drop or bool(dropped)
-        if persist and (written or self._unsaved_drop):
-            self._persist(rows, written, self._unsaved_drop)
-            self._unsaved, self._unsaved_drop = {}, False
+        if persist:
+            self.flush()
         self._refresh_lexical(turns, windows, keys)
         out = np.stack([rows[tid][1] for tid in ids]).astype(np.float32, copy=False) if ids else np.zeros((0, 0), np.float32)
         out.setflags(write=False)
         return out
+
+    def flush(self) -> None:
+        """Write the rows computed by :meth:`matrix` calls with ``persist=False`` (and their deletions)."""
+        if self._rows is not None and (self._unsaved or self._unsaved_drop):
+            self._persist(self._rows, self._unsaved, self._unsaved_drop)
+        self._unsaved, self._unsaved_drop = {}, False
 
     def _refresh_lexical(self, turns: Sequence[Turn], windows: list[list[Turn]], keys: list[str]) -> None:
         indexed = self._lexical_keys

@@ -588,8 +588,11 @@ class TurnStore:
             if path is None or not path.is_dir():
                 return None
         if cache.ctx is None:  # reset by every append and removal
+            idx = self._context_index(namespace)
+            cache.ctx = idx.matrix(cache.turns, persist=False)  # embeds without holding up other processes
             with self._persisting() as persist:
-                cache.ctx = self._context_index(namespace).matrix(cache.turns, persist=persist)
+                if persist:
+                    idx.flush()
         return cache.ctx
 
     def delete_turns(self, namespace: str, ids: Sequence[str]) -> int:

@@ -112,7 +112,8 @@ class TestContextIndex:
         assert not path.exists()  # a reader without the data directory lock writes nothing
         idx.matrix(turns[1:], persist=False)  # t0 deleted meanwhile
         assert not path.exists()
-        M = idx.matrix(turns[1:])
+        M = idx.matrix(turns[1:], persist=False)
+        idx.flush()
         [chunk] = path.glob("*.npz")  # one file: the pending rows and the pending deletion
         assert sorted(np.load(chunk)["ids"].tolist()) == ["t1", "t2", "t3"]
         embed = Counting()
