@@ -5,23 +5,25 @@ Usage::
 
     python benchmarks/reranker_uniform_loss.py --pool-cache results/cache/pools-graph-ctx2.pkl
 
-Per seed: the fusion scorer fitted on the seed's train conversations, its top 10 (+ missed gold) for
-the first ``--max-queries`` shuffled train questions, as the bench does, and the mean of
-``ln(list length / gold in the list)`` over the lists with a gold and a non-gold candidate.
+Per seed: the fusion scorer fitted on the seed's train conversations and its training lists for the
+first ``--max-queries`` shuffled train questions, both built by the bench's own functions, then
+:func:`~langmem_cog.rank.training.uniform_loss` over them.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
 
-import numpy as np
-
-from langmem_cog.bench.cascade import _key, load_pool_cache, pool_matrices
+from langmem_cog.bench.cascade import (
+    fit_seed_scorer,
+    load_pool_cache,
+    pool_matrices,
+    reranker_lists,
+    reranker_questions,
+)
 from langmem_cog.bench.locomo import _splits
 from langmem_cog.config import CogMemConfig
-from langmem_cog.rank.data import rerank_examples
-from langmem_cog.rank.scorer import FusionScorer
+from langmem_cog.rank.training import uniform_loss, usable_examples
 
 
 def main() -> None:
@@ -33,15 +35,11 @@ def main() -> None:
     ps = load_pool_cache(args.pool_cache)
     feats, gold = pool_matrices(ps, CogMemConfig().lexical_weight)
     for seed, train, _test in _splits(ps.by_sample, [int(s) for s in args.seeds.split(",")], "seeds"):
-        keys = [_key(qp) for sid in train for qp in ps.by_sample[sid]]
-        scorer = FusionScorer.fit([feats[k] for k in keys], [gold[k] for k in keys])
-        qps = [qp for sid in train for qp in ps.by_sample[sid]]
-        random.Random(seed).shuffle(qps)
-        pools = [(qp.question["question"], qp.pool, scorer.score(feats[_key(qp)]), gold[_key(qp)])
-                 for qp in qps[: args.max_queries]]
-        lists = [e for e in rerank_examples(pools, depth=10) if 0 < e.n_gold < len(e.docs)]
-        loss = float(np.mean([np.log(len(e.docs) / e.n_gold) for e in lists]))
-        print(f"seed {seed}: {len(lists)} lists, loss of equal logits {loss:.4f}", flush=True)
+        scorer = fit_seed_scorer(seed, train, ps, feats, gold)
+        fit_qps, _tune = reranker_questions(seed, train, ps, args.max_queries, 0)
+        lists = reranker_lists(fit_qps, scorer, feats, gold)
+        print(f"seed {seed}: {len(usable_examples(lists))} lists, loss of equal logits {uniform_loss(lists):.4f}",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -160,10 +160,10 @@ class LexicalIndex:
         false. Returns how many went."""
         with self._lock:
             removed = sum(self._docs.pop(i, None) is not None for i in ids)
-            if removed and persist:
-                self.compact()
             if removed:
                 self._bm25 = None
+                if persist:
+                    self.compact()
             return removed
 
     def clear(self) -> None:

@@ -295,30 +295,27 @@ class TurnStore:
     def _fresh(self) -> None:
         """Reload in-memory state if another process or store object wrote since we last looked."""
         if self.dir_lock is not None and self.dir_lock.read()[0] != self._seen_gen:
-            # Never wait for an in-process writer here: readers may hold a namespace lock the
-            # writer needs (deadlock). A writer syncs this store itself when it starts.
-            if not self._write_lock.acquire(blocking=False):
-                return
-            try:
-                with self.dir_lock:
+            # A writer thread of this process busy: it syncs this store itself when it starts.
+            with self._dir_lock_unless_writing() as locked:
+                if locked:
                     self._sync_with_disk()
-            finally:
-                self._write_lock.release()
 
     @contextmanager
-    def _persisting(self) -> Iterator[bool]:
+    def _dir_lock_unless_writing(self) -> Iterator[bool]:
         """Hold the data directory lock if this thread can without waiting for an in-process writer;
-        yields whether files of derived indexes (the BM25 log, context vectors) may be written.
+        yields whether it holds it (always true for a store without a data directory).
 
-        Readers repair and extend derived indexes, and another process may be half-way through a
-        write: Chroma committed, the BM25 log not yet appended. Under the directory lock a reader
-        sees no half-written state and may write files; without it (a writer thread of this
-        process holds the lock) it keeps its repairs in memory and leaves the files to the writer.
+        Never wait for an in-process writer here: readers may hold a namespace lock the writer
+        needs (deadlock). Readers also repair and extend derived indexes, and another process may
+        be half-way through a write: Chroma committed, the BM25 log not yet appended. Under the
+        directory lock a reader sees no half-written state and may write files of derived indexes
+        (the BM25 log, context vectors); without it (a writer thread of this process holds the
+        lock) it keeps its repairs in memory and leaves the files to the writer.
         """
         if self.dir_lock is None or self.dir_lock.held:
             yield True
             return
-        if not self._write_lock.acquire(blocking=False):  # never wait for a writer here (see _fresh)
+        if not self._write_lock.acquire(blocking=False):
             yield False
             return
         try:
@@ -443,7 +440,7 @@ class TurnStore:
         cache = self._caches.get(namespace)
         if cache is not None:
             return cache
-        with self._persisting() as persist:
+        with self._dir_lock_unless_writing() as persist:
             cache = self._read_cache(namespace, persist=persist)
         self._caches[namespace] = cache
         return cache
@@ -579,7 +576,7 @@ class TurnStore:
 
         ``None`` when the config turns them off, or with ``create=False`` when the namespace has none
         yet (they are built on the first query that asks for them, then refreshed at every add and delete).
-        New rows are written to disk only under the data directory lock (see :meth:`_persisting`).
+        New rows are written to disk only under the data directory lock (see :meth:`_dir_lock_unless_writing`).
         """
         if not self.config.context_vectors:
             return None
@@ -590,7 +587,7 @@ class TurnStore:
         if cache.ctx is None:  # reset by every append and removal
             idx = self._context_index(namespace)
             cache.ctx = idx.matrix(cache.turns, persist=False)  # embeds without holding up other processes
-            with self._persisting() as persist:
+            with self._dir_lock_unless_writing() as persist:
                 if persist:
                     idx.flush()
         return cache.ctx

@@ -45,9 +45,9 @@ from langmem_cog.rank.cross_encoder import LocalCrossEncoder
 from langmem_cog.rank.data import rerank_examples
 from langmem_cog.rank.features import FEATURE_NAMES, candidate_features
 from langmem_cog.rank.scorer import FusionScorer
-from langmem_cog.rank.training import TrainConfig, train_cross_encoder
+from langmem_cog.rank.training import RerankExample, TrainConfig, train_cross_encoder
 
-__all__ = ["CASCADE_SYSTEMS", "load_pool_cache", "run_cascade"]
+__all__ = ["CASCADE_SYSTEMS", "fit_seed_scorer", "load_pool_cache", "reranker_lists", "reranker_questions", "run_cascade"]
 
 logger = logging.getLogger(__name__)
 
@@ -232,6 +232,28 @@ def _dropped(names: Sequence[str]) -> list[int]:
     return sorted(FEATURE_NAMES.index(f) for f in out)
 
 
+def fit_seed_scorer(seed: int, train: Sequence[str], ps: PoolSet, feats: dict, gold: dict) -> FusionScorer:
+    """The fusion scorer of one seed, fitted on its train conversations' questions only."""
+    keys = [_key(qp) for sid in train for qp in ps.by_sample[sid]]
+    return FusionScorer.fit([feats[k] for k in keys], [gold[k] for k in keys], trained_on=f"LoCoMo seed {seed} train")
+
+
+def reranker_questions(seed: int, train: Sequence[str], ps: PoolSet, cap: int | None,
+                       tune_queries: int) -> tuple[list[QueryPool], list[QueryPool]]:
+    """The train conversations' questions, shuffled once by ``seed``: the first ``cap`` (``None``: all)
+    train the cross-encoder; the next ``tune_queries`` (unseen by it) choose its blend weight."""
+    qps = [qp for sid in train for qp in ps.by_sample[sid]]
+    random.Random(seed).shuffle(qps)
+    cap = len(qps) if cap is None else cap
+    return qps[:cap], qps[cap : cap + tune_queries]
+
+
+def reranker_lists(qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict, gold: dict) -> list[RerankExample]:
+    """The cross-encoder's training lists of ``qps``: the fused top 10 plus missed gold."""
+    pools = [(qp.question["question"], qp.pool, scorer.score(feats[_key(qp)]), gold[_key(qp)]) for qp in qps]
+    return rerank_examples(pools, depth=10)
+
+
 def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, gold: dict, train_config: TrainConfig,
             reranker_init: str | Path | None, work: Path, params: dict[str, Any], progress: Progress,
             tune_queries: int, reuse: bool, quantize: bool = False,
@@ -242,19 +264,13 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
         scorer = default_scorer()
         params["scorer"][str(seed)] = scorer.trained_on
         return scorer, default_compressor()
-    keys = [_key(qp) for sid in train for qp in ps.by_sample[sid]]
-    scorer = FusionScorer.fit([feats[k] for k in keys], [gold[k] for k in keys], trained_on=f"LoCoMo seed {seed} train")
+    scorer = fit_seed_scorer(seed, train, ps, feats, gold)
     params["scorer"][str(seed)] = [round(float(x), 4) for x in scorer.weights]
     if system == "augmented":
         return scorer, None
-    # The train conversations' questions, shuffled once: the first ``max_queries`` train the
-    # cross-encoder; the next ``tune_queries`` (unseen by it) choose its blend weight.
-    qps = [qp for sid in train for qp in ps.by_sample[sid]]
-    random.Random(seed).shuffle(qps)
-    cap = 0 if train_config.epochs == 0 else train_config.max_queries or len(qps)
-    fit_qps, tune_qps = qps[:cap], qps[cap : cap + tune_queries]
-    pools = [(qp.question["question"], qp.pool, scorer.score(feats[_key(qp)]), gold[_key(qp)]) for qp in fit_qps]
-    examples = rerank_examples(pools, depth=10)
+    cap = 0 if train_config.epochs == 0 else train_config.max_queries or None
+    fit_qps, tune_qps = reranker_questions(seed, train, ps, cap, tune_queries)
+    examples = reranker_lists(fit_qps, scorer, feats, gold)
     backbone = Path(reranker_init) if reranker_init else resolve_model_path("minilm")
     out = work / f"seed-{seed}"
     t0 = time.perf_counter()

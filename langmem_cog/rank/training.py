@@ -32,7 +32,7 @@ from typing import Any
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.rank.cross_encoder import load_backbone, pair_logits
 
-__all__ = ["RerankExample", "TrainConfig", "train_cross_encoder"]
+__all__ = ["RerankExample", "TrainConfig", "train_cross_encoder", "uniform_loss", "usable_examples"]
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +106,24 @@ def _freeze(model: Any, n_layers: int) -> None:
             p.requires_grad = False
 
 
+def usable_examples(examples: Sequence[RerankExample]) -> list[RerankExample]:
+    """The lists training learns from: those with both a gold and a non-gold candidate."""
+    return [e for e in examples if 0 < e.n_gold < len(e.docs)]
+
+
+def uniform_loss(examples: Sequence[RerankExample]) -> float:
+    """The listwise loss of equal logits on the usable lists: what a reranker that learned nothing
+    scores, so the bar its final loss must get under (``nan`` without usable lists).
+
+    Example:
+        >>> ex = RerankExample(query="q", docs=["a", "b", "c", "d"], gold=[True, False, True, False])
+        >>> round(uniform_loss([ex]), 4)  # ln(4 candidates / 2 gold)
+        0.6931
+    """
+    usable = usable_examples(examples)
+    return sum(math.log(len(e.docs) / e.n_gold) for e in usable) / len(usable) if usable else math.nan
+
+
 def train_cross_encoder(
     examples: Sequence[RerankExample],
     backbone: str | Path,
@@ -133,7 +151,7 @@ def train_cross_encoder(
     import torch
 
     config = config or TrainConfig()
-    usable = [e for e in examples if 0 < e.n_gold < len(e.docs)]
+    usable = usable_examples(examples)
     if not usable:
         raise InvalidInputError("no training list has both a gold and a non-gold candidate: nothing to learn")
     rng = random.Random(config.seed)
@@ -207,8 +225,7 @@ def train_cross_encoder(
         "skipped": len(examples) - len(usable),
         "steps": step,
         "final_epoch_loss": sum(losses) / max(len(losses), 1),
-        # What a scorer that learned nothing (equal logits) scores on the same lists: the bar to beat.
-        "uniform_loss": sum(math.log(len(e.docs) / e.n_gold) for e in usable) / len(usable),
+        "uniform_loss": uniform_loss(usable),
         "seconds": round(time.perf_counter() - t0, 1),
         "config": config.__dict__,
         "objective": "listwise gold-only softmax over the fused top-10 (+ missed gold)"
