@@ -164,7 +164,7 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
                                      num_layers=args.num_layers, prior_weight=args.prior_weight,
                                      pooling=args.pooling),
             latency_sample=args.latency_sample, work_dir=args.work_dir, reuse=args.reuse,
-            tune_queries=args.tune_queries, quantize=args.int8,
+            tune_queries=args.tune_queries, quantize=args.int8, fit_rest=args.fit_rest,
             score_max_length=args.score_max_length,
             drop_features=args.drop_features.split(",") if args.drop_features else (),
         )
@@ -466,6 +466,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="full: keep only the first N transformer layers of the cross-encoder (faster; default all)")
     loc.add_argument("--tune-queries", type=int, default=150,
                      help="full: held-out train questions (unseen by the cross-encoder) that choose the blend weight")
+    loc.add_argument("--fit-rest", action="store_true",
+                     help="full: the cross-encoder also trains on the train questions after the tune ones "
+                          "(all but those)")
     loc.add_argument("--latency-sample", type=int, default=200, help="cascade systems: questions timed end to end")
     loc.add_argument("--work-dir", help="full: where per-seed checkpoints are written")
     loc.add_argument("--int8", action="store_true", help="full: score with the cross-encoder in int8 (faster on CPU)")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pickle
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from langmem_cog.bench.cascade import run_cascade
+from langmem_cog.bench.cascade import reranker_questions, run_cascade
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.rank.training import TrainConfig
 
@@ -73,3 +74,16 @@ def test_full_with_epochs_zero_scores_with_the_init_checkpoint_untouched(two_con
         assert set(before["ranked_ids"][:10]) == set(after["ranked_ids"][:10])
     with pytest.raises(InvalidInputError, match="reranker-init"):
         run_cascade(two_conversations, system="full", seeds=[7], train_config=cfg, pool_cache=cache)
+
+
+def test_reranker_questions_hold_the_tune_slice_out_of_training() -> None:
+    ps = SimpleNamespace(by_sample={"a": [f"a{i}" for i in range(30)], "b": [f"b{i}" for i in range(20)],
+                                    "test": ["t0", "t1"]})
+    fit, tune = reranker_questions(7, ["a", "b"], ps, 12, 10)
+    rest_fit, rest_tune = reranker_questions(7, ["a", "b"], ps, 12, 10, fit_rest=True)
+    assert len(fit) == 12 and len(tune) == 10 and rest_tune == tune  # the same held-out questions
+    assert rest_fit[:12] == fit and len(rest_fit) == 40  # every train question but the tune ones
+    assert not set(rest_fit) & set(tune) and set(rest_fit) | set(tune) == set(ps.by_sample["a"] + ps.by_sample["b"])
+    assert not {"t0", "t1"} & set(rest_fit + tune)  # only the train conversations
+    everything, none = reranker_questions(7, ["a", "b"], ps, None, 10)
+    assert sorted(everything) == sorted(rest_fit + tune) and none == []  # no cap: all train, nothing to tune

@@ -77,6 +77,7 @@ def run_cascade(
     drop_features: Sequence[str] = (),
     quantize: bool = False,
     score_max_length: int | None = None,
+    fit_rest: bool = False,
 ) -> LocomoRun:
     """Run one cascade system on the LoCoMo protocol.
 
@@ -100,6 +101,8 @@ def run_cascade(
         quantize: Score with the cross-encoder's linear layers in int8 (faster on CPU).
         score_max_length: Token limit per pair when scoring (default: ``train_config.max_length``);
             e.g. train at 96 tokens and score shorter pairs for speed.
+        fit_rest: The cross-encoder also trains on the train questions after the held-out tune ones
+            (every train question but those; see :func:`reranker_questions`).
 
     The cross-encoder trains on ``train_config.threads`` threads and scores on torch's default
     (all cores, or ``OMP_NUM_THREADS``), so the latency probe sees the machine's cores.
@@ -118,7 +121,8 @@ def run_cascade(
         return _run(data, ps, cfg, system=system, embedder=embedder, seeds=seeds, split=split, progress=progress,
                     train_config=train_config or TrainConfig(), reranker_init=reranker_init,
                     latency_sample=latency_sample, work_dir=work_dir, tune_queries=tune_queries, reuse=reuse,
-                    drop=_dropped(drop_features), quantize=quantize, score_max_length=score_max_length)
+                    drop=_dropped(drop_features), quantize=quantize, score_max_length=score_max_length,
+                    fit_rest=fit_rest)
     finally:
         ps.release()
 
@@ -155,7 +159,7 @@ def _pools(data: str | Path, cfg: CogMemConfig, progress: Progress, cache: str |
 def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embedder: str, seeds: Sequence[int],
          split: str, progress: Progress, train_config: TrainConfig, reranker_init: str | Path | None,
          latency_sample: int, work_dir: str | Path | None, tune_queries: int, reuse: bool,
-         drop: list[int], quantize: bool, score_max_length: int | None = None) -> LocomoRun:
+         drop: list[int], quantize: bool, score_max_length: int | None = None, fit_rest: bool = False) -> LocomoRun:
     w = cfg.lexical_weight
     feats, gold = pool_matrices(ps, w, drop)
     work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="lmc-cascade-"))
@@ -169,11 +173,11 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
     for seed, train, test in _splits(ps.by_sample, seeds, split):
         if system == "full-zeroshot":
             fixed = fixed or _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work, params,
-                                     progress, tune_queries, reuse, quantize, score_max_length)
+                                     progress, tune_queries, reuse, quantize, score_max_length, fit_rest)
             scorer, compressor = fixed
         else:
             scorer, compressor = _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work,
-                                         params, progress, tune_queries, reuse, quantize, score_max_length)
+                                         params, progress, tune_queries, reuse, quantize, score_max_length, fit_rest)
         todo = [qp for sid in test for qp in ps.by_sample[sid]]
         for qp in progress(todo, f"seed {seed}", len(todo)):
             if _key(qp) not in answers or system != "full-zeroshot":
@@ -239,13 +243,15 @@ def fit_seed_scorer(seed: int, train: Sequence[str], ps: PoolSet, feats: dict, g
 
 
 def reranker_questions(seed: int, train: Sequence[str], ps: PoolSet, cap: int | None,
-                       tune_queries: int) -> tuple[list[QueryPool], list[QueryPool]]:
+                       tune_queries: int, fit_rest: bool = False) -> tuple[list[QueryPool], list[QueryPool]]:
     """The train conversations' questions, shuffled once by ``seed``: the first ``cap`` (``None``: all)
-    train the cross-encoder; the next ``tune_queries`` (unseen by it) choose its blend weight."""
+    train the cross-encoder; the next ``tune_queries`` (unseen by it) choose its blend weight; with
+    ``fit_rest``, the questions after those train it too (every train question but the tune ones)."""
     qps = [qp for sid in train for qp in ps.by_sample[sid]]
     random.Random(seed).shuffle(qps)
     cap = len(qps) if cap is None else cap
-    return qps[:cap], qps[cap : cap + tune_queries]
+    tune = qps[cap : cap + tune_queries]
+    return qps[:cap] + (qps[cap + tune_queries :] if fit_rest else []), tune
 
 
 def reranker_lists(qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict, gold: dict) -> list[RerankExample]:
@@ -256,8 +262,8 @@ def reranker_lists(qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict, 
 
 def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, gold: dict, train_config: TrainConfig,
             reranker_init: str | Path | None, work: Path, params: dict[str, Any], progress: Progress,
-            tune_queries: int, reuse: bool, quantize: bool = False,
-            score_max_length: int | None = None) -> tuple[FusionScorer, ConvMemoryCompressor | None]:
+            tune_queries: int, reuse: bool, quantize: bool = False, score_max_length: int | None = None,
+            fit_rest: bool = False) -> tuple[FusionScorer, ConvMemoryCompressor | None]:
     from langmem_cog.rank.defaults import default_compressor, default_scorer
 
     if system == "full-zeroshot":
@@ -269,7 +275,7 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
     if system == "augmented":
         return scorer, None
     cap = 0 if train_config.epochs == 0 else train_config.max_queries or None
-    fit_qps, tune_qps = reranker_questions(seed, train, ps, cap, tune_queries)
+    fit_qps, tune_qps = reranker_questions(seed, train, ps, cap, tune_queries, fit_rest and cap != 0)
     examples = reranker_lists(fit_qps, scorer, feats, gold)
     backbone = Path(reranker_init) if reranker_init else resolve_model_path("minilm")
     out = work / f"seed-{seed}"
