@@ -47,7 +47,7 @@ from langmem_cog.rank.features import FEATURE_NAMES, candidate_features
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import RerankExample, TrainConfig, train_cross_encoder
 
-__all__ = ["CASCADE_SYSTEMS", "fit_seed_scorer", "load_pool_cache", "reranker_lists", "reranker_questions", "run_cascade"]
+__all__ = ["CASCADE_SYSTEMS", "blend_grid", "blend_heads", "fit_seed_scorer", "load_pool_cache", "reranker_lists", "reranker_questions", "run_cascade"]
 
 logger = logging.getLogger(__name__)
 
@@ -338,6 +338,14 @@ def _tune_blend(ce: LocalCrossEncoder, qps: list[QueryPool], scorer: FusionScore
     """The cross-encoder weight with the best MRR on held-out train questions (ties: the smaller)."""
     if not qps:
         return 1.0, {}
+    grid = {str(w): round(mrr, 6) for w, (mrr, _h1) in blend_grid(blend_heads(ce, qps, scorer, feats, gold)).items()}
+    best_w = max(BLEND_GRID, key=lambda w: (grid[str(w)], -w))
+    return float(best_w), grid
+
+
+def blend_heads(ce: BaseCrossEncoder, qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict,
+                gold: dict) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per question, its fused top 10's z-scored cross-encoder and first-stage scores and gold mask."""
     probe = ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=1.0, first_stage_weight=0.0)
     heads = []
     for qp in qps:
@@ -347,16 +355,31 @@ def _tune_blend(ce: LocalCrossEncoder, qps: list[QueryPool], scorer: FusionScore
         ce_z = probe.rerank_scores(docs, qp.question["question"])
         first_z = zscore(np.array([d.metadata["score"] for d in docs]))
         heads.append((ce_z, first_z, gold[_key(qp)][order]))
-    grid: dict[str, float] = {}
-    for w in BLEND_GRID:
-        total = 0.0
+    return heads
+
+
+def blend_grid(heads: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+               weights: Sequence[float] = BLEND_GRID) -> dict[float, tuple[float, float]]:
+    """MRR and H@1 of ``w * ce_z + first_z`` over ``heads`` (:func:`blend_heads`), per weight ``w``; a
+    question whose gold is not in its top 10 counts as a miss.
+
+    Example:
+        >>> import numpy as np
+        >>> heads = [(np.array([0.0, 1.0]), np.array([1.0, 0.0]), np.array([False, True]))]
+        >>> blend_grid(heads, [0.5, 2.0])
+        {0.5: (0.5, 0.0), 2.0: (1.0, 1.0)}
+    """
+    out = {}
+    for w in weights:
+        mrr = h1 = 0.0
         for ce_z, first_z, g in heads:
             if g.any():
                 s = w * ce_z + first_z
-                total += 1.0 / (1 + int((s > s[g].max()).sum()))
-        grid[str(w)] = round(total / len(heads), 6)
-    best_w = max(BLEND_GRID, key=lambda w: (grid[str(w)], -w))
-    return float(best_w), grid
+                rank = 1 + int((s > s[g].max()).sum())
+                mrr += 1.0 / rank
+                h1 += rank == 1
+        out[w] = (mrr / len(heads), h1 / len(heads))
+    return out
 
 
 def _latency(ps: PoolSet, models: tuple[FusionScorer, ConvMemoryCompressor | None] | None, test: list[str],
