@@ -22,10 +22,9 @@ import time
 import numpy as np
 import torch
 
-from langmem_cog.bench.cascade import _key, fit_seed_scorer, load_pool_cache, pool_matrices
+from langmem_cog.bench.cascade import fit_seed_scorer, fused_head, load_pool_cache, pool_matrices
 from langmem_cog.bench.locomo import _splits
 from langmem_cog.config import CogMemConfig
-from langmem_cog.rank.cascade import pool_documents
 from langmem_cog.rank.compressor import ConvMemoryCompressor
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder
 
@@ -46,11 +45,7 @@ def main() -> None:
     scorer = fit_seed_scorer(seed, train, ps, feats, gold)
     todo = [qp for sid in test for qp in ps.by_sample[sid]]
     random.Random(0).shuffle(todo)
-    heads = []
-    for qp in todo[: args.sample]:
-        fused = scorer.score(feats[_key(qp)])
-        order = np.argsort(-fused, kind="stable")[:10]
-        heads.append((pool_documents(qp.pool, qp.graph, fused, order, lexical_weight=w), qp.question["question"]))
+    heads = [(fused_head(qp, scorer, feats, w)[1], qp.question["question"]) for qp in todo[: args.sample]]
     for ckpt in args.checkpoints:
         for max_length in map(int, args.max_lengths.split(",")):
             for threads in map(int, args.threads.split(",")):

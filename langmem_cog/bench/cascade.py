@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 from langchain_core.cross_encoders import BaseCrossEncoder
+from langchain_core.documents import Document
 
 from langmem_cog.bench.compare import compare_rows
 from langmem_cog.bench.locomo import LocomoRun, Progress, _no_progress, _result, _row, _splits
@@ -47,7 +48,7 @@ from langmem_cog.rank.features import FEATURE_NAMES, candidate_features
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import RerankExample, TrainConfig, train_cross_encoder
 
-__all__ = ["CASCADE_SYSTEMS", "blend_grid", "blend_heads", "fit_seed_scorer", "load_pool_cache", "reranker_lists", "reranker_questions", "run_cascade"]
+__all__ = ["CASCADE_SYSTEMS", "blend_grid", "blend_heads", "fit_seed_scorer", "fused_head", "load_pool_cache", "reranker_lists", "reranker_questions", "run_cascade"]
 
 logger = logging.getLogger(__name__)
 
@@ -349,13 +350,19 @@ def blend_heads(ce: BaseCrossEncoder, qps: Sequence[QueryPool], scorer: FusionSc
     probe = ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=1.0, first_stage_weight=0.0)
     heads = []
     for qp in qps:
-        fused = scorer.score(feats[_key(qp)])
-        order = np.argsort(-fused, kind="stable")[:10]
-        docs = pool_documents(qp.pool, qp.graph, fused, order)
+        order, docs = fused_head(qp, scorer, feats)
         ce_z = probe.rerank_scores(docs, qp.question["question"])
         first_z = zscore(np.array([d.metadata["score"] for d in docs]))
         heads.append((ce_z, first_z, gold[_key(qp)][order]))
     return heads
+
+
+def fused_head(qp: QueryPool, scorer: FusionScorer, feats: dict,
+               lexical_weight: float = 1.0) -> tuple[np.ndarray, list[Document]]:
+    """A question's fused top 10: their pool indices (best first) and the documents the compressor reads."""
+    fused = scorer.score(feats[_key(qp)])
+    order = np.argsort(-fused, kind="stable")[:10]
+    return order, pool_documents(qp.pool, qp.graph, fused, order, lexical_weight=lexical_weight)
 
 
 def blend_grid(heads: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
