@@ -165,7 +165,7 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
                                      pooling=args.pooling),
             latency_sample=args.latency_sample, work_dir=args.work_dir, reuse=args.reuse,
             tune_queries=args.tune_queries, quantize=args.int8, fit_rest=args.fit_rest,
-            score_max_length=args.score_max_length,
+            score_max_length=args.score_max_length, score_threads=args.score_threads,
             drop_features=args.drop_features.split(",") if args.drop_features else (),
         )
     else:
@@ -475,6 +475,9 @@ def build_parser() -> argparse.ArgumentParser:
     loc.add_argument("--reuse", action="store_true", help="full: reuse per-seed checkpoints already in --work-dir")
     loc.add_argument("--score-max-length", type=int, default=None,
                      help="full: token limit per pair when scoring (default: --max-length, the training limit)")
+    loc.add_argument("--score-threads", type=int, default=None,
+                     help="full: torch threads while the cross-encoder scores (default: torch's; the first stage keeps "
+                          "OMP_NUM_THREADS)")
     loc.add_argument("--prior-weight", type=float, default=0.0,
                      help="full: train the cross-encoder on logit + W x first-stage score (residual; 0: alone)")
     loc.add_argument("--pooling", choices=["cls", "mean"], default=None,

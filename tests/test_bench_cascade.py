@@ -37,11 +37,16 @@ def test_augmented_fits_on_train_and_scores_test(two_conversations: Path, tmp_pa
 
 
 def test_full_reranks_only_the_protected_top10(two_conversations: Path, tmp_path: Path) -> None:
+    import torch
+
+    threads = torch.get_num_threads()
     cfg = TrainConfig(epochs=1, max_length=48, max_queries=4, freeze_layers=5, threads=1)
     run = run_cascade(two_conversations, system="full", seeds=[7], train_config=cfg, latency_sample=2,
-                      work_dir=tmp_path / "ckpt", score_max_length=24)
+                      work_dir=tmp_path / "ckpt", score_max_length=24, score_threads=2)
     assert (tmp_path / "ckpt" / "seed-7" / "training.json").exists()
     assert run.summary["params"]["reranker"]["7"]["score_max_length"] == 24  # trained at 48, scores at 24
+    assert run.summary["params"]["reranker"]["7"]["score_threads"] == 2
+    assert torch.get_num_threads() == threads  # scoring on 2 threads leaves torch's setting as it was
     assert len(run.input_rows) == len(run.rows) == 14
     for before, after in zip(run.input_rows, run.rows, strict=True):
         assert set(before["ranked_ids"][:10]) == set(after["ranked_ids"][:10])
@@ -58,6 +63,8 @@ def test_systems_that_fit_refuse_split_all(two_conversations: Path) -> None:
         run_cascade(two_conversations, system="nope")
     with pytest.raises(InvalidInputError, match="score_max_length=8"):
         run_cascade(two_conversations, system="full", score_max_length=8)
+    with pytest.raises(InvalidInputError, match="score_threads=0"):
+        run_cascade(two_conversations, system="full", score_threads=0)
 
 
 def test_full_with_epochs_zero_scores_with_the_init_checkpoint_untouched(two_conversations: Path, tmp_path: Path) -> None:

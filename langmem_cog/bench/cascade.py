@@ -79,6 +79,7 @@ def run_cascade(
     quantize: bool = False,
     score_max_length: int | None = None,
     fit_rest: bool = False,
+    score_threads: int | None = None,
 ) -> LocomoRun:
     """Run one cascade system on the LoCoMo protocol.
 
@@ -104,9 +105,11 @@ def run_cascade(
             e.g. train at 96 tokens and score shorter pairs for speed.
         fit_rest: The cross-encoder also trains on the train questions after the held-out tune ones
             (every train question but those; see :func:`reranker_questions`).
+        score_threads: torch threads while the cross-encoder scores (``None``: torch's default, all
+            cores or ``OMP_NUM_THREADS``); e.g. run the first stage on one thread and the rerank on two.
 
-    The cross-encoder trains on ``train_config.threads`` threads and scores on torch's default
-    (all cores, or ``OMP_NUM_THREADS``), so the latency probe sees the machine's cores.
+    The cross-encoder trains on ``train_config.threads`` threads and scores on ``score_threads``
+    (default: torch's), so the latency probe sees the machine's cores.
     """
     if system not in CASCADE_SYSTEMS:
         raise InvalidInputError(f"unknown cascade system {system!r}: choose one of {CASCADE_SYSTEMS}")
@@ -114,6 +117,8 @@ def run_cascade(
         raise InvalidInputError(f"split={split!r} is invalid: use 'seeds' or 'all'")
     if score_max_length is not None and score_max_length < 16:
         raise InvalidInputError(f"score_max_length={score_max_length} is too short: pass at least 16 tokens, or None")
+    if score_threads is not None and score_threads < 1:
+        raise InvalidInputError(f"score_threads={score_threads} is invalid: pass a thread count of at least 1, or None")
     if split == "all" and system != "full-zeroshot":
         raise InvalidInputError(f"--split all trains nothing; system {system!r} fits on train conversations: use seeds")
     cfg = (config or CogMemConfig.preset("ephemeral")).model_copy(update={"embedder": embedder})
@@ -123,7 +128,7 @@ def run_cascade(
                     train_config=train_config or TrainConfig(), reranker_init=reranker_init,
                     latency_sample=latency_sample, work_dir=work_dir, tune_queries=tune_queries, reuse=reuse,
                     drop=_dropped(drop_features), quantize=quantize, score_max_length=score_max_length,
-                    fit_rest=fit_rest)
+                    fit_rest=fit_rest, score_threads=score_threads)
     finally:
         ps.release()
 
@@ -160,7 +165,8 @@ def _pools(data: str | Path, cfg: CogMemConfig, progress: Progress, cache: str |
 def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embedder: str, seeds: Sequence[int],
          split: str, progress: Progress, train_config: TrainConfig, reranker_init: str | Path | None,
          latency_sample: int, work_dir: str | Path | None, tune_queries: int, reuse: bool,
-         drop: list[int], quantize: bool, score_max_length: int | None = None, fit_rest: bool = False) -> LocomoRun:
+         drop: list[int], quantize: bool, score_max_length: int | None = None, fit_rest: bool = False,
+         score_threads: int | None = None) -> LocomoRun:
     w = cfg.lexical_weight
     feats, gold = pool_matrices(ps, w, drop)
     work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="lmc-cascade-"))
@@ -174,11 +180,13 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
     for seed, train, test in _splits(ps.by_sample, seeds, split):
         if system == "full-zeroshot":
             fixed = fixed or _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work, params,
-                                     progress, tune_queries, reuse, quantize, score_max_length, fit_rest)
+                                     progress, tune_queries, reuse, quantize, score_max_length, fit_rest,
+                                     score_threads)
             scorer, compressor = fixed
         else:
             scorer, compressor = _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work,
-                                         params, progress, tune_queries, reuse, quantize, score_max_length, fit_rest)
+                                         params, progress, tune_queries, reuse, quantize, score_max_length, fit_rest,
+                                         score_threads)
         todo = [qp for sid in test for qp in ps.by_sample[sid]]
         for qp in progress(todo, f"seed {seed}", len(todo)):
             if _key(qp) not in answers or system != "full-zeroshot":
@@ -264,7 +272,7 @@ def reranker_lists(qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict, 
 def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, gold: dict, train_config: TrainConfig,
             reranker_init: str | Path | None, work: Path, params: dict[str, Any], progress: Progress,
             tune_queries: int, reuse: bool, quantize: bool = False, score_max_length: int | None = None,
-            fit_rest: bool = False) -> tuple[FusionScorer, ConvMemoryCompressor | None]:
+            fit_rest: bool = False, score_threads: int | None = None) -> tuple[FusionScorer, ConvMemoryCompressor | None]:
     from langmem_cog.rank.defaults import default_compressor, default_scorer
 
     if system == "full-zeroshot":
@@ -284,7 +292,7 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
     if train_config.epochs == 0:  # no fine-tuning: the init checkpoint as it is, shared by every seed
         if not reranker_init:
             raise InvalidInputError("epochs=0 scores with --reranker-init as it is: pass a trained cross-encoder checkpoint")
-        ce = _shared_cross_encoder(backbone, score_max_length or train_config.max_length, quantize)
+        ce = _shared_cross_encoder(backbone, score_max_length or train_config.max_length, quantize, score_threads)
         weight, grid = _tune_blend(ce, tune_qps, scorer, feats, gold)
         params["reranker"][str(seed)] = {"init": str(backbone), "fine_tuned": False, "cross_encoder_weight": weight,
                                          "tune_mrr": grid, "tune_queries": len(tune_qps), "int8": quantize}
@@ -297,12 +305,13 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
         report = train_cross_encoder(examples, backbone, out, cfg, progress=progress,
                                      provenance={"trained_on": f"LoCoMo seed {seed} train conversations {sorted(train)}"})
     logger.info("seed %s: reranker ready in %.0f s", seed, time.perf_counter() - t0)
-    ce = LocalCrossEncoder(out, max_length=score_max_length or train_config.max_length, quantize=quantize)
+    ce = LocalCrossEncoder(out, max_length=score_max_length or train_config.max_length, quantize=quantize,
+                           threads=score_threads)
     weight, grid = _tune_blend(ce, tune_qps, scorer, feats, gold)
     params["reranker"][str(seed)] = {**{k: report.get(k) for k in ("examples", "steps", "final_epoch_loss", "uniform_loss",
                                                                    "seconds")},
                                      "cross_encoder_weight": weight, "tune_mrr": grid, "tune_queries": len(tune_qps),
-                                     "int8": quantize, "score_max_length": ce.max_length}
+                                     "int8": quantize, "score_max_length": ce.max_length, "score_threads": score_threads}
     return scorer, ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=weight)
 
 
@@ -320,13 +329,14 @@ class _MemoCrossEncoder(BaseCrossEncoder):
         return [self.memo[tuple(p)] for p in text_pairs]
 
 
-_SHARED: dict[tuple[str, int, bool], _MemoCrossEncoder] = {}
+_SHARED: dict[tuple[str, int, bool, int | None], _MemoCrossEncoder] = {}
 
 
-def _shared_cross_encoder(path: Path, max_length: int, quantize: bool) -> _MemoCrossEncoder:
-    key = (str(path), max_length, quantize)
+def _shared_cross_encoder(path: Path, max_length: int, quantize: bool, threads: int | None = None) -> _MemoCrossEncoder:
+    key = (str(path), max_length, quantize, threads)
     if key not in _SHARED:
-        _SHARED[key] = _MemoCrossEncoder(LocalCrossEncoder(path, max_length=max_length, quantize=quantize))
+        _SHARED[key] = _MemoCrossEncoder(LocalCrossEncoder(path, max_length=max_length, quantize=quantize,
+                                                           threads=threads))
     return _SHARED[key]
 
 
