@@ -64,6 +64,10 @@ class CogMemConfig(BaseModel):
         candidates: Candidates taken from each of the dense and lexical sides in the HNSW path.
         k: Default number of results of the retriever.
         max_tokens: Default token budget of returned evidence (cl100k_base), ``None`` for none.
+        rerank_threads: torch threads while the shipped cross-encoder scores (``None``: torch's
+            setting). On 2 cores, ``OMP_NUM_THREADS=1`` with ``rerank_threads=2`` runs the first
+            stage on one thread and the rerank on two, the fastest split measured
+            (docs/BENCHMARKS.md, session 10).
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -84,6 +88,7 @@ class CogMemConfig(BaseModel):
     candidates: int = Field(default=200, ge=1)
     k: int = Field(default=10, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
+    rerank_threads: int | None = Field(default=None, ge=1, le=1024)
 
     @model_validator(mode="after")
     def _check(self) -> CogMemConfig:

@@ -161,13 +161,16 @@ class CogMemRetriever(BaseRetriever):
     def full(cls, memory: CogMemory, namespace: str, **kwargs: Any) -> CogMemRetriever:
         """The shipped cascade: raw + graph -> the shipped fusion scorer -> ConvMemory v2 rerank.
 
+        The cross-encoder scores on ``memory.config.rerank_threads`` torch threads.
+
         Raises:
             ModelNotFoundError: If the shipped reranker checkpoint is missing.
         """
         from langmem_cog.rank.defaults import default_compressor, default_scorer
 
         kwargs.setdefault("fusion", default_scorer())
-        kwargs.setdefault("compressor", default_compressor())
+        if "compressor" not in kwargs:
+            kwargs["compressor"] = default_compressor(threads=memory.config.rerank_threads)
         return cls(memory=memory, namespace=namespace, use_graph=True, **kwargs)
 
     @property

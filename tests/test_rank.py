@@ -311,6 +311,20 @@ def test_full_retriever_uses_every_shipped_stage(memory, ns):
     assert docs[0].metadata["turn_id"] == "t0"
 
 
+def test_full_retriever_reranks_on_the_configured_threads(ns):
+    import torch
+
+    memory = CogMemory(CogMemConfig.preset("ephemeral", rerank_threads=2), embeddings=FakeEmbeddings())
+    _fill(memory, ns)
+    retriever = CogMemRetriever.full(memory, ns, k=3)
+    assert retriever.compressor.cross_encoder.threads == 2
+    before = torch.get_num_threads()
+    assert retriever.invoke("What is Leo allergic to?")[0].metadata["turn_id"] == "t0"
+    assert torch.get_num_threads() == before  # the rerank's setting does not leak into the process
+    with pytest.raises(ConfigError, match="rerank_threads"):
+        CogMemConfig.preset("ephemeral", rerank_threads=0)
+
+
 def test_residual_training_takes_the_loss_on_logit_plus_the_first_stage_prior(tmp_path):
     from langmem_cog.embeddings import resolve_model_path
     from langmem_cog.rank.training import RerankExample, TrainConfig, train_cross_encoder

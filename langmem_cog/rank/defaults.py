@@ -40,8 +40,12 @@ def default_scorer() -> FusionScorer:
     return FusionScorer.untrained()
 
 
-def default_compressor(**kwargs: Any) -> ConvMemoryCompressor:
+def default_compressor(*, threads: int | None = None, **kwargs: Any) -> ConvMemoryCompressor:
     """ConvMemory v2 over the shipped cross-encoder with the shipped blend weights.
+
+    Args:
+        threads: torch threads while the cross-encoder scores (``None``: torch's setting).
+        **kwargs: Passed to :class:`ConvMemoryCompressor` (they override the shipped weights).
 
     Raises:
         ModelNotFoundError: If the reranker checkpoint is missing.
@@ -49,5 +53,5 @@ def default_compressor(**kwargs: Any) -> ConvMemoryCompressor:
     settings = cascade_settings()
     kwargs.setdefault("cross_encoder_weight", float(settings.get("cross_encoder_weight", 1.0)))
     kwargs.setdefault("first_stage_weight", float(settings.get("first_stage_weight", 1.0)))
-    ce = LocalCrossEncoder(default_reranker_path(), max_length=int(settings.get("max_length", 128)))
+    ce = LocalCrossEncoder(default_reranker_path(), max_length=int(settings.get("max_length", 128)), threads=threads)
     return ConvMemoryCompressor(cross_encoder=ce, **kwargs)
