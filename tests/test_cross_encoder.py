@@ -49,6 +49,18 @@ def test_bucketed_scores_equal_one_pair_at_a_time(shipped):
     assert together[0] > together[2]
 
 
+def test_scoring_threads_give_the_same_scores_and_restore_torch(shipped):
+    import torch
+
+    before = torch.get_num_threads()
+    two = LocalCrossEncoder(default_reranker_path(), max_length=64, threads=2)
+    assert np.allclose(two.score(PAIRS), shipped.score(PAIRS), atol=1e-4)
+    assert torch.get_num_threads() == before
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(InvalidInputError, match="threads="):
+            LocalCrossEncoder(default_reranker_path(), threads=bad)
+
+
 def test_int8_scores_track_fp32(shipped):
     q = LocalCrossEncoder(default_reranker_path(), max_length=64, quantize=True)
     assert "quantize=True" in repr(q)

@@ -278,7 +278,7 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
     if system == "full-zeroshot":
         scorer = default_scorer()
         params["scorer"][str(seed)] = scorer.trained_on
-        return scorer, default_compressor()
+        return scorer, default_compressor(threads=score_threads)
     scorer = fit_seed_scorer(seed, train, ps, feats, gold)
     params["scorer"][str(seed)] = [round(float(x), 4) for x in scorer.weights]
     if system == "augmented":
@@ -295,7 +295,8 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
         ce = _shared_cross_encoder(backbone, score_max_length or train_config.max_length, quantize, score_threads)
         weight, grid = _tune_blend(ce, tune_qps, scorer, feats, gold)
         params["reranker"][str(seed)] = {"init": str(backbone), "fine_tuned": False, "cross_encoder_weight": weight,
-                                         "tune_mrr": grid, "tune_queries": len(tune_qps), "int8": quantize}
+                                         "tune_mrr": grid, "tune_queries": len(tune_qps), "int8": quantize,
+                                         "score_threads": score_threads}
         return scorer, ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=weight)
     if reuse and (out / "training.json").exists():
         report = json.loads((out / "training.json").read_text(encoding="utf-8"))

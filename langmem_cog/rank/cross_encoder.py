@@ -82,6 +82,8 @@ class LocalCrossEncoder(BaseCrossEncoder):
             raise ModelNotFoundError(f"no cross-encoder checkpoint (config.json) in {self.path}: pass a checkpoint directory")
         if max_length < 8:
             raise InvalidInputError(f"max_length={max_length} is too small: use at least 8 tokens")
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            raise InvalidInputError(f"threads={threads!r} is invalid: pass a thread count of at least 1, or None")
         self.max_length = max_length
         self.batch_size = batch_size
         self.threads = threads
