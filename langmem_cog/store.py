@@ -632,9 +632,41 @@ class TurnStore:
             self._collections.pop(namespace, None)
             if col is None:
                 return False
+            segment_dirs = self._segment_dirs(col)
             self.client.delete_collection(collection_name(namespace))
+            self._remove_segment_dirs(segment_dirs)
             self._vacuum()
             return True
+
+    def _segment_dirs(self, col: Any) -> list[Path]:
+        """The on-disk segment folders of one embedded Chroma collection (its HNSW index files)."""
+        path = self.data_dir / "chroma" / "chroma.sqlite3"
+        if self.config.chroma_mode != "persistent" or not path.exists():
+            return []
+        import sqlite3
+
+        conn = sqlite3.connect(str(path), timeout=60)
+        try:
+            rows = conn.execute("SELECT id FROM segments WHERE collection = ?", (str(col.id),)).fetchall()
+        finally:
+            conn.close()
+        return [self.data_dir / "chroma" / str(r[0]) for r in rows]
+
+    def _remove_segment_dirs(self, dirs: list[Path]) -> None:
+        """Delete a dropped collection's segment folders, which Chroma 1.x leaves on disk.
+
+        Its ``delete_collection`` removes the collection from SQLite but not the HNSW folder
+        (chroma-core/chroma#5259), so the forgotten turns' vectors would stay in
+        ``data_level0.bin`` and its neighbours. Only the dropped collection's own segments,
+        read before the delete, are removed.
+        """
+        import shutil
+
+        root = (self.data_dir / "chroma").resolve()
+        for d in dirs:
+            if d.is_dir() and d.resolve().parent == root:
+                shutil.rmtree(d)
+                logger.info("removed the segment folder %s of a forgotten namespace", d.name)
 
     def _purge_log(self, col: Any, ids: list[str]) -> None:
         """Remove deleted turns' text from Chroma's write-ahead log.

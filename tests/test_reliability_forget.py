@@ -80,6 +80,24 @@ def test_forget_namespace_removes_everything_and_spares_the_others(tmp_path: Pat
     assert mem.forget("drop-me") is False  # idempotent
 
 
+def test_forget_namespace_removes_the_hnsw_folder_chroma_leaves_behind(tmp_path: Path) -> None:
+    """Chroma 1.x's delete_collection keeps the HNSW folder (its vectors); forget deletes it, and only it."""
+    canary = _canary()
+    mem = _memory(tmp_path)
+    mem.add_turns(make_turns("keep-me", [f"{t} {i}" for i in range(40) for t in TEXTS]))  # 160 turns: HNSW persists
+    mem.add_turns(make_turns("drop-me", [*(f"{t} {i}" for i in range(40) for t in TEXTS), f"the password is {canary}"]))
+    chroma = tmp_path / "chroma"
+    before = {p.name for p in chroma.iterdir() if p.is_dir()}
+    assert len(before) == 2  # one vector-segment folder per namespace
+    assert mem.forget("drop-me") is True
+    after = {p.name for p in chroma.iterdir() if p.is_dir()}
+    assert len(after) == 1 and after < before
+    assert files_with(tmp_path, canary.encode()) == []
+    assert [h.turn.text for h in mem.store.search("keep-me", "puppy Rex 3", k=1)] == [f"{TEXTS[0]} 3"]
+    reopened = _memory(tmp_path)
+    assert reopened.store.count("keep-me") == 160 and not reopened.store.has_namespace("drop-me")
+
+
 def test_forget_a_namespace_whose_graph_save_was_lost_leaves_no_graph(tmp_path: Path) -> None:
     """A crash between the raw forget and the graph delete: the graph is dropped on next use."""
     canary = _canary()
