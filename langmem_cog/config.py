@@ -65,8 +65,8 @@ class CogMemConfig(BaseModel):
         k: Default number of results of the retriever.
         max_tokens: Default token budget of returned evidence (cl100k_base), ``None`` for none.
         rerank_threads: torch threads while the shipped cross-encoder scores (``None``: torch's
-            setting). On 2 cores, ``OMP_NUM_THREADS=1`` with ``rerank_threads=2`` runs the first
-            stage on one thread and the rerank on two, the fastest split measured
+            setting). With ``OMP_NUM_THREADS=1`` and ``rerank_threads=2`` the first stage runs on
+            one thread and the rerank on two; which split is fastest depends on the machine
             (docs/BENCHMARKS.md, session 10).
     """
 
