@@ -640,17 +640,31 @@ class TurnStore:
 
     def _segment_dirs(self, col: Any) -> list[Path]:
         """The on-disk segment folders of one embedded Chroma collection (its HNSW index files)."""
-        path = self.data_dir / "chroma" / "chroma.sqlite3"
+        with self._chroma_db(timeout=60) as conn:
+            if conn is None:
+                return []
+            rows = conn.execute("SELECT id FROM segments WHERE collection = ?", (str(col.id),)).fetchall()
+        return [self.data_dir / "chroma" / str(r[0]) for r in rows]
+
+    @property
+    def _chroma_db_file(self) -> Path:
+        return self.data_dir / "chroma" / "chroma.sqlite3"
+
+    @contextmanager
+    def _chroma_db(self, timeout: float) -> Iterator[Any]:
+        """A ``sqlite3`` connection to embedded Chroma's database file, closed on exit; ``None``
+        when there is no such file of ours (not the persistent mode, or nothing written yet)."""
+        path = self._chroma_db_file
         if self.config.chroma_mode != "persistent" or not path.exists():
-            return []
+            yield None
+            return
         import sqlite3
 
-        conn = sqlite3.connect(str(path), timeout=60)
+        conn = sqlite3.connect(str(path), timeout=timeout)
         try:
-            rows = conn.execute("SELECT id FROM segments WHERE collection = ?", (str(col.id),)).fetchall()
+            yield conn
         finally:
             conn.close()
-        return [self.data_dir / "chroma" / str(r[0]) for r in rows]
 
     def _remove_segment_dirs(self, dirs: list[Path]) -> None:
         """Delete a dropped collection's segment folders, which Chroma 1.x leaves on disk.
@@ -678,27 +692,24 @@ class TurnStore:
         records of the deleted ids and keep their DELETE records: replaying the log after a
         restart then never re-adds them (a DELETE of an id the index never saw is a no-op).
         """
-        if self.config.chroma_mode != "persistent" or not ids:
-            return
-        path = self.data_dir / "chroma" / "chroma.sqlite3"
-        if not path.exists():
+        if not ids:
             return
         import sqlite3
 
-        conn = sqlite3.connect(str(path), timeout=60)
-        try:
-            with conn:
-                for start in range(0, len(ids), 500):
-                    part = ids[start : start + 500]
-                    marks = ",".join("?" * len(part))
-                    conn.execute(
-                        f"DELETE FROM embeddings_queue WHERE topic LIKE ? AND operation != 3 AND id IN ({marks})",  # noqa: S608 - placeholders only
-                        ["%/" + str(col.id), *part],
-                    )
-        except sqlite3.OperationalError as exc:
-            raise StoreError(f"cannot purge deleted turns from Chroma's log at {path}: {exc}") from exc
-        finally:
-            conn.close()
+        with self._chroma_db(timeout=60) as conn:
+            if conn is None:
+                return
+            try:
+                with conn:
+                    for start in range(0, len(ids), 500):
+                        part = ids[start : start + 500]
+                        marks = ",".join("?" * len(part))
+                        conn.execute(
+                            f"DELETE FROM embeddings_queue WHERE topic LIKE ? AND operation != 3 AND id IN ({marks})",  # noqa: S608 - placeholders only
+                            ["%/" + str(col.id), *part],
+                        )
+            except sqlite3.OperationalError as exc:
+                raise StoreError(f"cannot purge deleted turns from Chroma's log at {self._chroma_db_file}: {exc}") from exc
 
     def _vacuum(self) -> None:
         """Rewrite the embedded Chroma database so deleted text leaves the file.
@@ -706,18 +717,9 @@ class TurnStore:
         SQLite keeps deleted rows' bytes in unused page space; ``VACUUM`` rebuilds the file
         without them. Only the embedded (persistent) mode has a file of ours to vacuum.
         """
-        if self.config.chroma_mode != "persistent":
-            return
-        path = self.data_dir / "chroma" / "chroma.sqlite3"
-        if not path.exists():
-            return
-        import sqlite3
-
-        conn = sqlite3.connect(str(path), timeout=30)
-        try:
-            conn.execute("VACUUM")
-        finally:
-            conn.close()
+        with self._chroma_db(timeout=30) as conn:
+            if conn is not None:
+                conn.execute("VACUUM")
 
     # ------------------------------------------------------------------ reads
     def namespaces(self) -> list[str]:
