@@ -42,7 +42,7 @@ from langmem_cog.errors import InvalidInputError
 from langmem_cog.fusion import zscore
 from langmem_cog.rank.cascade import Cascade, pool_documents
 from langmem_cog.rank.compressor import ConvMemoryCompressor
-from langmem_cog.rank.cross_encoder import LocalCrossEncoder
+from langmem_cog.rank.cross_encoder import LocalCrossEncoder, check_threads
 from langmem_cog.rank.data import rerank_examples
 from langmem_cog.rank.features import FEATURE_NAMES, candidate_features
 from langmem_cog.rank.scorer import FusionScorer
@@ -117,8 +117,7 @@ def run_cascade(
         raise InvalidInputError(f"split={split!r} is invalid: use 'seeds' or 'all'")
     if score_max_length is not None and score_max_length < 16:
         raise InvalidInputError(f"score_max_length={score_max_length} is too short: pass at least 16 tokens, or None")
-    if score_threads is not None and score_threads < 1:
-        raise InvalidInputError(f"score_threads={score_threads} is invalid: pass a thread count of at least 1, or None")
+    check_threads(score_threads, "score_threads")
     if split == "all" and system != "full-zeroshot":
         raise InvalidInputError(f"--split all trains nothing; system {system!r} fits on train conversations: use seeds")
     cfg = (config or CogMemConfig.preset("ephemeral")).model_copy(update={"embedder": embedder})

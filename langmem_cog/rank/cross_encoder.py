@@ -27,7 +27,7 @@ from langchain_core.cross_encoders import BaseCrossEncoder
 
 from langmem_cog.errors import InvalidInputError, ModelNotFoundError
 
-__all__ = ["POOLINGS", "LocalCrossEncoder", "default_reranker_path", "format_pair", "length_batches", "pair_logits"]
+__all__ = ["POOLINGS", "LocalCrossEncoder", "check_threads", "default_reranker_path", "format_pair", "length_batches", "pair_logits"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +37,20 @@ def format_pair(query: str, text: str, *, pos: int | None, max_pos: int | None) 
     q = f"QUERY_TIME: {max_pos}. {query}" if max_pos is not None else query
     m = f"MEMORY_TIME: {pos}. {text}" if pos is not None else text
     return q, m
+
+
+def check_threads(threads: Any, name: str = "threads") -> None:
+    """Raise ``InvalidInputError`` unless ``threads`` is ``None`` or a thread count of at least 1.
+
+    Example:
+        >>> check_threads(2)
+        >>> check_threads(0, "score_threads")
+        Traceback (most recent call last):
+        ...
+        langmem_cog.errors.InvalidInputError: score_threads=0 is invalid: pass a thread count of at least 1, or None
+    """
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise InvalidInputError(f"{name}={threads!r} is invalid: pass a thread count of at least 1, or None")
 
 
 def default_reranker_path() -> Path:
@@ -82,8 +96,7 @@ class LocalCrossEncoder(BaseCrossEncoder):
             raise ModelNotFoundError(f"no cross-encoder checkpoint (config.json) in {self.path}: pass a checkpoint directory")
         if max_length < 8:
             raise InvalidInputError(f"max_length={max_length} is too small: use at least 8 tokens")
-        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-            raise InvalidInputError(f"threads={threads!r} is invalid: pass a thread count of at least 1, or None")
+        check_threads(threads)
         self.max_length = max_length
         self.batch_size = batch_size
         self.threads = threads
