@@ -47,7 +47,8 @@ def main(argv: Sequence[str] | None = None, *, embeddings: Any = None, model: An
     parser.add_argument("--conversation", default=None, help="sample id or index in the file (default: the first)")
     parser.add_argument("--ask", action="append", default=[], help="a question (repeat for several)")
     parser.add_argument("--qa", type=int, default=0, help="also replay the first N questions of the file")
-    parser.add_argument("--mode", choices=["hybrid", "graph"], default="hybrid", help="retrieval (default: hybrid)")
+    parser.add_argument("--mode", choices=["cascade", "hybrid", "graph"], default="cascade",
+                        help="retrieval: the default cascade, plain hybrid search, or the operator loop alone")
     parser.add_argument("--k", type=int, default=5, help="evidence turns per question")
     parser.add_argument("--data-dir", default=None, help="persist memory here (default: in memory)")
     add_common_args(parser)
@@ -77,7 +78,7 @@ def main(argv: Sequence[str] | None = None, *, embeddings: Any = None, model: An
         def evidence(q: str) -> list[Any]:
             if args.mode == "graph":
                 return graph_search(memory, ns, q, k=args.k, now=now)
-            return search_evidence(memory.store, ns, q, k=args.k)
+            return search_evidence(memory, ns, q, k=args.k, mode=args.mode, now=now)
 
         def ask(q: str, gold: set[str] | None = None, expected: Any = None) -> None:
             ev = evidence(q)

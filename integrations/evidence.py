@@ -19,14 +19,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping
-from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
 
+from langmem_cog.config import RetrievalMode
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.retriever import scored_turn_to_document
-from langmem_cog.store import SearchMode, TurnStore
+from langmem_cog.filters import TurnFilter, parse_time
+from langmem_cog.retriever import CogMemRetriever
+from langmem_cog.store import TurnStore
+
+if TYPE_CHECKING:
+    from langmem_cog.memory import CogMemory
 
 __all__ = [
     "EVIDENCE_LINE",
@@ -83,34 +88,8 @@ def parse_evidence_line(line: str) -> tuple[str, str, str, str] | None:
     return m["turn_id"], m["speaker"], m["date"], m["text"]
 
 
-def parse_time(value: str | date | datetime | None, *, end: bool = False) -> datetime | None:
-    """An aware datetime from an ISO date or datetime (naive means UTC).
-
-    A bare date is the start of that day, or with ``end=True`` the start of the next day (so a
-    ``[start, end)`` range of two dates includes both days).
-
-    Example:
-        >>> parse_time("2023-05-08", end=True).isoformat()
-        '2023-05-09T00:00:00+00:00'
-    """
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, str):
-        raw = value.strip()
-        try:
-            value = date.fromisoformat(raw) if len(raw) == 10 else datetime.fromisoformat(raw)
-        except ValueError:
-            raise InvalidInputError(f"{raw!r} is not an ISO date or datetime: use e.g. '2023-05-08'") from None
-    if isinstance(value, datetime):
-        return value if value.utcoffset() is not None else value.replace(tzinfo=UTC)
-    if isinstance(value, date):
-        day = datetime.combine(value, time(), tzinfo=UTC)
-        return day + timedelta(days=1) if end else day
-    raise InvalidInputError(f"expected an ISO date string, a date or a datetime, got {type(value).__name__}")
-
-
 def search_evidence(
-    store: TurnStore,
+    memory: CogMemory | TurnStore,
     namespace: str,
     query: str,
     *,
@@ -119,15 +98,19 @@ def search_evidence(
     start: str | date | datetime | None = None,
     end: str | date | datetime | None = None,
     exclude_ids: Collection[str] = (),
-    mode: SearchMode = "hybrid",
+    mode: RetrievalMode | None = None,
+    now: datetime | str | None = None,
 ) -> list[Document]:
-    """Hybrid search of one namespace, filtered by speaker and a ``[start, end)`` time range.
+    """Search one namespace through :class:`~langmem_cog.CogMemRetriever`, filtered by speaker and a
+    ``[start, end)`` time range.
 
-    Filters apply to the whole ranking (every turn is scored), so a filtered search returns the
-    best ``k`` turns that pass, not the passing ones among the overall top ``k``.
+    On a :class:`~langmem_cog.memory.CogMemory` this runs what ``memory.config.retrieval`` says (the
+    shipped cascade by default); on a bare :class:`~langmem_cog.store.TurnStore`, plain hybrid search.
+    Filters apply to the whole ranking (every turn is scored), so a filtered search returns the best
+    ``k`` turns that pass, not the passing ones among the overall top ``k``.
 
     Args:
-        store: The raw-turn store.
+        memory: The memory (or a bare raw-turn store).
         namespace: The namespace (a namespace with no turns yet gives ``[]``).
         query: The query text.
         k: How many documents to return.
@@ -135,36 +118,22 @@ def search_evidence(
         start: Keep turns at or after this time (ISO date or datetime).
         end: Keep turns before this time; a bare date includes that whole day.
         exclude_ids: Turn ids to leave out (e.g. the messages already in the conversation).
-        mode: ``hybrid``, ``dense`` or ``lexical``.
+        mode: ``cascade``, ``hybrid``, ``dense`` or ``lexical``; ``None``: the retriever's default.
+        now: When the question is asked (relative dates in it resolve against it); ``None``: now.
 
     Returns:
         Documents with the retriever's metadata (``turn_id``, ``speaker``, ``timestamp``, scores,
-        ``stage="raw"``), best first, ``rank`` renumbered after filtering.
+        ``stage``), best first, ``rank`` renumbered after filtering.
 
     Raises:
         InvalidInputError: If ``k`` is not a positive integer, the query is empty, a time is not ISO
             or ``start`` is not before ``end``.
     """
+    from langmem_cog.memory import CogMemory
+
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidInputError(f"k={k!r} is invalid: pass a positive integer")
-    t0, t1 = parse_time(start), parse_time(end, end=True)
-    if t0 is not None and t1 is not None and t0 >= t1:
-        raise InvalidInputError(f"start={start!r} is not before end={end!r}: swap them or widen the range")
-    if not store.has_namespace(namespace):
-        return []
-    filtered = bool(speaker or t0 or t1 or exclude_ids)
-    fetch = max(store.count(namespace), 1) if filtered else k
-    who = speaker.strip().casefold() if speaker else None
-    docs: list[Document] = []
-    for hit in store.search(namespace, query, k=fetch, mode=mode):
-        t = hit.turn
-        if t.id in exclude_ids or (who and t.speaker.casefold() != who):
-            continue
-        if (t0 is not None and t.timestamp < t0) or (t1 is not None and t.timestamp >= t1):
-            continue
-        doc = scored_turn_to_document(hit)
-        doc.metadata["rank"] = len(docs) + 1
-        docs.append(doc)
-        if len(docs) == k:
-            break
-    return docs
+    where = TurnFilter.build(speaker=speaker, start=start, end=end, exclude_ids=exclude_ids)
+    source = {"memory": memory} if isinstance(memory, CogMemory) else {"store": memory}
+    retriever = CogMemRetriever(namespace=namespace, k=k, mode=mode, **source)
+    return retriever.invoke(query, now=now, where=where)

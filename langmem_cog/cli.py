@@ -78,7 +78,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     for d in facts:
         print(f"consolidated fact: {d.get('text')}")
     print()
-    retriever = CogMemRetriever(store=memory.store, namespace=ns, k=args.k)
+    retriever = CogMemRetriever(memory=memory, namespace=ns, k=args.k, mode=args.mode,
+                                now=max(t.timestamp for t in conv.turns))
+    print(f"retrieval: {retriever.mode}" + (" (raw + graph candidates -> shipped fusion -> ConvMemory v2 rerank)"
+                                           if retriever.cascade_on else ""))
     hits_at_k = 0
     for qa in conv.qa:
         docs = retriever.invoke(qa["question"])
@@ -89,7 +92,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         for d in docs:
             m = d.metadata
             mark = "*" if m["turn_id"] in gold else " "
-            print(f"  {mark} [{m['turn_id']:>6}] {m['timestamp'][:10]}  score {m['score']:6.2f}  {d.page_content[:110]}")
+            print(f"  {mark} [{m['turn_id']:>6}] {m['timestamp'][:10]}  {m['stage']:<9}  {d.page_content[:110]}")
         print()
     print(f"evidence turn (*) in the top {args.k} for {hits_at_k} of {len(conv.qa)} questions")
     print(f"the store lives in {cfg.resolved_data_dir()}; search it with:")
@@ -107,8 +110,18 @@ def cmd_search(args: argparse.Namespace) -> int:
         cfg = cfg.model_copy(update={"data_dir": Path(args.data_dir)})
     if args.trace:
         return _search_trace(cfg, args)
-    store = TurnStore(cfg)
-    retriever = CogMemRetriever(store=store, namespace=args.namespace, k=args.k, missing_ok=False)
+    mode = args.mode or cfg.retrieval
+    if mode == "cascade":
+        from langmem_cog.memory import CogMemory
+
+        memory = CogMemory(cfg)
+        memory.store.require_namespace(args.namespace)
+        memory.sync_graph(args.namespace)  # a namespace written by the raw store alone gets its graph here
+        retriever = CogMemRetriever(memory=memory, namespace=args.namespace, k=args.k, missing_ok=False,
+                                    mode=mode, now=args.now)
+    else:
+        retriever = CogMemRetriever(store=TurnStore(cfg), namespace=args.namespace, k=args.k, missing_ok=False,
+                                    mode=mode)
     for d in retriever.invoke(args.query):
         m = d.metadata
         print(f"[{m['turn_id']}] {m['timestamp']}  {m['stage']}  score {m['score']:.3f}\n    {d.page_content}")
@@ -431,6 +444,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="ingest the bundled sample conversation and answer questions about it")
     demo.add_argument("--data-dir", help="where the store lives (default: ~/.local/share/langmem-cog)")
     demo.add_argument("-k", type=int, default=3, help="evidence turns per question")
+    demo.add_argument("--mode", choices=["cascade", "hybrid", "dense", "lexical"], default=None,
+                      help="retrieval path (default: the config's, the shipped cascade; LANGMEM_COG_RETRIEVAL)")
     demo.set_defaults(func=cmd_demo)
 
     search = sub.add_parser("search", help="search one namespace of a store")
@@ -440,7 +455,9 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("-k", type=int, default=5)
     search.add_argument("--trace", action="store_true",
                         help="answer with the graph operator loop and print its intent, steps and grounded turns")
-    search.add_argument("--now", help="with --trace: when the question is asked (ISO date), for 'last month'")
+    search.add_argument("--mode", choices=["cascade", "hybrid", "dense", "lexical"], default=None,
+                        help="retrieval path (default: the config's, the shipped cascade; LANGMEM_COG_RETRIEVAL)")
+    search.add_argument("--now", help="when the question is asked (ISO date), for 'last month'")
     search.add_argument("--max-steps", type=int, default=5, help="with --trace: operator step budget")
     search.set_defaults(func=cmd_search)
 

@@ -22,7 +22,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from langmem_cog.errors import ConfigError
 
-__all__ = ["CogMemConfig", "PRESETS", "default_data_dir"]
+__all__ = ["CogMemConfig", "PRESETS", "RetrievalMode", "default_data_dir"]
+
+#: The retrieval paths of :class:`~langmem_cog.retriever.CogMemRetriever`: the shipped cascade, or
+#: plain search of the raw store (hybrid, dense only, BM25 only).
+RetrievalMode = Literal["cascade", "hybrid", "dense", "lexical"]
 
 
 def default_data_dir() -> Path:
@@ -64,6 +68,10 @@ class CogMemConfig(BaseModel):
         candidates: Candidates taken from each of the dense and lexical sides in the HNSW path.
         k: Default number of results of the retriever.
         max_tokens: Default token budget of returned evidence (cl100k_base), ``None`` for none.
+        retrieval: What a retriever built on a ``CogMemory`` runs, and so every integration (agent
+            middleware, memory tools, ``CogMemStore.search``, the RAG chain, ``langmem-cog search``, the
+            inspector): ``cascade`` (the default: raw + graph candidates, the shipped fusion scorer, the
+            ConvMemory v2 rerank) or plain ``hybrid`` / ``dense`` / ``lexical`` search.
         rerank_threads: torch threads while the shipped cross-encoder scores (``None``: torch's
             setting). With ``OMP_NUM_THREADS=1`` and ``rerank_threads=2`` the first stage runs on
             one thread and the rerank on two; which split is fastest depends on the machine
@@ -88,6 +96,7 @@ class CogMemConfig(BaseModel):
     candidates: int = Field(default=200, ge=1)
     k: int = Field(default=10, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
+    retrieval: RetrievalMode = "cascade"
     rerank_threads: int | None = Field(default=None, ge=1, le=1024)
 
     @model_validator(mode="after")
@@ -126,7 +135,8 @@ class CogMemConfig(BaseModel):
         """Build a config from a preset plus ``LANGMEM_COG_*`` environment variables.
 
         Recognised: ``LANGMEM_COG_DATA_DIR``, ``LANGMEM_COG_EMBEDDER``, ``LANGMEM_COG_CHROMA_URL``
-        (``http://host:port``, switches to ``http`` mode).
+        (``http://host:port``, switches to ``http`` mode), ``LANGMEM_COG_RETRIEVAL`` (``cascade`` or
+        ``hybrid``, ``dense``, ``lexical``).
 
         Args:
             preset: The preset to start from.
@@ -144,6 +154,8 @@ class CogMemConfig(BaseModel):
         if env.get("LANGMEM_COG_CHROMA_URL"):
             host, port = parse_chroma_url(env["LANGMEM_COG_CHROMA_URL"])
             overrides.update(chroma_mode="http", chroma_host=host, chroma_port=port)
+        if env.get("LANGMEM_COG_RETRIEVAL"):
+            overrides["retrieval"] = env["LANGMEM_COG_RETRIEVAL"].strip()
         return cls.preset(preset, **overrides)
 
 

@@ -1,7 +1,9 @@
 """``CogMemRetriever``: a LangChain retriever over a namespace's memory.
 
-For now the retriever runs hybrid raw retrieval (dense + BM25, z-score fusion)
-over the raw-turn store; later stages plug in behind the same interface.
+Built on a :class:`~langmem_cog.memory.CogMemory`, it runs the shipped cascade (raw + graph
+candidates -> fusion -> ConvMemory v2 rerank); built on a bare :class:`~langmem_cog.store.TurnStore`,
+or with ``mode="hybrid"``, it runs plain hybrid search (dense + BM25, z-score fusion). Every
+integration of this package retrieves through it.
 
 Example:
     >>> from langmem_cog import CogMemConfig, CogMemRetriever, TurnStore
@@ -23,9 +25,11 @@ from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from langmem_cog.config import RetrievalMode
 from langmem_cog.errors import InvalidInputError
+from langmem_cog.filters import TurnFilter
 from langmem_cog.records import Turn, validate_namespace
-from langmem_cog.store import ScoredTurn, SearchMode, TurnStore
+from langmem_cog.store import ScoredTurn, TurnStore
 from langmem_cog.tokens import count_tokens
 
 if TYPE_CHECKING:
@@ -88,26 +92,37 @@ def trim_to_budget(docs: list[Document], max_tokens: int | None) -> list[Documen
 class CogMemRetriever(BaseRetriever):
     """Retrieve cited evidence turns from one namespace of memory.
 
-    With only a ``store``, it runs hybrid raw retrieval (dense + BM25, z-score fusion). Turning on
-    any later stage runs the full cascade (:class:`~langmem_cog.rank.cascade.Cascade`): raw + graph
-    candidates -> learned fusion -> the recall-preserving compressor. :meth:`full` builds the
-    shipped configuration (graph loop, the shipped fusion scorer and cross-encoder).
+    Two retrieval paths, chosen by ``mode``:
+
+    * ``"cascade"`` (the default on a :class:`~langmem_cog.memory.CogMemory`): raw + graph candidates
+      -> the shipped fusion scorer -> the ConvMemory v2 compressor with the shipped cross-encoder
+      (:class:`~langmem_cog.rank.cascade.Cascade`). ``use_graph``, ``fusion`` and ``compressor``
+      swap or turn off a stage (``compressor=None``: no rerank).
+    * ``"hybrid"`` (the default on a bare ``store``), ``"dense"`` or ``"lexical"``: plain search of
+      the raw store.
+
+    The default of a memory-backed retriever is ``memory.config.retrieval`` (``"cascade"`` unless
+    configured otherwise), so ``CogMemConfig(retrieval="hybrid")`` switches every integration built on
+    that memory to plain hybrid search.
 
     Attributes:
         store: The raw-turn store (taken from ``memory`` when omitted).
         namespace: The namespace searched (one user's or agent's memory).
         k: How many documents to return (overridable per call: ``invoke(q, k=3)``).
         max_tokens: Token budget (cl100k_base) of the returned page contents, or ``None``.
-        mode: ``hybrid`` (default), ``dense`` or ``lexical`` (the plain path only).
-        lexical_weight: Weight of BM25 in fusion; ``None`` uses the store's config.
+        mode: ``cascade``, ``hybrid``, ``dense`` or ``lexical``; ``None`` chooses as described above.
+        lexical_weight: Weight of BM25 in plain hybrid search; ``None`` uses the store's config.
         missing_ok: Return ``[]`` for a namespace with no turns yet (default) instead of raising
             :class:`~langmem_cog.errors.UnknownNamespaceError`.
         memory: A :class:`~langmem_cog.memory.CogMemory` (needed by the graph stage).
-        use_graph: Run the operator loop and use what it grounds (needs ``memory``).
-        fusion: A :class:`~langmem_cog.rank.scorer.FusionScorer`; ``None`` with a cascade on uses its
-            untrained fallback.
-        compressor: The last step, e.g. :class:`~langmem_cog.rank.compressor.ConvMemoryCompressor`.
+        use_graph: Run the operator loop and use what it grounds (cascade; default: when there is a memory).
+        fusion: A :class:`~langmem_cog.rank.scorer.FusionScorer` (cascade; default: the shipped one).
+        compressor: The last step (cascade; default: the shipped ConvMemory v2 compressor; ``None``: none).
         now: When questions are asked (relative dates in questions resolve against it); ``None``: now.
+
+    Per call, ``invoke(query, k=..., max_tokens=..., now=..., where=TurnFilter(...))`` or the
+    shortcuts ``speaker=``, ``start=``, ``end=``, ``exclude_ids=`` (see
+    :class:`~langmem_cog.filters.TurnFilter`) narrow what may be returned; every turn is scored first.
 
     Every returned ``Document`` has ``metadata`` with ``turn_id``, ``speaker``, ``session_id``,
     ``timestamp`` (ISO 8601), ``score``, ``dense_score``, ``lexical_score``, ``rank`` and
@@ -115,9 +130,10 @@ class CogMemRetriever(BaseRetriever):
     loop grounded); after a compressor also ``relevance_score`` and ``reranked``.
 
     Example:
-        >>> retriever = CogMemRetriever.full(memory, namespace="demo-1")  # doctest: +SKIP
+        >>> retriever = CogMemRetriever(memory=memory, namespace="demo-1")  # doctest: +SKIP
         >>> [d.metadata["stage"] for d in retriever.invoke("What is Leo allergic to?", k=3)]  # doctest: +SKIP
         ['raw+graph', 'raw', 'raw']
+        >>> CogMemRetriever(memory=memory, namespace="demo-1", mode="hybrid").invoke("Leo allergy")  # doctest: +SKIP
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -126,11 +142,11 @@ class CogMemRetriever(BaseRetriever):
     namespace: str
     k: int = Field(default=10, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
-    mode: SearchMode = "hybrid"
+    mode: RetrievalMode | None = None
     lexical_weight: float | None = Field(default=None, ge=0.0)
     missing_ok: bool = True
     memory: Any = None
-    use_graph: bool = False
+    use_graph: bool | None = None
     fusion: Any = None
     compressor: BaseDocumentCompressor | None = None
     now: datetime | str | None = None
@@ -144,6 +160,10 @@ class CogMemRetriever(BaseRetriever):
             raise InvalidInputError("CogMemRetriever needs store=TurnStore(...) or memory=CogMemory(...)")
         if data.get("use_graph") and data.get("memory") is None:
             raise InvalidInputError("use_graph=True needs memory=CogMemory(...): the graph lives in the memory")
+        staged = [f for f in ("use_graph", "fusion", "compressor") if data.get(f) not in (None, False)]
+        if data.get("mode") not in (None, "cascade") and staged:
+            raise InvalidInputError(f"{', '.join(staged)} apply to mode='cascade', not mode={data['mode']!r}: "
+                                    "drop them or use mode='cascade'")
         super().__init__(**data)
 
     @field_validator("namespace")
@@ -155,29 +175,42 @@ class CogMemRetriever(BaseRetriever):
     def _check_stages(self) -> CogMemRetriever:
         if self.store is None:
             self.store = self.memory.store
+        if self.mode is None:
+            if any(getattr(self, f) not in (None, False) for f in ("use_graph", "fusion", "compressor")):
+                self.mode = "cascade"
+            else:
+                self.mode = self.memory.config.retrieval if self.memory is not None else "hybrid"
+        if self.mode == "cascade":
+            if self.use_graph is None:
+                self.use_graph = self.memory is not None
+            if "fusion" not in self.model_fields_set:
+                from langmem_cog.rank.defaults import default_scorer
+
+                self.fusion = default_scorer()
+            if "compressor" not in self.model_fields_set:
+                from langmem_cog.rank.defaults import default_compressor
+
+                self.compressor = default_compressor(threads=self.store.config.rerank_threads)
         return self
 
     @classmethod
     def full(cls, memory: CogMemory, namespace: str, **kwargs: Any) -> CogMemRetriever:
-        """The shipped cascade: raw + graph -> the shipped fusion scorer -> ConvMemory v2 rerank.
+        """The shipped cascade whatever ``memory.config.retrieval`` says (``mode="cascade"``).
 
         The cross-encoder scores on ``memory.config.rerank_threads`` torch threads.
 
         Raises:
             ModelNotFoundError: If the shipped reranker checkpoint is missing.
         """
-        from langmem_cog.rank.defaults import default_compressor, default_scorer
-
-        kwargs.setdefault("fusion", default_scorer())
-        if "compressor" not in kwargs:
-            kwargs["compressor"] = default_compressor(threads=memory.config.rerank_threads)
-        return cls(memory=memory, namespace=namespace, use_graph=True, **kwargs)
+        return cls(memory=memory, namespace=namespace, mode="cascade", **kwargs)
 
     @property
     def cascade_on(self) -> bool:
-        return self.use_graph or self.fusion is not None or self.compressor is not None
+        """Whether this retriever runs the cascade (``mode == "cascade"``)."""
+        return self.mode == "cascade"
 
-    def _search(self, query: str, k: int | None, max_tokens: int | None) -> list[Document]:
+    def _search(self, query: str, k: int | None, max_tokens: int | None, *, now: datetime | str | None = None,
+                where: TurnFilter | None = None) -> list[Document]:
         k_eff = self.k if k is None else k
         if isinstance(k_eff, bool) or not isinstance(k_eff, int) or k_eff < 1:
             raise InvalidInputError(f"k={k_eff!r} is invalid: pass a positive integer")
@@ -190,12 +223,42 @@ class CogMemRetriever(BaseRetriever):
 
             if self._cascade is None:  # built once: the operator loop's compiled graph is reused
                 self._cascade = Cascade(store=store, memory=self.memory, scorer=self.fusion,
-                                        compressor=self.compressor, use_graph=self.use_graph)
-            docs = self._cascade.rank(self.namespace, query, k=k_eff, now=self.now).documents
+                                        compressor=self.compressor, use_graph=bool(self.use_graph))
+            when = self.now if now is None else now
+            docs = self._cascade.rank(self.namespace, query, k=k_eff, now=when, where=where).documents
         else:
-            hits = store.search(self.namespace, query, k=k_eff, mode=self.mode, lexical_weight=self.lexical_weight)
-            docs = [scored_turn_to_document(h) for h in hits]
+            docs = self._plain(query, k_eff, where)
         return trim_to_budget(docs, self.max_tokens if max_tokens is None else max_tokens)
+
+    def _plain(self, query: str, k: int, where: TurnFilter | None) -> list[Document]:
+        store = self.store
+        assert store is not None
+        filtered = where is not None and where.active
+        fetch = max(store.count(self.namespace), 1) if filtered else k
+        hits = store.search(self.namespace, query, k=fetch, mode=self.mode,  # type: ignore[arg-type]
+                            lexical_weight=self.lexical_weight)
+        docs: list[Document] = []
+        for hit in hits:
+            if filtered and not where.allows(hit.turn):  # type: ignore[union-attr]
+                continue
+            doc = scored_turn_to_document(hit)
+            doc.metadata["rank"] = len(docs) + 1
+            docs.append(doc)
+            if len(docs) == k:
+                break
+        return docs
+
+    @staticmethod
+    def _filter(where: TurnFilter | None, kwargs: dict[str, Any]) -> TurnFilter | None:
+        shortcuts = {key: kwargs.pop(key) for key in ("speaker", "start", "end", "exclude_ids") if key in kwargs}
+        if kwargs:
+            raise InvalidInputError(f"unknown search arguments {sorted(kwargs)}: use k, max_tokens, now, where, "
+                                    "speaker, start, end or exclude_ids")
+        if shortcuts:
+            if where is not None:
+                raise InvalidInputError("pass either where=TurnFilter(...) or speaker/start/end/exclude_ids, not both")
+            return TurnFilter.build(**{k: v for k, v in shortcuts.items() if v is not None})
+        return where
 
     def _get_relevant_documents(
         self,
@@ -204,9 +267,11 @@ class CogMemRetriever(BaseRetriever):
         run_manager: CallbackManagerForRetrieverRun,
         k: int | None = None,
         max_tokens: int | None = None,
+        now: datetime | str | None = None,
+        where: TurnFilter | None = None,
         **kwargs: Any,
     ) -> list[Document]:
-        return self._search(query, k, max_tokens)
+        return self._search(query, k, max_tokens, now=now, where=self._filter(where, kwargs))
 
     async def _aget_relevant_documents(
         self,
@@ -215,6 +280,8 @@ class CogMemRetriever(BaseRetriever):
         run_manager: AsyncCallbackManagerForRetrieverRun,
         k: int | None = None,
         max_tokens: int | None = None,
+        now: datetime | str | None = None,
+        where: TurnFilter | None = None,
         **kwargs: Any,
     ) -> list[Document]:
-        return await asyncio.to_thread(self._search, query, k, max_tokens)
+        return await asyncio.to_thread(self._search, query, k, max_tokens, now=now, where=self._filter(where, kwargs))

@@ -273,10 +273,46 @@ def test_each_stage_can_be_turned_off(memory, ns):
     _fill(memory, ns)
     plain = CogMemRetriever(store=memory.store, namespace=ns, k=2).invoke("allergic shellfish")
     assert plain[0].metadata["stage"] == "raw" and "reranked" not in plain[0].metadata
-    fused = CogMemRetriever(memory=memory, namespace=ns, fusion=FusionScorer.untrained(), k=2).invoke("allergic shellfish")
+    fused = CogMemRetriever(memory=memory, namespace=ns, use_graph=False, fusion=FusionScorer.untrained(),
+                            compressor=None, k=2).invoke("allergic shellfish")
     assert fused[0].metadata["stage"] == "raw" and fused[0].metadata["reranked"] is False
     with pytest.raises(InvalidInputError, match="use_graph=True needs memory"):
         CogMemRetriever(store=memory.store, namespace=ns, use_graph=True)
+
+
+def test_a_memory_retriever_runs_the_shipped_cascade_by_default(memory, ns):
+    from langmem_cog.rank.defaults import default_scorer
+
+    _fill(memory, ns)
+    r = CogMemRetriever(memory=memory, namespace=ns, k=3)
+    assert r.mode == "cascade" and r.use_graph is True
+    assert isinstance(r.compressor, ConvMemoryCompressor)
+    assert r.fusion.weights.tolist() == default_scorer().weights.tolist()
+    docs = r.invoke("What is Leo allergic to?")
+    assert docs[0].metadata["turn_id"] == "t0" and all(d.metadata["reranked"] for d in docs)
+    assert CogMemRetriever.full(memory, ns).mode == "cascade"
+    # the documented switches to plain search: per retriever, or for every integration through the config
+    assert "reranked" not in CogMemRetriever(memory=memory, namespace=ns, mode="hybrid").invoke("shellfish")[0].metadata
+    hybrid_memory = CogMemory(memory.config.model_copy(update={"retrieval": "hybrid"}), embeddings=FakeEmbeddings())
+    assert CogMemRetriever(memory=hybrid_memory, namespace=ns).mode == "hybrid"
+    assert CogMemRetriever(store=memory.store, namespace=ns).mode == "hybrid"
+    with pytest.raises(InvalidInputError, match="apply to mode='cascade'"):
+        CogMemRetriever(memory=memory, namespace=ns, mode="hybrid", fusion=FusionScorer.untrained())
+
+
+def test_cascade_filters_the_whole_ranking_before_the_rerank(memory, ns):
+    from langmem_cog.filters import TurnFilter
+
+    _fill(memory, ns)
+    ce = RecordingCE()
+    r = CogMemRetriever(memory=memory, namespace=ns, compressor=ConvMemoryCompressor(cross_encoder=ce), k=5)
+    docs = r.invoke("What is Leo allergic to?", speaker="maya")
+    assert docs and {d.metadata["speaker"] for d in docs} == {"Maya"}
+    assert len(ce.calls[-1]) == 2  # only the passing turns reach the cross-encoder
+    left = r.invoke("What is Leo allergic to?", where=TurnFilter.build(exclude_ids=["t0"]))
+    assert "t0" not in [d.metadata["turn_id"] for d in left] and len(left) == 4
+    with pytest.raises(InvalidInputError, match="unknown search arguments"):
+        r.invoke("q", spaeker="Leo")
 
 
 def test_cascade_refuses_bad_k(memory, ns):

@@ -119,8 +119,8 @@ def build_memory_agent_graph(
         evidence: list[Any] = [e for e in state.get("evidence") or [] if e["turn_id"] not in present][:k]
         if hybrid_top_up and len(evidence) < k:
             seen = present | {e["turn_id"] for e in evidence}
-            evidence += search_evidence(memory.store, state["namespace"], state["query"], k=k - len(evidence),
-                                        exclude_ids=seen)
+            evidence += search_evidence(memory, state["namespace"], state["query"], k=k - len(evidence),
+                                        exclude_ids=seen, mode="hybrid")
         system = system_prompt
         if evidence:
             system = f"{system_prompt}\n\nMemories (cite by [turn id]):\n{format_evidence(evidence)}"

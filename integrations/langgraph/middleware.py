@@ -1,7 +1,8 @@
 """A memory middleware for ``langchain.agents.create_agent``.
 
-:class:`CogMemoryMiddleware` retrieves before every model call (hybrid search of the user's
-namespace with the last user message as the query) and appends the cited evidence to the system
+:class:`CogMemoryMiddleware` retrieves before every model call (through
+:class:`~langmem_cog.CogMemRetriever`: the shipped cascade over the user's namespace by default, with the
+last user message as the query) and appends the cited evidence to the system
 message; after the agent replies it stores the conversation's new user and assistant turns in the
 same namespace (raw store first, then the graph, through :class:`~langmem_cog.memory.CogMemory`).
 The namespace is the ``user_id`` of the runtime context (``context_schema=MemoryContext``).
@@ -44,6 +45,7 @@ from integrations.langgraph.tools import (
     namespace_from_context,
     unstored_turns,
 )
+from langmem_cog.config import RetrievalMode
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.records import Turn, validate_namespace
 
@@ -72,6 +74,8 @@ class CogMemoryMiddleware(AgentMiddleware):
         with_tools: Also give the agent the ``search_memory`` and ``remember`` tools.
         conversation_id: The conversation id of stored turns.
         header: The line heading the evidence in the system message.
+        mode: The retrieval path (``cascade``, ``hybrid``, ``dense``, ``lexical``); ``None``:
+            ``memory.config.retrieval``, the shipped cascade unless configured otherwise.
 
     Stored turns keep their message ids as turn ids, so a thread replayed from a checkpointer is
     never stored twice; tool messages and assistant messages that only call tools are not stored.
@@ -89,6 +93,7 @@ class CogMemoryMiddleware(AgentMiddleware):
         with_tools: bool = False,
         conversation_id: str = "chat",
         header: str = EVIDENCE_HEADER,
+        mode: RetrievalMode | None = None,
     ) -> None:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInputError(f"k={k!r} is invalid: pass a positive integer")
@@ -101,7 +106,9 @@ class CogMemoryMiddleware(AgentMiddleware):
         self.store_turns = store_turns
         self.conversation_id = conversation_id
         self.header = header
-        self.tools = create_memory_tools(memory, namespace=namespace, context_key=context_key, k=k) if with_tools else []
+        self.mode = mode
+        self.tools = (create_memory_tools(memory, namespace=namespace, context_key=context_key, k=k, mode=mode)
+                      if with_tools else [])
 
     # ------------------------------------------------------------------ helpers
     def namespace_of(self, runtime: Runtime[Any] | None) -> str:
@@ -116,7 +123,7 @@ class CogMemoryMiddleware(AgentMiddleware):
         if query is None:
             return []
         present = {str(m.id) for m in messages if m.id}
-        return search_evidence(self.memory.store, namespace, query, k=self.k, exclude_ids=present)
+        return search_evidence(self.memory, namespace, query, k=self.k, exclude_ids=present, mode=self.mode)
 
     def _with_evidence(self, request: ModelRequest) -> ModelRequest:
         docs = self.retrieve(self.namespace_of(request.runtime), request.messages)

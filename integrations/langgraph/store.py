@@ -1,10 +1,11 @@
-"""``CogMemStore``: a LangGraph ``BaseStore`` whose ``search`` runs langmem-cog's hybrid retrieval.
+"""``CogMemStore``: a LangGraph ``BaseStore`` whose ``search`` runs langmem-cog's retrieval.
 
 Exact-key operations (``get``, ``put``, ``delete``, ``list_namespaces`` and searches without a
 query) go to a wrapped store (an ``InMemoryStore`` by default, or any ``BaseStore``), which stays
 the store of the items' values. Every indexed ``put`` is also written as a raw turn to a
 :class:`~langmem_cog.memory.CogMemory` namespace (``("memories", "alice")`` -> ``memories.alice``),
-and searches *with* a query rank the items by hybrid (dense + BM25) retrieval there. So existing
+and searches *with* a query rank the items there through :class:`~langmem_cog.CogMemRetriever` (the
+shipped cascade by default, ``mode="hybrid"`` for plain hybrid search). So existing
 store-based LangGraph code and langmem-style memory tools work unchanged, with better search.
 
 Example:
@@ -46,8 +47,10 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import InMemoryStore
 
+from langmem_cog.config import RetrievalMode
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.records import NAMESPACE_PATTERN, make_turn
+from langmem_cog.retriever import CogMemRetriever
 
 if TYPE_CHECKING:
     from langmem_cog.memory import CogMemory
@@ -144,7 +147,7 @@ def _matches(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
 
 class CogMemStore(BaseStore):
     """A ``BaseStore`` that delegates exact-key operations to ``inner`` and ranks searches with
-    langmem-cog's hybrid retrieval.
+    :class:`~langmem_cog.CogMemRetriever`.
 
     Args:
         memory: Where indexed items are written as raw turns and searched.
@@ -163,7 +166,7 @@ class CogMemStore(BaseStore):
     ``abatch`` runs ``batch`` in a worker thread.
     """
 
-    __slots__ = ("memory", "inner", "namespace_mapper", "fields", "speaker")
+    __slots__ = ("memory", "inner", "namespace_mapper", "fields", "speaker", "mode")
 
     def __init__(
         self,
@@ -173,8 +176,10 @@ class CogMemStore(BaseStore):
         namespace_mapper: Callable[[tuple[str, ...]], str] = default_namespace_mapper,
         fields: list[str] | None = None,
         speaker: str = "memory",
+        mode: RetrievalMode | None = None,
     ) -> None:
         self.memory = memory
+        self.mode = mode
         self.inner = inner if inner is not None else InMemoryStore()
         self.namespace_mapper = namespace_mapper
         self.fields = fields
@@ -249,7 +254,7 @@ class CogMemStore(BaseStore):
     def _search(self, op: SearchOp) -> list[SearchItem]:
         namespaces = self.inner.list_namespaces(prefix=op.namespace_prefix or None, limit=100_000)
         want = op.offset + op.limit
-        scored: list[tuple[float, str, tuple[str, ...], str]] = []
+        scored: list[tuple[int, float, str, tuple[str, ...], str]] = []
         for ns in namespaces:
             cns = self.namespace_mapper(tuple(ns))
             if not self.memory.store.has_namespace(cns):
@@ -258,13 +263,15 @@ class CogMemStore(BaseStore):
             if n == 0:
                 continue
             k = n if op.filter else min(n, want)
-            for hit in self.memory.store.search(cns, op.query or "", k=k):
-                key = hit.turn.metadata.get("store_key", hit.turn.id)
-                scored.append((hit.score, cns, tuple(ns), str(key)))
-        scored.sort(key=lambda s: (-s[0], s[1], s[3]))
+            docs = CogMemRetriever(memory=self.memory, namespace=cns, k=k, mode=self.mode).invoke(op.query or "")
+            for doc in docs:
+                key = doc.metadata.get("turn_store_key", doc.metadata["turn_id"])
+                scored.append((int(doc.metadata["rank"]), float(doc.metadata["dense_score"]), cns, tuple(ns), str(key)))
+        # Each namespace keeps the retriever's order; namespaces interleave by rank, then by cosine similarity.
+        scored.sort(key=lambda s: (s[0], -s[1], s[2], s[4]))
         out: list[SearchItem] = []
         skipped = 0
-        for score, _, ns, key in scored:
+        for _, score, _, ns, key in scored:
             item = self.inner.get(ns, key, refresh_ttl=op.refresh_ttl)
             if item is None or not _matches(item.value, op.filter):
                 continue

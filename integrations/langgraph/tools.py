@@ -33,6 +33,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
 from integrations.evidence import evidence_line, format_evidence, search_evidence
+from langmem_cog.config import RetrievalMode
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.loaders import turns_from_messages
 from langmem_cog.records import Turn, make_turn, validate_namespace
@@ -158,6 +159,7 @@ def create_memory_tools(
     context_key: str = "user_id",
     k: int = 5,
     speaker: str | None = None,
+    mode: RetrievalMode | None = None,
 ) -> list[BaseTool]:
     """``[search_memory, remember]`` over a :class:`~langmem_cog.memory.CogMemory`.
 
@@ -167,6 +169,8 @@ def create_memory_tools(
         context_key: The context field naming the namespace.
         k: Default number of evidence turns.
         speaker: Speaker name of remembered text (default: the context's ``user_name``, else ``"user"``).
+        mode: The retrieval path of ``search_memory`` (``cascade``, ``hybrid``, ``dense``, ``lexical``);
+            ``None``: ``memory.config.retrieval``, the shipped cascade unless configured otherwise.
 
     Returns:
         The two tools. ``search_memory`` returns cited lines ``[turn_id | speaker | date] text`` as
@@ -201,8 +205,8 @@ def create_memory_tools(
             k: How many turns to return.
             runtime: Injected by the agent (not for the model).
         """
-        docs = search_evidence(memory.store, ns_of(runtime), query, k=k or default_k, speaker=speaker,
-                               start=start, end=end)
+        docs = search_evidence(memory, ns_of(runtime), query, k=k or default_k, speaker=speaker,
+                               start=start, end=end, mode=mode)
         return (format_evidence(docs) or NO_EVIDENCE), [d.metadata for d in docs]
 
     @tool("remember", parse_docstring=True)

@@ -30,6 +30,7 @@ import numpy as np
 from langchain_core.documents import BaseDocumentCompressor, Document
 
 from langmem_cog.errors import InvalidInputError
+from langmem_cog.filters import TurnFilter
 from langmem_cog.fusion import zscore_fuse
 from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features
 from langmem_cog.rank.scorer import FusionScorer
@@ -107,8 +108,13 @@ class Cascade:
         return GraphSignals.from_state(self._retrieval.run(namespace, query, now=now))
 
     def first_stage(self, namespace: str, query: str, *, now: datetime | str | None = None,
-                    query_vector: np.ndarray | None = None) -> tuple[CandidatePool, GraphSignals | None, np.ndarray]:
-        """The candidate pool, the graph signals and the fused score of every candidate."""
+                    query_vector: np.ndarray | None = None,
+                    where: TurnFilter | None = None) -> tuple[CandidatePool, GraphSignals | None, np.ndarray]:
+        """The candidate pool, the graph signals and the fused score of every candidate.
+
+        A pool larger than :data:`FEATURE_POOL_MAX` is cut to the best hybrid candidates and the
+        grounded turns; with an active ``where``, the best hybrid candidates that pass it are kept too.
+        """
         scorer = self.scorer or FusionScorer.untrained()
         # Context vectors cost an embedding per turn on a namespace's first query: only for a scorer that uses them.
         wants_context = scorer.uses_context
@@ -124,8 +130,12 @@ class Cascade:
             hybrid = zscore_fuse([dense, lexical], [1.0, self.store.config.lexical_weight])
             keep = set(np.argsort(-hybrid, kind="stable")[: self.store.config.candidates].tolist())
             if signals is not None:
-                where = {d: i for i, d in enumerate(ids)}
-                keep |= {where[t] for t in signals.grounded if t in where}
+                at = {d: i for i, d in enumerate(ids)}
+                keep |= {at[t] for t in signals.grounded if t in at}
+            if where is not None and where.active:
+                passing = [i for i, t in enumerate(self.store.get_turns(namespace, ids)) if where.allows(t)]
+                best = np.argsort(-hybrid[passing], kind="stable")[: self.store.config.candidates]
+                keep |= {passing[int(j)] for j in best}
             sel = sorted(keep)
             ids = [ids[i] for i in sel]
             dense, lexical = dense[sel], lexical[sel]
@@ -137,8 +147,17 @@ class Cascade:
         X = candidate_features(pool, query, signals, lexical_weight=self.store.config.lexical_weight)
         return pool, signals, scorer.score(X)
 
-    def rank(self, namespace: str, query: str, k: int = 10, *, now: datetime | str | None = None) -> CascadeResult:
+    def rank(self, namespace: str, query: str, k: int = 10, *, now: datetime | str | None = None,
+             where: TurnFilter | None = None) -> CascadeResult:
         """The best ``k`` turns as ``Document`` objects, through every stage that is on.
+
+        Args:
+            namespace: The namespace searched.
+            query: The question.
+            k: How many documents to return.
+            now: When the question is asked (relative dates resolve against it); ``None``: now.
+            where: Only turns that pass this filter are returned; every turn is scored first (the
+                features see the whole pool), then the fused ranking is filtered before the rerank.
 
         Raises:
             InvalidInputError: If ``k`` is not a positive integer.
@@ -146,9 +165,11 @@ class Cascade:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInputError(f"k={k!r} is invalid: pass a positive integer")
         t0 = time.perf_counter()
-        pool, signals, fused = self.first_stage(namespace, query, now=now)
+        pool, signals, fused = self.first_stage(namespace, query, now=now, where=where)
         t1 = time.perf_counter()
         order = np.argsort(-fused, kind="stable")
+        if where is not None and where.active:
+            order = np.array([i for i in order if where.allows(pool.turns[int(i)])], dtype=np.int64)
         depth = max(k, self.rerank_depth) if self.compressor is not None else k
         docs = self._documents(pool, signals, fused, order[:depth])
         timings = {"first_stage_ms": (t1 - t0) * 1000}

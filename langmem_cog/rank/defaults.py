@@ -8,6 +8,7 @@ the data hash and the seed. Loading them never trains or downloads anything.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from langmem_cog.rank.compressor import ConvMemoryCompressor
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder, default_reranker_path
 from langmem_cog.rank.scorer import FusionScorer
 
-__all__ = ["models_path", "default_scorer", "default_compressor", "cascade_settings"]
+__all__ = ["models_path", "default_scorer", "default_compressor", "cascade_settings", "shipped_cross_encoder"]
 
 
 def models_path() -> Path:
@@ -33,7 +34,16 @@ def cascade_settings() -> dict[str, Any]:
 
 
 def default_scorer() -> FusionScorer:
-    """The shipped fusion scorer (``models/fusion.json``), or the untrained fallback when absent."""
+    """The shipped fusion scorer (``models/fusion.json``), or the untrained fallback when absent.
+
+    Read once per process; each call returns its own copy.
+    """
+    s = _shipped_scorer()
+    return FusionScorer(weights=s.weights.copy(), features=s.features, trained_on=s.trained_on, meta=dict(s.meta))
+
+
+@lru_cache(maxsize=1)
+def _shipped_scorer() -> FusionScorer:
     path = models_path() / "fusion.json"
     if path.exists():
         return FusionScorer.from_dict(json.loads(path.read_text(encoding="utf-8")))
@@ -53,5 +63,15 @@ def default_compressor(*, threads: int | None = None, **kwargs: Any) -> ConvMemo
     settings = cascade_settings()
     kwargs.setdefault("cross_encoder_weight", float(settings.get("cross_encoder_weight", 1.0)))
     kwargs.setdefault("first_stage_weight", float(settings.get("first_stage_weight", 1.0)))
-    ce = LocalCrossEncoder(default_reranker_path(), max_length=int(settings.get("max_length", 128)), threads=threads)
+    ce = shipped_cross_encoder(int(settings.get("max_length", 128)), threads)
     return ConvMemoryCompressor(cross_encoder=ce, **kwargs)
+
+
+@lru_cache(maxsize=8)
+def shipped_cross_encoder(max_length: int, threads: int | None = None) -> LocalCrossEncoder:
+    """The shipped cross-encoder, loaded once per process per setting (every retriever shares it).
+
+    Raises:
+        ModelNotFoundError: If the reranker checkpoint is missing.
+    """
+    return LocalCrossEncoder(default_reranker_path(), max_length=max_length, threads=threads)

@@ -4,8 +4,9 @@
 server (:mod:`langmem_cog.ui.server`) only routes requests to :meth:`InspectorAPI.handle`.
 
 * ``/api/namespaces``: namespaces with their turn counts and example questions;
-* ``/api/search?ns=&q=&now=&k=``: the operator loop's route and trace, its grounded
-  evidence, and the hybrid (dense + BM25) raw hits of :class:`~langmem_cog.CogMemRetriever`;
+* ``/api/search?ns=&q=&now=&k=``: what the default :class:`~langmem_cog.CogMemRetriever` returns
+  (the shipped cascade unless configured otherwise), the operator loop's route, trace and grounded
+  evidence, and plain hybrid (dense + BM25) hits beside them;
 * ``/api/graph?ns=&limit=``: the PEC2F graph by node type (:func:`~langmem_cog.ui.views.graph_view`);
 * ``/api/timeline?ns=&person=``: one person's events along their ``NEXT`` edges.
 
@@ -168,13 +169,15 @@ class InspectorAPI:
         return {"namespaces": out}
 
     def search(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Run the operator loop and the hybrid retriever on one question.
+        """Run the default retriever, the operator loop and plain hybrid search on one question.
 
         Returns:
             ``query``, ``namespace``, ``now``, ``intent``, ``time_window``, ``entities``,
             ``trace`` (one row per operator step), ``reason``, ``steps``, ``evidence`` (grounded
             turns, best first, with ``rank``), ``n_evidence`` (before the cut to ``k``), ``raw``
-            (hybrid hits with their fused, dense and BM25 scores) and ``gold`` (the expected
+            (hybrid hits with their fused, dense and BM25 scores), ``retrieval`` (the default
+            retriever's mode, ``memory.config.retrieval``), ``results`` (its documents, with ``stage``,
+            ``score`` and the claim status of a turn that holds a claim) and ``gold`` (the expected
             evidence when the question is a loaded conversation's question, else ``None``).
         """
         ns = self._namespace(params)
@@ -186,13 +189,20 @@ class InspectorAPI:
         self.memory.sync_graph(ns)
         state = self.retrieval.run(ns, query, now=now)  # validates ``now`` (InvalidInputError)
         evidence = [{**e, "rank": r} for r, e in enumerate(state.get("evidence") or [], 1)]
+        ranked = CogMemRetriever(memory=self.memory, namespace=ns, k=k, missing_ok=False)
+        results = ranked.invoke(query, now=now)
         docs = CogMemRetriever(store=self.memory.store, namespace=ns, k=k, missing_ok=False).invoke(query)
-        turns = {t.id: t for t in self.memory.store.get_turns(ns, [d.metadata["turn_id"] for d in docs])}
+        turns = {t.id: t for t in self.memory.store.get_turns(ns, [d.metadata["turn_id"] for d in results + docs])}
         raw = [{"turn_id": d.metadata["turn_id"], "speaker": d.metadata["speaker"],
                 "timestamp": d.metadata["timestamp"], "text": turns[d.metadata["turn_id"]].text,
                 "score": d.metadata["score"], "dense_score": d.metadata.get("dense_score"),
                 "lexical_score": d.metadata.get("lexical_score"), "rank": d.metadata.get("rank")}
                for d in docs]
+        retrieved = [{"turn_id": d.metadata["turn_id"], "speaker": d.metadata["speaker"],
+                      "timestamp": d.metadata["timestamp"], "text": turns[d.metadata["turn_id"]].text,
+                      "stage": d.metadata.get("stage"), "score": d.metadata.get("relevance_score", d.metadata["score"]),
+                      "claim_status": d.metadata.get("claim_status"), "rank": d.metadata.get("rank")}
+                     for d in results]
         gold = next((e["evidence"] for e in self.examples.get(ns, []) if e["question"].strip() == query.strip()), None)
         return jsonable({
             "query": query,
@@ -207,6 +217,8 @@ class InspectorAPI:
             "evidence": evidence[:k],
             "n_evidence": len(evidence),
             "raw": raw,
+            "retrieval": ranked.mode,
+            "results": retrieved,
             "gold": gold,
         })
 

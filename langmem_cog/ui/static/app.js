@@ -97,7 +97,7 @@ async function runSearch(ev) {
   try {
     const r = await api("/api/search", params);
     renderSearch(r);
-    setStatus(`${r.n_evidence} grounded turn(s) in ${r.steps} operator step(s); ${r.raw.length} raw hit(s)`);
+    setStatus(`${r.results.length} retrieved (${r.retrieval}); ${r.n_evidence} grounded turn(s) in ${r.steps} operator step(s); ${r.raw.length} raw hit(s)`);
   } catch (e) {
     setStatus(e.message, true);
   } finally {
@@ -122,6 +122,10 @@ function renderSearch(r) {
       h("td", {}, t.step), h("td", {}, t.operator), h("td", {}, t.n_results), h("td", {}, num(t.ms, 1)),
       h("td", { className: "args" }, JSON.stringify(t.args)), h("td", { className: "args" }, (t.top || []).slice(0, 5).join(", "))));
   }
+  $("retrieval-mode").textContent = `(the default retriever: ${r.retrieval})`;
+  const results = clear($("results"));
+  for (const e of r.results) results.append(turnItem(e, gold, `${e.stage}${e.claim_status ? " · claim " + e.claim_status : ""}`));
+  if (!r.results.length) results.append(h("li", { className: "muted" }, "nothing retrieved"));
   const evidence = clear($("evidence"));
   for (const e of r.evidence) evidence.append(turnItem(e, gold, `via ${e.node} (${e.node_type}), step ${e.step}`));
   if (!r.evidence.length) evidence.append(h("li", { className: "muted" }, "no turn grounded"));

@@ -1,0 +1,105 @@
+"""Which turns a search may return: a speaker, a ``[start, end)`` time range, ids to leave out.
+
+A :class:`TurnFilter` is applied to the whole ranking (every candidate is scored first), so a
+filtered search returns the best ``k`` turns that pass, not the passing ones among the overall top
+``k``. Both retrieval paths of :class:`~langmem_cog.retriever.CogMemRetriever` (the cascade and
+plain hybrid search) take one.
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> from langmem_cog.records import make_turn
+    >>> f = TurnFilter.build(speaker="leo", start="2023-05-08", end="2023-05-08")
+    >>> t = make_turn(id="t0", namespace="doc", speaker="Leo", text="Hi", position=0,
+    ...               timestamp=datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc))
+    >>> f.allows(t), f.active
+    (True, True)
+    >>> TurnFilter.build(exclude_ids=["t0"]).allows(t)
+    False
+    >>> TurnFilter().active
+    False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+
+from langmem_cog.errors import InvalidInputError
+from langmem_cog.records import Turn
+
+__all__ = ["TurnFilter", "parse_time"]
+
+
+def parse_time(value: str | date | datetime | None, *, end: bool = False) -> datetime | None:
+    """An aware datetime from an ISO date or datetime (naive means UTC).
+
+    A bare date is the start of that day, or with ``end=True`` the start of the next day (so a
+    ``[start, end)`` range of two dates includes both days).
+
+    Raises:
+        InvalidInputError: If a string is not an ISO date or datetime.
+
+    Example:
+        >>> parse_time("2023-05-08", end=True).isoformat()
+        '2023-05-09T00:00:00+00:00'
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str):
+        raw = value.strip()
+        try:
+            value = date.fromisoformat(raw) if len(raw) == 10 else datetime.fromisoformat(raw)
+        except ValueError:
+            raise InvalidInputError(f"{raw!r} is not an ISO date or datetime: use e.g. '2023-05-08'") from None
+    if isinstance(value, datetime):
+        return value if value.utcoffset() is not None else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        day = datetime.combine(value, time(), tzinfo=UTC)
+        return day + timedelta(days=1) if end else day
+    raise InvalidInputError(f"expected an ISO date string, a date or a datetime, got {type(value).__name__}")
+
+
+@dataclass(frozen=True)
+class TurnFilter:
+    """Turns a search may return.
+
+    Attributes:
+        speaker: Only this speaker's turns (compared case-insensitively), or ``None``.
+        start: Only turns at or after this aware time, or ``None``.
+        end: Only turns before this aware time, or ``None``.
+        exclude_ids: Turn ids never returned (e.g. the messages already in the conversation).
+    """
+
+    speaker: str | None = None
+    start: datetime | None = None
+    end: datetime | None = None
+    exclude_ids: frozenset[str] = frozenset()
+
+    @classmethod
+    def build(cls, *, speaker: str | None = None, start: str | date | datetime | None = None,
+              end: str | date | datetime | None = None, exclude_ids: Collection[str] = ()) -> TurnFilter:
+        """A filter from user-facing values: ISO strings, dates or datetimes; a bare ``end`` date
+        includes that whole day.
+
+        Raises:
+            InvalidInputError: If a time is not ISO, or ``start`` is not before ``end``.
+        """
+        t0, t1 = parse_time(start), parse_time(end, end=True)
+        if t0 is not None and t1 is not None and t0 >= t1:
+            raise InvalidInputError(f"start={start!r} is not before end={end!r}: swap them or widen the range")
+        who = speaker.strip().casefold() if isinstance(speaker, str) and speaker.strip() else None
+        return cls(speaker=who, start=t0, end=t1, exclude_ids=frozenset(str(i) for i in exclude_ids))
+
+    @property
+    def active(self) -> bool:
+        """Whether the filter can leave any turn out."""
+        return bool(self.speaker or self.start or self.end or self.exclude_ids)
+
+    def allows(self, turn: Turn) -> bool:
+        """Whether ``turn`` passes."""
+        if turn.id in self.exclude_ids or (self.speaker and turn.speaker.casefold() != self.speaker):
+            return False
+        if self.start is not None and turn.timestamp < self.start:
+            return False
+        return self.end is None or turn.timestamp < self.end
