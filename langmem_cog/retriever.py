@@ -116,8 +116,10 @@ class CogMemRetriever(BaseRetriever):
             :class:`~langmem_cog.errors.UnknownNamespaceError`.
         memory: A :class:`~langmem_cog.memory.CogMemory` (needed by the graph stage).
         use_graph: Run the operator loop and use what it grounds (cascade; default: when there is a memory).
-        fusion: A :class:`~langmem_cog.rank.scorer.FusionScorer` (cascade; default: the shipped one).
-        compressor: The last step (cascade; default: the shipped ConvMemory v2 compressor; ``None``: none).
+        fusion: A :class:`~langmem_cog.rank.scorer.FusionScorer` (cascade; default: the shipped one, or
+            the one in ``config.models_dir``).
+        compressor: The last step (cascade; default: the shipped ConvMemory v2 compressor, or the one of
+            ``config.models_dir``; ``None``: none).
         now: When questions are asked (relative dates in questions resolve against it); ``None``: now.
 
     Per call, ``invoke(query, k=..., max_tokens=..., now=..., where=TurnFilter(...))`` or the
@@ -183,14 +185,15 @@ class CogMemRetriever(BaseRetriever):
         if self.mode == "cascade":
             if self.use_graph is None:
                 self.use_graph = self.memory is not None
+            cfg = self.store.config
             if "fusion" not in self.model_fields_set:
                 from langmem_cog.rank.defaults import default_scorer
 
-                self.fusion = default_scorer()
+                self.fusion = default_scorer(cfg.models_dir)
             if "compressor" not in self.model_fields_set:
                 from langmem_cog.rank.defaults import default_compressor
 
-                self.compressor = default_compressor(threads=self.store.config.rerank_threads)
+                self.compressor = default_compressor(threads=cfg.rerank_threads, models_dir=cfg.models_dir)
         return self
 
     @classmethod

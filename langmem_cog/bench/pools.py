@@ -20,7 +20,7 @@ from langmem_cog.config import CogMemConfig
 from langmem_cog.loaders import locomo_turns, read_json
 from langmem_cog.rank.features import CandidatePool, GraphSignals
 
-__all__ = ["QueryPool", "PoolSet", "collect_pools"]
+__all__ = ["QueryPool", "PoolSet", "collect_lme_pools", "collect_pools"]
 
 Progress = Callable[[Iterable[Any], str, int], Iterable[Any]]
 
@@ -35,6 +35,8 @@ class QueryPool:
     graph: GraphSignals | None
     first_stage_ms: float
     asked_at: str
+    #: The namespace's plain hybrid ranking (``TurnStore.search``), where the collector recorded it.
+    hybrid: list[str] | None = None
 
 
 @dataclass
@@ -72,8 +74,8 @@ def collect_pools(
         limit: Keep only the first ``limit`` questions of each conversation (development runs).
         keep: Keep the ingested namespaces (``PoolSet.memory``) for later probes; call ``release()``.
     """
-    from langmem_cog.graph.loop import GraphRetrieval
     from langmem_cog.memory import CogMemory
+    from langmem_cog.rank.cascade import Cascade
 
     records = read_json(data)
     memory = CogMemory(cfg)
@@ -97,28 +99,83 @@ def collect_pools(
         nss[sid] = ns
         asked[sid] = max(t.timestamp for t in turns).isoformat()
     out.ingest_s = time.perf_counter() - t0
-    retrieval = GraphRetrieval(memory) if with_graph else None
+    cascade = Cascade(store=store, memory=memory if with_graph else None, use_graph=with_graph)
     todo = [(str(rec["sample_id"]), q) for rec in records for q in locomo_questions(rec)[: limit or None]]
-    turn_cache: dict[str, dict[str, Any]] = {}
     # Query vectors in one batch (the online path embeds one query at a time; online latency is
     # measured separately by the benchmark).
     vectors = store.embed_texts([q["question"] for _, q in todo]) if todo else []
     for (sid, q), qv in progress(list(zip(todo, vectors, strict=True)), "pools", len(todo)):
         ns = nss[sid]
-        if ns not in turn_cache:
-            turn_cache[ns] = {t.id: t for t in store.get_turns(ns)}
         # The operator loop embeds the question through the store's cache: hand it the batch vector.
         store.cache_query_vector(q["question"], qv)
         t1 = time.perf_counter()
-        ps = store.pool_scores(ns, q["question"], query_vector=qv, context=True)
-        signals = None
-        if retrieval is not None:
-            signals = GraphSignals.from_state(retrieval.run(ns, q["question"], now=asked[sid]))
+        # The retriever's own candidate stage (Cascade.candidates), so a kept pool is what it would see.
+        pool, signals = cascade.candidates(ns, q["question"], now=asked[sid], query_vector=qv, context=True)
         ms = (time.perf_counter() - t1) * 1000
-        pool = CandidatePool(turns=[turn_cache[ns][i] for i in ps.ids], dense=ps.dense, lexical=ps.lexical,
-                             context=ps.context, context_lexical=ps.context_lexical)
         out.by_sample.setdefault(sid, []).append(QueryPool(sid, q, pool, signals, ms, asked[sid]))
     out.memory, out.namespaces = memory, nss
     if not keep:
         out.release()
+    return out
+
+
+def collect_lme_pools(
+    data: str | Path, cfg: CogMemConfig, *, progress: Progress, limit: int | None = None,
+    embeddings: Any | None = None, max_seq_length: int | None = 128, with_graph: bool = True,
+) -> PoolSet:
+    """LongMemEval pools: each question's haystack ingested into a fresh namespace of a
+    :class:`~langmem_cog.memory.CogMemory` (raw store, graph and consolidation, as a user's ingest),
+    then its candidates from the retriever's own candidate stage (:meth:`Cascade.candidates`, context
+    scores included), asked at ``question_date``; the namespace is forgotten after.
+
+    Args:
+        data: LongMemEval JSON(.gz).
+        cfg: Store config (ephemeral).
+        progress: Progress wrapper.
+        limit: The first ``limit`` scorable questions of the bit-reversed order (every type in proportion).
+        embeddings: An embedder to use (e.g. a :class:`~langmem_cog.embeddings.CachedEmbeddings`).
+        max_seq_length: Truncation of the default embedder (the benchmark's 128 tokens).
+        with_graph: Build the graph and run the operator loop.
+
+    Returns:
+        A :class:`PoolSet` keyed by question id; each question dict has ``qa_index`` 0, ``question``,
+        ``category`` (the question type) and ``gold`` (the ``has_answer`` turn ids); each pool keeps
+        the namespace's plain hybrid ranking (``QueryPool.hybrid``) as the baseline.
+    """
+    from langmem_cog.bench.longmemeval import _select
+    from langmem_cog.loaders import load_longmemeval
+    from langmem_cog.memory import CogMemory
+    from langmem_cog.rank.cascade import Cascade
+
+    if embeddings is None:
+        from langmem_cog.embeddings import resolve_embedder
+
+        embeddings = resolve_embedder(cfg.embedder, batch_size=cfg.embed_batch_size, max_seq_length=max_seq_length)
+    memory = CogMemory(cfg, embeddings=embeddings)
+    cascade = Cascade(store=memory.store, memory=memory if with_graph else None, use_graph=with_graph)
+    out = PoolSet()
+    run = uuid.uuid4().hex[:8]
+    questions = _select(load_longmemeval(data), limit)
+    for i, q in enumerate(progress(questions, "longmemeval pools", len(questions))):
+        ns = f"lmepool.{run}.{i}"
+        turns = [t.model_copy(update={"namespace": ns}) for t in q.turns]
+        t0 = time.perf_counter()
+        if with_graph:
+            memory.add_turns(turns)
+            memory.consolidate(ns)
+        else:
+            memory.store.add_turns(turns)
+        out.ingest_s += time.perf_counter() - t0
+        out.n_turns += len(turns)
+        try:
+            t1 = time.perf_counter()
+            pool, signals = cascade.candidates(ns, q.question, now=q.question_date, context=True)
+            ms = (time.perf_counter() - t1) * 1000
+            hybrid = [h.turn.id for h in memory.store.search(ns, q.question, k=len(turns), mode="hybrid")]
+        finally:
+            memory.forget(ns)
+        question = {"qa_index": 0, "question": q.question, "category": q.question_type,
+                    "gold": list(q.gold_turn_ids)}
+        out.by_sample[q.question_id] = [QueryPool(q.question_id, question, pool, signals, ms,
+                                                  q.question_date.isoformat(), hybrid)]
     return out

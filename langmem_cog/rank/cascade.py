@@ -107,17 +107,25 @@ class Cascade:
             self._retrieval = shared_retrieval(self.memory)
         return GraphSignals.from_state(self._retrieval.run(namespace, query, now=now))
 
-    def first_stage(self, namespace: str, query: str, *, now: datetime | str | None = None,
-                    query_vector: np.ndarray | None = None,
-                    where: TurnFilter | None = None) -> tuple[CandidatePool, GraphSignals | None, np.ndarray]:
-        """The candidate pool, the graph signals and the fused score of every candidate.
+    def candidates(self, namespace: str, query: str, *, now: datetime | str | None = None,
+                   query_vector: np.ndarray | None = None, context: bool | None = None,
+                   where: TurnFilter | None = None) -> tuple[CandidatePool, GraphSignals | None]:
+        """The candidate pool (every turn with its raw scores) and the operator loop's signals.
+
+        Args:
+            namespace: The namespace searched.
+            query: The question.
+            now: When the question is asked (``None``: now).
+            query_vector: The query's vector, if the caller has it.
+            context: Score the context vectors and texts too; ``None``: when the scorer uses them.
+            where: See :meth:`first_stage`.
 
         A pool larger than :data:`FEATURE_POOL_MAX` is cut to the best hybrid candidates and the
         grounded turns; with an active ``where``, the best hybrid candidates that pass it are kept too.
         """
         scorer = self.scorer or FusionScorer.untrained()
         # Context vectors cost an embedding per turn on a namespace's first query: only for a scorer that uses them.
-        wants_context = scorer.uses_context
+        wants_context = scorer.uses_context if context is None else context
         ps = self.store.pool_scores(namespace, query, query_vector=query_vector, context=wants_context)
         if wants_context and ps.context is None and not self._warned_context:
             self._warned_context = True
@@ -125,7 +133,7 @@ class Cascade:
                            "they score 0; set CogMemConfig(context_vectors=True) or refit the scorer without them")
         signals = self.signals(namespace, query, now)
         ids = ps.ids
-        dense, lexical, context, context_lexical = ps.dense, ps.lexical, ps.context, ps.context_lexical
+        dense, lexical, context_s, context_lexical = ps.dense, ps.lexical, ps.context, ps.context_lexical
         if len(ids) > FEATURE_POOL_MAX:
             hybrid = zscore_fuse([dense, lexical], [1.0, self.store.config.lexical_weight])
             keep = set(np.argsort(-hybrid, kind="stable")[: self.store.config.candidates].tolist())
@@ -139,13 +147,24 @@ class Cascade:
             sel = sorted(keep)
             ids = [ids[i] for i in sel]
             dense, lexical = dense[sel], lexical[sel]
-            context = None if context is None else context[sel]
+            context_s = None if context_s is None else context_s[sel]
             context_lexical = None if context_lexical is None else context_lexical[sel]
         turns = self.store.get_turns(namespace, ids)
-        pool = CandidatePool(turns=turns, dense=dense, lexical=lexical, context=context,
+        pool = CandidatePool(turns=turns, dense=dense, lexical=lexical, context=context_s,
                              context_lexical=context_lexical)
+        return pool, signals
+
+    def first_stage(self, namespace: str, query: str, *, now: datetime | str | None = None,
+                    query_vector: np.ndarray | None = None,
+                    where: TurnFilter | None = None) -> tuple[CandidatePool, GraphSignals | None, np.ndarray]:
+        """The candidate pool (:meth:`candidates`), the graph signals and the fused score of every candidate."""
+        pool, signals = self.candidates(namespace, query, now=now, query_vector=query_vector, where=where)
+        return pool, signals, self.fuse(pool, query, signals)
+
+    def fuse(self, pool: CandidatePool, query: str, signals: GraphSignals | None) -> np.ndarray:
+        """The fused score of every candidate of a pool (the scorer over its features)."""
         X = candidate_features(pool, query, signals, lexical_weight=self.store.config.lexical_weight)
-        return pool, signals, scorer.score(X)
+        return (self.scorer or FusionScorer.untrained()).score(X)
 
     def rank(self, namespace: str, query: str, k: int = 10, *, now: datetime | str | None = None,
              where: TurnFilter | None = None) -> CascadeResult:
@@ -167,18 +186,29 @@ class Cascade:
         t0 = time.perf_counter()
         pool, signals, fused = self.first_stage(namespace, query, now=now, where=where)
         t1 = time.perf_counter()
+        docs = self.rank_pool(pool, signals, fused, query, k, where=where)
+        timings = {"first_stage_ms": (t1 - t0) * 1000}
+        if self.compressor is not None and docs:
+            timings["rerank_ms"] = (time.perf_counter() - t1) * 1000
+        return CascadeResult(documents=docs, timings=timings)
+
+    def rank_pool(self, pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray, query: str, k: int,
+                  *, where: TurnFilter | None = None) -> list[Document]:
+        """The last steps of :meth:`rank` on a pool already scored: filter, cut, compress, number.
+
+        Benchmarks that keep pools call this with the pools :meth:`candidates` built, so they rank
+        exactly as the live retriever does.
+        """
         order = np.argsort(-fused, kind="stable")
         if where is not None and where.active:
             order = np.array([i for i in order if where.allows(pool.turns[int(i)])], dtype=np.int64)
         depth = max(k, self.rerank_depth) if self.compressor is not None else k
         docs = self._documents(pool, signals, fused, order[:depth])
-        timings = {"first_stage_ms": (t1 - t0) * 1000}
         if self.compressor is not None and docs:
             docs = list(self.compressor.compress_documents(docs, query))
-            timings["rerank_ms"] = (time.perf_counter() - t1) * 1000
         for r, d in enumerate(docs, 1):
             d.metadata["rank"] = r
-        return CascadeResult(documents=docs[:k], timings=timings)
+        return docs[:k]
 
     def _documents(self, pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
                    idx: Sequence[int]) -> list[Document]:

@@ -25,53 +25,60 @@ def models_path() -> Path:
     return Path(str(resources.files("langmem_cog") / "models"))
 
 
-def cascade_settings() -> dict[str, Any]:
-    """The shipped blend weights (``models/cascade.json``), or the untrained defaults."""
-    path = models_path() / "cascade.json"
+def cascade_settings(models_dir: str | Path | None = None) -> dict[str, Any]:
+    """The blend weights of a models folder (``cascade.json``; default: the shipped one), or the
+    untrained defaults."""
+    path = Path(models_dir or models_path()) / "cascade.json"
     if path.exists():
         return dict(json.loads(path.read_text(encoding="utf-8")))
     return {"cross_encoder_weight": 1.0, "first_stage_weight": 1.0}
 
 
-def default_scorer() -> FusionScorer:
-    """The shipped fusion scorer (``models/fusion.json``), or the untrained fallback when absent.
+def default_scorer(models_dir: str | Path | None = None) -> FusionScorer:
+    """The fusion scorer of a models folder (``fusion.json``; default: the shipped one), or the
+    untrained fallback when absent.
 
-    Read once per process; each call returns its own copy.
+    Read once per process per folder; each call returns its own copy.
     """
-    s = _shipped_scorer()
+    s = _scorer_at(str(Path(models_dir or models_path()).resolve()))
     return FusionScorer(weights=s.weights.copy(), features=s.features, trained_on=s.trained_on, meta=dict(s.meta))
 
 
-@lru_cache(maxsize=1)
-def _shipped_scorer() -> FusionScorer:
-    path = models_path() / "fusion.json"
+@lru_cache(maxsize=8)
+def _scorer_at(models_dir: str) -> FusionScorer:
+    path = Path(models_dir) / "fusion.json"
     if path.exists():
         return FusionScorer.from_dict(json.loads(path.read_text(encoding="utf-8")))
     return FusionScorer.untrained()
 
 
-def default_compressor(*, threads: int | None = None, **kwargs: Any) -> ConvMemoryCompressor:
-    """ConvMemory v2 over the shipped cross-encoder with the shipped blend weights.
+def default_compressor(*, threads: int | None = None, models_dir: str | Path | None = None,
+                       **kwargs: Any) -> ConvMemoryCompressor:
+    """ConvMemory v2 over the cross-encoder of a models folder (default: the shipped one) with its
+    blend weights.
 
     Args:
         threads: torch threads while the cross-encoder scores (``None``: torch's setting).
-        **kwargs: Passed to :class:`ConvMemoryCompressor` (they override the shipped weights).
+        models_dir: A folder written by ``langmem-cog train-models`` (``None``: the shipped models).
+        **kwargs: Passed to :class:`ConvMemoryCompressor` (they override the folder's weights).
 
     Raises:
         ModelNotFoundError: If the reranker checkpoint is missing.
     """
-    settings = cascade_settings()
+    settings = cascade_settings(models_dir)
     kwargs.setdefault("cross_encoder_weight", float(settings.get("cross_encoder_weight", 1.0)))
     kwargs.setdefault("first_stage_weight", float(settings.get("first_stage_weight", 1.0)))
-    ce = shipped_cross_encoder(int(settings.get("max_length", 128)), threads)
+    reranker = str((Path(models_dir) / "reranker").resolve()) if models_dir else None
+    ce = shipped_cross_encoder(int(settings.get("max_length", 128)), threads, reranker)
     return ConvMemoryCompressor(cross_encoder=ce, **kwargs)
 
 
 @lru_cache(maxsize=8)
-def shipped_cross_encoder(max_length: int, threads: int | None = None) -> LocalCrossEncoder:
-    """The shipped cross-encoder, loaded once per process per setting (every retriever shares it).
+def shipped_cross_encoder(max_length: int, threads: int | None = None, path: str | None = None) -> LocalCrossEncoder:
+    """A cross-encoder checkpoint (default: the shipped one), loaded once per process per setting
+    (every retriever shares it).
 
     Raises:
         ModelNotFoundError: If the reranker checkpoint is missing.
     """
-    return LocalCrossEncoder(default_reranker_path(), max_length=max_length, threads=threads)
+    return LocalCrossEncoder(path or default_reranker_path(), max_length=max_length, threads=threads)

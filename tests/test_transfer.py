@@ -1,0 +1,84 @@
+"""The shipped recipe (train-models) and the leave-one-dataset-out bench (bench transfer), run for real."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from langmem_cog import CogMemConfig, CogMemRetriever
+from langmem_cog.bench.pools import collect_pools
+from langmem_cog.bench.transfer import run_transfer
+from langmem_cog.errors import InvalidInputError
+from langmem_cog.rank.defaults import default_compressor, default_scorer
+from langmem_cog.rank.shipped import Recipe, dropped_features, rank_pools, train_models
+from langmem_cog.rank.training import TrainConfig
+
+
+def _noop(it, _desc, _n):
+    return it
+
+
+def test_cached_pools_rank_exactly_as_the_live_retriever(two_conversations: Path) -> None:
+    cfg = CogMemConfig.preset("ephemeral")
+    ps = collect_pools(two_conversations, cfg, with_graph=True, progress=_noop, keep=True)
+    try:
+        qps = [qp for group in ps.by_sample.values() for qp in group]
+        cached = rank_pools(qps, default_scorer(), default_compressor(), cfg)
+        assert len(cached) == 28
+        for qp, ids in cached:
+            live = CogMemRetriever(memory=ps.memory, namespace=ps.namespaces[qp.sample_id], k=len(ids),
+                                   now=qp.asked_at).invoke(qp.question["question"])
+            assert [d.metadata["turn_id"] for d in live] == ids, qp.question["question"]
+    finally:
+        ps.release()
+
+
+def _machine_paths(value, home: str) -> list[str]:
+    if isinstance(value, dict):
+        return [p for v in value.values() for p in _machine_paths(v, home)]
+    if isinstance(value, list):
+        return [p for v in value for p in _machine_paths(v, home)]
+    return [value] if isinstance(value, str) and (value.startswith("/") or home in value) else []
+
+
+def test_train_models_writes_a_folder_the_default_retriever_uses(two_conversations: Path, tmp_path: Path) -> None:
+    recipe = Recipe(train=TrainConfig(epochs=1, max_length=32, freeze_layers=3, num_layers=2, pooling="mean",
+                                      threads=1), score_max_length=24, tune_queries=6, drop_features=("style",))
+    out = tmp_path / "models"
+    report = train_models({"locomo": two_conversations}, out, recipe=recipe, work_dir=tmp_path / "work",
+                          pool_cache_dir=tmp_path / "pools", command="langmem-cog train-models --datasets locomo")
+    assert (tmp_path / "pools" / "locomo-pools.pkl").exists()
+    assert {p.name for p in out.iterdir()} == {"fusion.json", "cascade.json", "reranker"}
+    meta = json.loads((out / "reranker" / "training.json").read_text())
+    assert meta["data"]["locomo"]["sha256"] and meta["data"]["locomo"]["questions"] == 28
+    assert meta["recipe"]["drop_features"] == ["style"] and meta["tune_questions"] == 6
+    assert meta["command"].startswith("langmem-cog train-models")
+    assert not _machine_paths(meta, str(Path.home())), "training.json must not record machine paths"
+    assert report["cross_encoder_weight"] == json.loads((out / "cascade.json").read_text())["cross_encoder_weight"]
+    scorer = json.loads((out / "fusion.json").read_text())
+    weights = dict(zip(scorer["features"], scorer["weights"], strict=True))
+    assert all(weights[f] == 0.0 for f in dropped_features(["style"]))
+    # The default retriever of a memory configured with this folder uses its models.
+    from langmem_cog.memory import CogMemory
+
+    mem = CogMemory(CogMemConfig.preset("ephemeral", models_dir=out))
+    r = CogMemRetriever(memory=mem, namespace="unused")
+    assert r.fusion.weights.tolist() == default_scorer(out).weights.tolist()
+    assert r.compressor.cross_encoder_weight == report["cross_encoder_weight"]
+    # Leave-one-dataset-out bench: the same pools (cached), ranked through the cascade's own code.
+    runs = run_transfer(out, "locomo", two_conversations, pool_cache=tmp_path / "pools" / "locomo-pools.pkl")
+    assert set(runs) == {"default", "input"}
+    assert runs["default"].summary["n_questions"] == 28
+    for before, after in zip(runs["input"].rows, runs["default"].rows, strict=True):
+        assert set(before["ranked_ids"][:10]) == set(after["ranked_ids"][:10])  # recall@10 preserved
+    assert "compressor_vs_input" in runs["default"].summary
+    with pytest.raises(InvalidInputError, match="unknown dataset"):
+        train_models({"nope": two_conversations}, out, recipe=recipe, work_dir=tmp_path / "w2")
+
+
+def test_dropped_features_names_groups_and_refuses_unknown() -> None:
+    assert "graph_claim" in dropped_features(["graph"]) and "in_window" in dropped_features(["graph"])
+    with pytest.raises(InvalidInputError, match="unknown feature"):
+        dropped_features(["positon"])
