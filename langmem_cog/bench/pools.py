@@ -120,7 +120,7 @@ def collect_pools(
 
 
 def collect_lme_pools(
-    data: str | Path, cfg: CogMemConfig, *, progress: Progress, limit: int | None = None,
+    data: str | Path, cfg: CogMemConfig, *, progress: Progress, limit: int | None = None, start: int = 0,
     embeddings: Any | None = None, max_seq_length: int | None = 128, with_graph: bool = True,
 ) -> PoolSet:
     """LongMemEval pools: each question's haystack ingested into a fresh namespace of a
@@ -133,6 +133,7 @@ def collect_lme_pools(
         cfg: Store config (ephemeral).
         progress: Progress wrapper.
         limit: The first ``limit`` scorable questions of the bit-reversed order (every type in proportion).
+        start: Skip the first ``start`` of those (one slice of a run split over processes).
         embeddings: An embedder to use (e.g. a :class:`~langmem_cog.embeddings.CachedEmbeddings`).
         max_seq_length: Truncation of the default embedder (the benchmark's 128 tokens).
         with_graph: Build the graph and run the operator loop.
@@ -155,7 +156,7 @@ def collect_lme_pools(
     cascade = Cascade(store=memory.store, memory=memory if with_graph else None, use_graph=with_graph)
     out = PoolSet()
     run = uuid.uuid4().hex[:8]
-    questions = _select(load_longmemeval(data), limit)
+    questions = _select(load_longmemeval(data), limit)[start:]
     for i, q in enumerate(progress(questions, "longmemeval pools", len(questions))):
         ns = f"lmepool.{run}.{i}"
         turns = [t.model_copy(update={"namespace": ns}) for t in q.turns]

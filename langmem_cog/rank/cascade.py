@@ -32,6 +32,7 @@ from langchain_core.documents import BaseDocumentCompressor, Document
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.filters import TurnFilter
 from langmem_cog.fusion import zscore_fuse
+from langmem_cog.graph.provenance import TurnRecords, prefer_current, turn_records
 from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features
 from langmem_cog.rank.scorer import FusionScorer
 
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from langmem_cog.memory import CogMemory
     from langmem_cog.store import TurnStore
 
-__all__ = ["Cascade", "CascadeResult", "pool_documents"]
+__all__ = ["Cascade", "CascadeResult", "annotate_records", "pool_documents"]
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +106,8 @@ class Cascade:
             from langmem_cog.graph.loop import shared_retrieval
 
             self._retrieval = shared_retrieval(self.memory)
-        return GraphSignals.from_state(self._retrieval.run(namespace, query, now=now))
+        state = self._retrieval.run(namespace, query, now=now)
+        return GraphSignals.from_state(state, turn_records(self.memory.graph(namespace)))
 
     def candidates(self, namespace: str, query: str, *, now: datetime | str | None = None,
                    query_vector: np.ndarray | None = None, context: bool | None = None,
@@ -206,6 +208,13 @@ class Cascade:
         docs = self._documents(pool, signals, fused, order[:depth])
         if self.compressor is not None and docs:
             docs = list(self.compressor.compress_documents(docs, query))
+        if signals is not None and signals.records:
+            if signals.asks_current_belief:  # what someone thinks now: a CURRENT claim before what it superseded
+                head = docs[: self.rerank_depth]
+                at = {d.metadata["turn_id"]: d for d in head}
+                docs = [at[t] for t in prefer_current(list(at), signals.records)] + docs[self.rerank_depth :]
+            for d in docs:
+                annotate_records(d, signals.records.get(d.metadata["turn_id"]))
         for r, d in enumerate(docs, 1):
             d.metadata["rank"] = r
         return docs[:k]
@@ -234,3 +243,19 @@ def pool_documents(pool: CandidatePool, signals: GraphSignals | None, fused: np.
                                  lexical_score=float(pool.lexical[i]), rank=0, stage=stage,
                                  max_position=max_pos, reranked=False))
     return out
+
+
+def annotate_records(doc: Document, records: TurnRecords | None) -> None:
+    """Put the graph's records of a document's turn in its metadata: ``claims`` (claim id, status,
+    polarity, the superseding claim's turn), ``claim_status`` (CURRENT if any claim is, else
+    CONFLICTING, else SUPERSEDED) and ``event_dates`` (each event's resolved ``[start, end)`` as ISO
+    8601 strings). A turn the graph derived nothing from gets none of these keys."""
+    if records is None:
+        return
+    if records.claims:
+        statuses = {c.status for c in records.claims}
+        doc.metadata["claims"] = [c.as_dict() for c in records.claims]
+        doc.metadata["claim_status"] = next(s for s in ("CURRENT", "CONFLICTING", "SUPERSEDED") if s in statuses) \
+            if statuses & {"CURRENT", "CONFLICTING", "SUPERSEDED"} else sorted(statuses)[0]
+    if records.events:
+        doc.metadata["event_dates"] = [[e.start, e.end] for e in records.events if e.start or e.end]

@@ -35,6 +35,7 @@ import numpy as np
 
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.fusion import zscore
+from langmem_cog.graph.provenance import TurnRecords
 from langmem_cog.records import Turn
 
 __all__ = ["CONTEXT_FEATURES", "FEATURE_NAMES", "CandidatePool", "GraphSignals", "candidate_features", "neighbour_max"]
@@ -179,10 +180,19 @@ class GraphSignals:
     via_types: Mapping[str, Sequence[str]] = field(default_factory=dict)
     window: tuple[datetime | None, datetime | None] | None = None
     intent: str = ""
+    #: Per turn id, the claims (with reconciled status) and events the graph derived from it
+    #: (:func:`~langmem_cog.graph.provenance.turn_records`); empty when not collected.
+    records: Mapping[str, TurnRecords] = field(default_factory=dict)
+
+    @property
+    def asks_current_belief(self) -> bool:
+        """The question asks what someone thinks, with no past time window (so: what they think now)."""
+        return self.intent == "BELIEF" and self.window is None
 
     @classmethod
-    def from_state(cls, state: Mapping[str, object]) -> GraphSignals:
-        """Signals from an operator-loop state (:class:`~langmem_cog.graph.loop.OperatorState`)."""
+    def from_state(cls, state: Mapping[str, object], records: Mapping[str, TurnRecords] | None = None) -> GraphSignals:
+        """Signals from an operator-loop state (:class:`~langmem_cog.graph.loop.OperatorState`) and the
+        graph's per-turn records."""
         evidence = state.get("evidence") or []
         grounded = [str(e["turn_id"]) for e in evidence]  # type: ignore[index, union-attr]
         via = {str(e["turn_id"]): list(e.get("via_types") or [e.get("node_type")]) for e in evidence}  # type: ignore[union-attr]
@@ -190,7 +200,8 @@ class GraphSignals:
         raw = state.get("time_window")
         if isinstance(raw, Sequence) and len(raw) == 2:
             window = tuple(datetime.fromisoformat(v) if v else None for v in raw)  # type: ignore[arg-type]
-        return cls(grounded=grounded, via_types=via, window=window, intent=str(state.get("intent") or ""))  # type: ignore[arg-type]
+        return cls(grounded=grounded, via_types=via, window=window, intent=str(state.get("intent") or ""),  # type: ignore[arg-type]
+                   records=dict(records or {}))
 
 
 def _rank_recip(scores: np.ndarray) -> np.ndarray:

@@ -1,0 +1,121 @@
+"""What the graph says about each raw turn: its claims (with their reconciled status) and its events.
+
+:func:`turn_records` is a pure function of a PEC2F graph: for every turn that is the provenance of
+a Claim or an Event it lists those records. The retriever puts them in each returned document's
+metadata, and :func:`prefer_current` uses the claims to put a reconciled CURRENT claim before the
+claim it superseded when a question asks what someone thinks now.
+
+Example:
+    >>> import networkx as nx
+    >>> G = nx.MultiDiGraph()
+    >>> G.add_node("claim:a", type="Claim", provenance={"t1"}, status="SUPERSEDED", polarity=-1)
+    >>> G.add_node("claim:b", type="Claim", provenance={"t9"}, status="CURRENT", polarity=1)
+    >>> _ = G.add_edge("claim:b", "claim:a", key="SUPERSEDES")
+    >>> recs = turn_records(G)
+    >>> recs["t1"].claims[0].status, recs["t1"].claims[0].superseded_by_turn
+    ('SUPERSEDED', 't9')
+    >>> prefer_current(["t1", "t5", "t9"], recs)
+    ['t5', 't9', 't1']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import networkx as nx
+
+from langmem_cog.graph.schema import ClaimStatus, EdgeType, NodeType
+
+__all__ = ["TurnClaim", "TurnEvent", "TurnRecords", "turn_records", "prefer_current"]
+
+
+@dataclass(frozen=True)
+class TurnClaim:
+    """A claim whose provenance is the turn."""
+
+    claim_id: str
+    status: str
+    polarity: int
+    #: The turn of the claim that superseded this one (``None`` unless SUPERSEDED).
+    superseded_by_turn: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {"claim_id": self.claim_id, "status": self.status, "polarity": self.polarity,
+                "superseded_by_turn": self.superseded_by_turn}
+
+
+@dataclass(frozen=True)
+class TurnEvent:
+    """An event whose provenance is the turn, with its resolved time interval (ISO 8601, or ``None``)."""
+
+    event_id: str
+    start: str | None
+    end: str | None
+
+
+@dataclass(frozen=True)
+class TurnRecords:
+    """The claims and events of one turn."""
+
+    claims: tuple[TurnClaim, ...] = ()
+    events: tuple[TurnEvent, ...] = ()
+
+    @property
+    def only_superseded(self) -> bool:
+        """Every claim of the turn was superseded (and it has at least one)."""
+        return bool(self.claims) and all(c.status == ClaimStatus.SUPERSEDED for c in self.claims)
+
+
+def _iso(value: object) -> str | None:
+    return value.isoformat() if isinstance(value, datetime) else None
+
+
+def _first_turn(G: nx.MultiDiGraph, node: str) -> str | None:
+    prov = G.nodes[node].get("provenance") or ()
+    return min(prov) if prov else None
+
+
+def turn_records(G: nx.MultiDiGraph) -> dict[str, TurnRecords]:
+    """Per turn id, the Claims and Events whose provenance includes it (turns with neither are absent)."""
+    claims: dict[str, list[TurnClaim]] = {}
+    events: dict[str, list[TurnEvent]] = {}
+    for node, d in G.nodes(data=True):
+        kind = d.get("type")
+        if kind == NodeType.CLAIM:
+            by = None
+            if d.get("status") == ClaimStatus.SUPERSEDED:
+                newer = sorted(u for u, _, k in G.in_edges(node, keys=True) if k == EdgeType.SUPERSEDES)
+                by = _first_turn(G, newer[-1]) if newer else None
+            rec = TurnClaim(str(node), str(d.get("status") or ""), int(d.get("polarity") or 0), by)
+            for t in d.get("provenance") or ():
+                claims.setdefault(str(t), []).append(rec)
+        elif kind == NodeType.EVENT:
+            ev = TurnEvent(str(node), _iso(d.get("start")), _iso(d.get("end")))
+            for t in d.get("provenance") or ():
+                events.setdefault(str(t), []).append(ev)
+    return {t: TurnRecords(tuple(sorted(claims.get(t, []), key=lambda c: c.claim_id)),
+                           tuple(sorted(events.get(t, []), key=lambda e: e.event_id)))
+            for t in set(claims) | set(events)}
+
+
+def prefer_current(turn_ids: Sequence[str], records: Mapping[str, TurnRecords]) -> list[str]:
+    """``turn_ids`` with each turn whose claims were all superseded moved to just after the turn of
+    the claim that superseded it, where that turn is in the list and ranked below it.
+
+    Every other turn keeps its relative order, and no turn enters or leaves the list.
+    """
+    out = list(turn_ids)
+    for tid in list(turn_ids):
+        rec = records.get(tid)
+        if rec is None or not rec.only_superseded:
+            continue
+        newer = [c.superseded_by_turn for c in rec.claims if c.superseded_by_turn in out]
+        if not newer:
+            continue
+        i = out.index(tid)
+        j = max(out.index(n) for n in newer)
+        if j > i:
+            out.insert(j, out.pop(i))
+    return out

@@ -1,0 +1,66 @@
+"""The graph changes what the default retriever returns: reconciled claims, provenance metadata."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import SAMPLE_CONVERSATION
+
+from langmem_cog import CogMemConfig, CogMemRetriever, load_locomo
+from langmem_cog.memory import CogMemory
+
+
+@pytest.fixture(scope="module")
+def sample():
+    conv = load_locomo(SAMPLE_CONVERSATION)[0]
+    memory = CogMemory(CogMemConfig.preset("ephemeral"))
+    memory.add_turns(conv.turns)
+    memory.consolidate(conv.sample_id)
+    yield memory, conv.sample_id, max(t.timestamp for t in conv.turns)
+    memory.forget(conv.sample_id)
+
+
+def _ids(docs):
+    return [d.metadata["turn_id"] for d in docs]
+
+
+def test_a_present_belief_question_gets_the_current_claim_before_the_superseded_one(sample) -> None:
+    memory, ns, now = sample
+    G = memory.graph(ns)
+    assert G.nodes["claim:D1:15#0"]["status"] == "SUPERSEDED" and G.nodes["claim:D5:5#0"]["status"] == "CURRENT"
+    docs = CogMemRetriever(memory=memory, namespace=ns, k=10, now=now).invoke("Does Maya like running now?")
+    ids = _ids(docs)
+    assert "D5:5" in ids and "D1:15" in ids
+    assert ids.index("D5:5") < ids.index("D1:15")  # "I love running now" above "I hate running"
+    by_id = {d.metadata["turn_id"]: d.metadata for d in docs}
+    hate = next(c for c in by_id["D1:15"]["claims"] if c["claim_id"] == "claim:D1:15#0")
+    assert hate == {"claim_id": "claim:D1:15#0", "status": "SUPERSEDED", "polarity": -1, "superseded_by_turn": "D5:5"}
+    assert by_id["D5:5"]["claim_status"] == "CURRENT"
+    # Plain hybrid search, which has no graph, ranks the superseded claim first on the same question.
+    hybrid = _ids(CogMemRetriever(memory=memory, namespace=ns, k=10, mode="hybrid").invoke("Does Maya like running now?"))
+    assert hybrid.index("D1:15") < hybrid.index("D5:5")
+
+
+def test_flipping_a_claim_status_in_the_graph_changes_the_ranking(sample) -> None:
+    memory, ns, now = sample
+    G = memory.graph(ns)
+    r = CogMemRetriever(memory=memory, namespace=ns, k=10, now=now)
+    before = _ids(r.invoke("Does Maya like running now?"))
+    old, new = G.nodes["claim:D1:15#0"]["status"], G.nodes["claim:D5:5#0"]["status"]
+    try:
+        G.nodes["claim:D1:15#0"]["status"] = "CURRENT"  # nothing superseded any more: the rule does not apply
+        after = _ids(r.invoke("Does Maya like running now?"))
+    finally:
+        G.nodes["claim:D1:15#0"]["status"], G.nodes["claim:D5:5#0"]["status"] = old, new
+    assert before != after and after.index("D1:15") < after.index("D5:5")
+
+
+def test_documents_carry_the_events_resolved_dates(sample) -> None:
+    memory, ns, now = sample
+    docs = CogMemRetriever(memory=memory, namespace=ns, k=10, now=now).invoke("When did Maya run her first 10k?")
+    dated = [d for d in docs if d.metadata.get("event_dates")]
+    assert dated
+    for d in dated:
+        for start, end in d.metadata["event_dates"]:
+            assert start is None or start[:4].isdigit()
+            assert end is None or start is None or start <= end
+    assert all("claims" not in d.metadata or d.metadata["claims"] for d in docs)
