@@ -1,4 +1,4 @@
-# langmem-cog: make demo | make test | make bench | make models-mpnet
+# langmem-cog: make demo | make test | make bench | make models | make models-mpnet
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -10,7 +10,9 @@ export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup demo test reliability lint bench bench-longmemeval scale bench-mpnet models-mpnet clean ui examples example-chatbot example-agent example-rag example-locomo
+MODELS_ARGS ?=
+
+.PHONY: models setup demo test reliability lint bench bench-longmemeval scale bench-mpnet models-mpnet clean ui examples example-chatbot example-agent example-rag example-locomo
 
 setup: $(STAMP)
 
@@ -77,6 +79,11 @@ scale: setup
 	  trap 'sh benchmarks/pg_loopback.sh stop $(PG_DIR)' EXIT && \
 	  $(CLI) bench scale --turns $(SCALE_TURNS) --start-server --graph-store-turns 1000 5000 \
 	    --postgres-url "$$PG_URL" --out results/scale-minilm.json --plot docs/scale.png
+
+# The shipped cascade models from ../shared/data (LoCoMo + LongMemEval-S dev); MODELS_ARGS=--lme-limit 80 for a
+# shorter run, --datasets locomo (or longmemeval) --out DIR for a leave-one-dataset-out check (docs/BENCHMARKS.md).
+models: setup
+	$(CLI) train-models --out langmem_cog/models --work-dir results/models-work --pool-cache-dir results/cache $(MODELS_ARGS)
 
 models-mpnet: setup
 	$(CLI) models install mpnet

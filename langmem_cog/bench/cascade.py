@@ -187,6 +187,8 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
                                          params, progress, tune_queries, reuse, quantize, score_max_length, fit_rest,
                                          score_threads)
         todo = [qp for sid in test for qp in ps.by_sample[sid]]
+        # The retriever's own last steps (Cascade.rank_pool: cut, compress, claim reconciliation).
+        ranker = Cascade(store=_scratch_store(cfg), scorer=scorer, compressor=compressor, use_graph=False)
         for qp in progress(todo, f"seed {seed}", len(todo)):
             if _key(qp) not in answers or system != "full-zeroshot":
                 fused = scorer.score(feats[_key(qp)])
@@ -194,9 +196,8 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
                 ranked = [qp.pool.ids[i] for i in order]
                 final = ranked
                 if compressor is not None:
-                    head = pool_documents(qp.pool, qp.graph, fused, order[:10], lexical_weight=w)
-                    reranked = compressor.compress_documents(head, qp.question["question"])
-                    final = [d.metadata["turn_id"] for d in reranked] + ranked[10:]
+                    docs = ranker.rank_pool(qp.pool, qp.graph, fused, qp.question["question"], len(ranked))
+                    final = [d.metadata["turn_id"] for d in docs]
                 answers[_key(qp)] = (final, ranked)
             final, ranked = answers[_key(qp)]
             if compressor is not None:
@@ -217,6 +218,13 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
             "report": cmp.format("input", "compressed"),
         }
     return LocomoRun(summary=result, rows=rows, input_rows=input_rows)
+
+
+def _scratch_store(cfg: CogMemConfig) -> Any:
+    """An empty in-memory store with ``cfg``'s settings, for ranking kept pools (only its config is read)."""
+    from langmem_cog.store import TurnStore
+
+    return TurnStore(cfg.model_copy(update={"chroma_mode": "ephemeral"}))
 
 
 def pool_matrices(ps: PoolSet, lexical_weight: float, drop: Sequence[int] = ()) -> tuple[dict, dict]:

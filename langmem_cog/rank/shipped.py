@@ -257,11 +257,10 @@ def rank_pools(qps: Sequence[Any], scorer: FusionScorer, compressor: Any, cfg: A
     Returns:
         ``(query pool, ranked turn ids)`` per pool, in order.
     """
+    from langmem_cog.bench.cascade import _scratch_store
     from langmem_cog.rank.cascade import Cascade
-    from langmem_cog.store import TurnStore
 
-    store = TurnStore(cfg.model_copy(update={"chroma_mode": "ephemeral"}))
-    cascade = Cascade(store=store, scorer=scorer, compressor=compressor, use_graph=False)
+    cascade = Cascade(store=_scratch_store(cfg), scorer=scorer, compressor=compressor, use_graph=False)
     out = []
     for qp in qps:
         q = qp.question["question"]
