@@ -252,6 +252,27 @@ def cmd_train_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_latency(args: argparse.Namespace) -> int:
+    from langmem_cog.bench.latency import run_latency
+    from langmem_cog.bench.locomo import default_locomo_path
+    from langmem_cog.config import CogMemConfig
+
+    data = Path(args.data) if args.data else (default_locomo_path() if args.on == "locomo" else _default_longmemeval())
+    if data is None:
+        raise LangMemCogError(f"no {args.on} data at ../shared/data: pass --data PATH")
+    cfg = CogMemConfig.preset("ephemeral", models_dir=Path(args.models) if args.models else None)
+    res = run_latency(args.on, data, questions=args.questions, conversations=args.conversations,
+                      haystacks=args.haystacks, config=cfg, max_seq_length=args.max_seq_length, progress=_progress)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    f, q = res["first_query_ms"], res["query_ms"]
+    print(f"{res['mode']} on {args.on} ({res['n_turns']} turns, models: {res['models']}): first query after ingest "
+          f"p50 {f['p50']:.1f} ms p95 {f['p95']:.1f} ms ({len(res['first_query_raw_ms'])} namespaces); "
+          f"{res['n_queries']} queries p50 {q['p50']:.1f} ms p95 {q['p95']:.1f} ms")
+    return 0
+
+
 def cmd_bench_transfer(args: argparse.Namespace) -> int:
     from langmem_cog.bench.locomo import default_locomo_path, write_outputs
     from langmem_cog.bench.transfer import run_transfer
@@ -573,6 +594,17 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--out", help="result JSON path")
     sc.add_argument("--plot", help="PNG path of the cost-versus-size plot")
     sc.set_defaults(func=cmd_bench_scale)
+    lat = bench.add_parser("latency", help="latency of the default retriever on the live path (first query after "
+                           "an ingest, and warm queries)")
+    lat.add_argument("--on", required=True, choices=["locomo", "longmemeval"])
+    lat.add_argument("--data", help="the dataset file (default: ../shared/data/...)")
+    lat.add_argument("--questions", type=int, default=200, help="LoCoMo: questions timed")
+    lat.add_argument("--conversations", type=int, default=2, help="LoCoMo: conversations ingested")
+    lat.add_argument("--haystacks", type=int, default=5, help="LongMemEval: haystacks ingested and asked")
+    lat.add_argument("--models", help="models folder (default: the shipped models)")
+    lat.add_argument("--max-seq-length", type=int, default=None, help="embedder truncation (default: the model's)")
+    lat.add_argument("--out", help="summary JSON path")
+    lat.set_defaults(func=cmd_bench_latency)
     tf = bench.add_parser("transfer", help="the default retriever with a models folder, on every question of a "
                           "dataset (leave-one-dataset-out: models fitted on the other one)")
     tf.add_argument("--models", help="models folder of `langmem-cog train-models` (default: the shipped models)")

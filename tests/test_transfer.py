@@ -82,3 +82,13 @@ def test_dropped_features_names_groups_and_refuses_unknown() -> None:
     assert "graph_claim" in dropped_features(["graph"]) and "in_window" in dropped_features(["graph"])
     with pytest.raises(InvalidInputError, match="unknown feature"):
         dropped_features(["positon"])
+
+
+def test_latency_times_the_default_retriever_on_the_live_path(two_conversations: Path) -> None:
+    from langmem_cog.bench.latency import run_latency
+
+    res = run_latency("locomo", two_conversations, questions=3, conversations=1)
+    assert res["mode"] == "cascade" and res["n_turns"] == 105 and res["n_queries"] == 3
+    assert len(res["first_query_raw_ms"]) == 1 and res["first_query_ms"]["p50"] > 0 and res["query_ms"]["p50"] > 0
+    with pytest.raises(InvalidInputError, match="on='x'"):
+        run_latency("x", two_conversations)
