@@ -252,6 +252,17 @@ def cmd_train_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_probe(args: argparse.Namespace) -> int:
+    from langmem_cog.bench.probe import run_retriever_probe
+    from langmem_cog.config import CogMemConfig
+
+    cfg = CogMemConfig.preset("ephemeral", models_dir=Path(args.models) if args.models else None)
+    res = run_retriever_probe(cfg, mode=args.mode)
+    print(f"attribution probe, {res['mode']} ({res['pairs']} pairs): record questions H@1 {res['record_h1']:.3f}, "
+          f"belief questions H@1 {res['belief_h1']:.3f}")
+    return 0
+
+
 def cmd_bench_latency(args: argparse.Namespace) -> int:
     from langmem_cog.bench.latency import run_latency
     from langmem_cog.bench.locomo import default_locomo_path
@@ -594,6 +605,12 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--out", help="result JSON path")
     sc.add_argument("--plot", help="PNG path of the cost-versus-size plot")
     sc.set_defaults(func=cmd_bench_scale)
+    pr = bench.add_parser("probe", help="the attribution probe through the default retriever: H@1 of record "
+                          "questions (the record first) and of belief questions (the opinion first)")
+    pr.add_argument("--mode", choices=["cascade", "hybrid", "dense", "lexical"], default=None,
+                    help="retrieval path (default: the default retriever's)")
+    pr.add_argument("--models", help="models folder (default: the shipped models)")
+    pr.set_defaults(func=cmd_bench_probe)
     lat = bench.add_parser("latency", help="latency of the default retriever on the live path (first query after "
                            "an ingest, and warm queries)")
     lat.add_argument("--on", required=True, choices=["locomo", "longmemeval"])

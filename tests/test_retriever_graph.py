@@ -64,3 +64,19 @@ def test_documents_carry_the_events_resolved_dates(sample) -> None:
             assert start is None or start[:4].isdigit()
             assert end is None or start is None or start <= end
     assert all("claims" not in d.metadata or d.metadata["claims"] for d in docs)
+
+
+def test_the_attribution_probe_runs_through_the_default_retriever(tmp_path) -> None:
+    import json
+
+    from langmem_cog.bench.probe import load_probe, run_retriever_probe
+
+    pairs = load_probe()
+    assert all(p["belief_query"].startswith(f"What does {p['opinion']['speaker']} think about ") for p in pairs)
+    path = tmp_path / "probe.json"
+    path.write_text(json.dumps({"pairs": pairs[:3]}))
+    res = run_retriever_probe(path=path)
+    assert res["mode"] == "cascade" and res["pairs"] == 3 and len(res["details"]) == 3
+    assert 0.0 <= res["record_h1"] <= 1.0 and 0.0 <= res["belief_h1"] <= 1.0
+    assert {d["record_query_first"] for d in res["details"]} <= {"record", "opinion"}
+    assert run_retriever_probe(path=path, mode="hybrid")["mode"] == "hybrid"

@@ -29,7 +29,7 @@ from langmem_cog.graph.schema import NodeType
 from langmem_cog.graph.store import GraphMemory
 from langmem_cog.records import Turn, make_turn
 
-__all__ = ["load_probe", "run_probe", "RECORD_TYPES"]
+__all__ = ["load_probe", "run_probe", "run_retriever_probe", "RECORD_TYPES"]
 
 #: Node types searched for a record query (Claims excluded).
 RECORD_TYPES = frozenset({NodeType.EVENT.value, NodeType.FACT.value})
@@ -44,10 +44,9 @@ def load_probe(path: str | Path | None = None) -> list[dict[str, Any]]:
     return list(json.loads(text)["pairs"])
 
 
-def _turns(pair: dict[str, Any]) -> tuple[Turn, Turn]:
+def _turns(pair: dict[str, Any], ns: str = "probe") -> tuple[Turn, Turn]:
     day = datetime.fromisoformat(pair["date"]).date()
     ts = datetime.combine(day, time(12, 0), tzinfo=UTC)
-    ns = "probe"
     rec = make_turn(id="record", namespace=ns, speaker=pair["record"]["speaker"], text=pair["record"]["text"],
                     timestamp=ts, position=0)
     op = make_turn(id="opinion", namespace=ns, speaker=pair["opinion"]["speaker"], text=pair["opinion"]["text"],
@@ -99,3 +98,45 @@ def run_probe(embedder: str = "minilm", path: str | Path | None = None) -> dict[
         "embedder": embedder,
         "details": details,
     }
+
+
+def run_retriever_probe(config: Any | None = None, *, mode: str | None = None,
+                        path: str | Path | None = None) -> dict[str, Any]:
+    """The probe through :class:`~langmem_cog.CogMemRetriever` (the default retriever unless ``mode``).
+
+    Each pair's two turns are stored in a namespace of their own in one :class:`~langmem_cog.memory.CogMemory`
+    (raw store and graph, as a user's ingest); the record query must get the record first, the belief
+    query (what the opinion's speaker thinks about the topic) the opinion first.
+
+    Returns:
+        ``record_h1`` and ``belief_h1`` (share of pairs whose first result is the right turn), ``pairs``,
+        ``mode`` and per-pair ``details``.
+    """
+    import uuid
+
+    from langmem_cog.config import CogMemConfig
+    from langmem_cog.memory import CogMemory
+    from langmem_cog.retriever import CogMemRetriever
+
+    pairs = load_probe(path)
+    memory = CogMemory(config or CogMemConfig.preset("ephemeral"))
+    run = uuid.uuid4().hex[:8]
+    record_hits = belief_hits = 0
+    details = []
+    used = ""
+    for pair in pairs:
+        ns = f"probe.{run}.{pair['id']}"
+        rec, op = _turns(pair, ns)
+        memory.add_turns([rec, op])
+        try:
+            retriever = CogMemRetriever(memory=memory, namespace=ns, k=2, mode=mode, now=rec.timestamp)
+            used = str(retriever.mode)
+            record_first = retriever.invoke(pair["query"])[0].metadata["turn_id"]
+            belief_first = retriever.invoke(pair["belief_query"])[0].metadata["turn_id"]
+        finally:
+            memory.forget(ns)
+        record_hits += record_first == "record"
+        belief_hits += belief_first == "opinion"
+        details.append({"id": pair["id"], "record_query_first": record_first, "belief_query_first": belief_first})
+    n = len(pairs)
+    return {"pairs": n, "mode": used, "record_h1": record_hits / n, "belief_h1": belief_hits / n, "details": details}

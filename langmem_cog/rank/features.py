@@ -84,6 +84,9 @@ FEATURE_NAMES: tuple[str, ...] = (
     "context_rr",       # 1 / (1 + rank by that cosine)
     "context_lex_z",    # z-scored BM25 of the query against the turn's context text (0 when the pool has none)
     "context_lex_rr",   # 1 / (1 + rank by that BM25)
+    # Attribution (session 11): the graph's claims, against what the operator loop routed the question as.
+    "opinion_record_q",  # the turn voices an opinion (holds a Claim) and the question asks for a record
+    "opinion_belief_q",  # the turn voices an opinion and the question asks what someone thinks (BELIEF)
 )
 
 #: The features computed from ``CandidatePool.context`` and ``context_lexical`` (zero without them).
@@ -404,4 +407,7 @@ def candidate_features(
                 X[i, col["in_window"]] = float(inside)
         if rank:
             X[:, col["grounded_near"]] = neighbour_max(X[:, col["graph_grounded"]], turns, 1, order)
+        if graph.records:
+            opinion = np.array([bool((r := graph.records.get(t.id)) and r.claims) for t in turns], dtype=np.float64)
+            X[:, col["opinion_belief_q" if graph.intent == "BELIEF" else "opinion_record_q"]] = opinion
     return X
