@@ -93,7 +93,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         for d in docs:
             m = d.metadata
             mark = "*" if m["turn_id"] in gold else " "
-            print(f"  {mark} [{m['turn_id']:>6}] {m['timestamp'][:10]}  {m['stage']:<9}  {d.page_content[:110]}")
+            claim = f" [{m['claim_status']}]" if m.get("claim_status") else ""
+            print(f"  {mark} [{m['turn_id']:>6}] {m['timestamp'][:10]}  {m['stage']:<9}{claim}  {d.page_content[:100]}")
         print()
     print(f"evidence turn (*) in the top {args.k} for {hits_at_k} of {len(conv.qa)} questions")
     print(f"the store lives in {cfg.resolved_data_dir()}; search it with:")

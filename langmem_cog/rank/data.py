@@ -2,9 +2,8 @@
 
 :func:`rerank_examples` turns scored candidate pools into :class:`~langmem_cog.rank.training.RerankExample`
 lists: the fused top ``depth`` in order, plus any gold candidate the first stage left out (so
-every list teaches something), each pair formatted exactly as the compressor formats it.
-:func:`longmemeval_pools` builds cheap pools for LongMemEval questions (the haystacks are long:
-BM25 over the whole haystack, then dense scores only for BM25's top candidates).
+every list teaches something), each pair formatted exactly as the compressor formats it. The pools
+themselves come from the retriever's candidate stage (:mod:`langmem_cog.bench.pools`).
 
 Example:
     >>> from datetime import datetime, timezone
@@ -21,17 +20,15 @@ Example:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 
-from langmem_cog.lexical import LexicalIndex
 from langmem_cog.rank.cross_encoder import format_pair
 from langmem_cog.rank.features import CandidatePool
 from langmem_cog.rank.training import RerankExample
 
-__all__ = ["rerank_examples", "longmemeval_pools", "ScoredPool"]
+__all__ = ["rerank_examples", "ScoredPool"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,48 +50,4 @@ def rerank_examples(pools: Iterable[ScoredPool], depth: int = 10, add_missed_gol
         pairs = [format_pair(query, pool.turns[i].memory_text, pos=pool.turns[i].position, max_pos=max_pos) for i in order]
         out.append(RerankExample(query=pairs[0][0], docs=[p[1] for p in pairs], gold=[bool(gold[i]) for i in order],
                                  prior=[float(fused[i]) for i in order]))
-    return out
-
-
-def longmemeval_pools(
-    questions: Sequence[Any],
-    embed: Callable[[list[str]], np.ndarray],
-    *,
-    bm25_depth: int = 30,
-    embed_chars: int = 600,
-    progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None,
-) -> list[tuple[Any, CandidatePool, np.ndarray]]:
-    """Cheap candidate pools of LongMemEval questions: BM25's top ``bm25_depth`` turns of each haystack
-    plus its ``bm25_depth // 4`` most recent turns, with dense scores for those only.
-
-    Args:
-        questions: :class:`~langmem_cog.loaders.LongMemEvalQuestion` objects (abstentions are skipped).
-        embed: Normalised embeddings of a list of texts (first the query, then the turns).
-        bm25_depth: BM25 candidates per question.
-        embed_chars: Turns are embedded from their first ``embed_chars`` characters (LongMemEval's
-            assistant turns run to thousands of characters; the bi-encoder reads 256 tokens at most).
-        progress: Optional progress wrapper.
-
-    Returns:
-        ``(question, pool, gold_mask)`` per question. Gold turns outside the pool stay outside: the
-        pool is what a first stage would see.
-    """
-    items = [q for q in questions if not q.is_abstention and q.turns]
-    it: Iterable[Any] = progress(items, "longmemeval pools", len(items)) if progress else items
-    out = []
-    for q in it:
-        index = LexicalIndex()
-        index.add([t.id for t in q.turns], [t.memory_text for t in q.turns])
-        ids, scores = index.scores(q.question)
-        by_id = {t.id: t for t in q.turns}
-        top = [ids[i] for i in np.argsort(-scores, kind="stable")[:bm25_depth]]
-        recent = [t.id for t in q.turns[-max(1, bm25_depth // 4):]]
-        keep = list(dict.fromkeys(top + recent))
-        keep.sort(key=lambda i: by_id[i].position)
-        turns = [by_id[i] for i in keep]
-        vecs = embed([q.question] + [t.memory_text[:embed_chars] for t in turns])
-        dense = vecs[1:] @ vecs[0]
-        lexical = scores[[ids.index(i) for i in keep]]
-        gold = np.isin(np.array(keep), q.gold_turn_ids)
-        out.append((q, CandidatePool(turns=turns, dense=dense, lexical=lexical), gold))
     return out

@@ -130,16 +130,6 @@ class FittedModels:
     max_length: int
     report: dict[str, Any] = field(default_factory=dict)
 
-    def compressor(self, threads: int | None = None) -> Any:
-        """The ConvMemory v2 compressor over the fitted cross-encoder (``None`` without one)."""
-        from langmem_cog.rank.compressor import ConvMemoryCompressor
-        from langmem_cog.rank.cross_encoder import LocalCrossEncoder
-
-        if self.reranker_dir is None:
-            return None
-        ce = LocalCrossEncoder(self.reranker_dir, max_length=self.max_length, threads=threads)
-        return ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=self.cross_encoder_weight)
-
 
 def fit_scorer(qps: Sequence[Any], recipe: Recipe, *, lexical_weight: float = 1.0,
                trained_on: str = "") -> tuple[FusionScorer, dict, dict]:
