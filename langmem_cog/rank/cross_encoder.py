@@ -2,8 +2,8 @@
 
 :class:`LocalCrossEncoder` loads a sequence-classification checkpoint (one logit per pair)
 from a directory, never from a hub. :func:`default_reranker_path` is the checkpoint shipped in
-the package (fine-tuned by ``langmem-cog train-reranker`` from the packaged MiniLM on
-LongMemEval-S dev only; see ``training.json`` beside it). :func:`format_pair` writes the
+the package (fine-tuned by ``langmem-cog train-models`` from the packaged MiniLM on LoCoMo and
+LongMemEval-S dev; see ``training.json`` beside it). :func:`format_pair` writes the
 ConvMemory v2 pair: ``("QUERY_TIME: {max_pos}. {query}", "MEMORY_TIME: {pos}. {text}")``.
 
 Example:
@@ -63,7 +63,7 @@ def default_reranker_path() -> Path:
     if not (path / "config.json").exists():
         raise ModelNotFoundError(
             f"no reranker checkpoint at {path}: reinstall langmem-cog, or train one with "
-            "`langmem-cog train-reranker --out DIR` and pass its directory"
+            "`langmem-cog train-models --out DIR` and pass its directory"
         )
     return path
 

@@ -1,8 +1,10 @@
 """The shipped cascade models: the fusion scorer and the reranker with its blend weights.
 
-Both live in ``langmem_cog/models/`` and were trained by ``langmem-cog train-reranker`` on
-LongMemEval-S dev only (never on LoCoMo); ``models/reranker/training.json`` records the command,
-the data hash and the seed. Loading them never trains or downloads anything.
+Both live in ``langmem_cog/models/`` and were fitted by ``langmem-cog train-models`` (the recipe of
+:mod:`langmem_cog.rank.shipped`) on LoCoMo and LongMemEval-S dev together;
+``models/reranker/training.json`` records the command, the data hashes, the recipe, the seed and the
+git commit. Any folder written by that command can stand in for them (``models_dir=``,
+``CogMemConfig.models_dir``). Loading never trains or downloads anything.
 """
 
 from __future__ import annotations

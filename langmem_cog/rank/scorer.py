@@ -80,7 +80,7 @@ class FusionScorer:
                 raise ConfigError(
                     f"scorer features {list(features)} are not a subset of this version's {list(FEATURE_NAMES)} "
                     f"(unknown or repeated: {unknown or sorted({f for f in features if features.count(f) > 1})}): "
-                    "retrain the scorer (langmem-cog train-reranker) or use FusionScorer.untrained()"
+                    "retrain the scorer (langmem-cog train-models) or use FusionScorer.untrained()"
                 )
             full = np.zeros(len(FEATURE_NAMES))
             for name, w in zip(features, self.weights, strict=True):
