@@ -244,7 +244,7 @@ def cmd_train_models(args: argparse.Namespace) -> int:
                                  l2=args.l2 if args.l2 is not None else SHIPPED_RECIPE.l2,
                                  fit_fusion=args.fit_fusion or SHIPPED_RECIPE.fit_fusion)
     work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="lmc-models-"))
-    command = " ".join(shlex.quote(a) for a in ["langmem-cog", *sys.argv[1:]])
+    command = " ".join(shlex.quote(a) for a in ["langmem-cog", *sys.argv[1:]]).replace(str(Path.home()), "~")
     report = train_models(datasets, args.out, recipe=recipe, work_dir=work, pool_cache_dir=args.pool_cache_dir,
                           lme_limit=args.lme_limit, command=command, progress=_progress, reuse=args.reuse)
     print(f"trained on {report['trained_on']}: {report.get('examples')} lists, {report.get('steps')} steps, "

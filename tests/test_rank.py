@@ -326,11 +326,13 @@ def test_shipped_models_load_offline_and_score():
     from langmem_cog.rank.defaults import default_compressor, default_scorer, models_path
 
     meta = json.loads((models_path() / "reranker" / "training.json").read_text())
-    assert meta["trained_on"].startswith("LongMemEval-S dev only")
-    assert meta["data_sha256"] and meta["command"].startswith("langmem-cog train-reranker")
+    assert set(meta["data"]) == {"locomo", "longmemeval"} and all(d["sha256"] for d in meta["data"].values())
+    assert meta["command"].startswith("langmem-cog train-models") and meta["git_commit"]
+    assert meta["recipe"]["train"]["num_layers"] == 4 and meta["recipe"]["train"]["pooling"] == "mean"
+    assert not any(isinstance(v, str) and v.startswith("/") for v in meta.values()), "no machine paths"
     size = sum(p.stat().st_size for p in (models_path() / "reranker").iterdir())
     assert size < 50 * 2**20
-    assert default_scorer().trained_on.startswith("LongMemEval-S dev")
+    assert default_scorer().weights.tolist() == FusionScorer.untrained().weights.tolist()  # the recipe's prior
     compressor = default_compressor()
     docs = [Document(id="a", page_content="Maya: the weather is nice", metadata={"score": 0.0, "position": 1}),
             Document(id="b", page_content="Leo: I am allergic to shellfish", metadata={"score": 0.0, "position": 2})]
