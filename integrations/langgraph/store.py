@@ -5,7 +5,7 @@ query) go to a wrapped store (an ``InMemoryStore`` by default, or any ``BaseStor
 the store of the items' values. Every indexed ``put`` is also written as a raw turn to a
 :class:`~langmem_cog.memory.CogMemory` namespace (``("memories", "alice")`` -> ``memories.alice``),
 and searches *with* a query rank the items there through :class:`~langmem_cog.CogMemRetriever` (the
-shipped cascade by default, ``mode="hybrid"`` for plain hybrid search). So existing
+plain hybrid search by default, ``mode="cascade"`` for the cascade). So existing
 store-based LangGraph code and langmem-style memory tools work unchanged, with better search.
 
 Example:
@@ -176,7 +176,7 @@ class CogMemStore(BaseStore):
         namespace_mapper: Callable[[tuple[str, ...]], str] = default_namespace_mapper,
         fields: list[str] | None = None,
         speaker: str = "memory",
-        mode: RetrievalMode | None = None,
+        mode: RetrievalMode | None = "hybrid",
     ) -> None:
         self.memory = memory
         self.mode = mode
@@ -242,7 +242,7 @@ class CogMemStore(BaseStore):
                     continue
                 spk = op.value.get("speaker")
                 turns.append(make_turn(
-                    id=tid, namespace=cns, conversation_id="store", session_id="store",
+                    id=tid, namespace=cns, conversation_id="store", session_id=tid,  # items are independent: no neighbours
                     speaker=spk if isinstance(spk, str) and spk.strip() else self.speaker,
                     text=text, timestamp=now, position=position + len(turns),
                     metadata={"store_key": op.key, "store_namespace": json.dumps(list(op.namespace))},
