@@ -267,12 +267,9 @@ def cmd_bench_probe(args: argparse.Namespace) -> int:
 
 def cmd_bench_latency(args: argparse.Namespace) -> int:
     from langmem_cog.bench.latency import run_latency
-    from langmem_cog.bench.locomo import default_locomo_path
     from langmem_cog.config import CogMemConfig
 
-    data = Path(args.data) if args.data else (default_locomo_path() if args.on == "locomo" else _default_longmemeval())
-    if data is None:
-        raise LangMemCogError(f"no {args.on} data at ../shared/data: pass --data PATH")
+    data = _dataset_path(args.on, args.data)
     cfg = CogMemConfig.preset("ephemeral", models_dir=Path(args.models) if args.models else None)
     res = run_latency(args.on, data, questions=args.questions, conversations=args.conversations,
                       haystacks=args.haystacks, config=cfg, max_seq_length=args.max_seq_length, progress=_progress)
@@ -287,12 +284,10 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_transfer(args: argparse.Namespace) -> int:
-    from langmem_cog.bench.locomo import default_locomo_path, write_outputs
+    from langmem_cog.bench.locomo import write_outputs
     from langmem_cog.bench.transfer import run_transfer
 
-    data = Path(args.data) if args.data else (default_locomo_path() if args.on == "locomo" else _default_longmemeval())
-    if data is None:
-        raise LangMemCogError(f"no {args.on} data at ../shared/data: pass --data PATH")
+    data = _dataset_path(args.on, args.data)
     runs = run_transfer(args.models, args.on, data, pool_cache=args.pool_cache, lme_limit=args.lme_limit,
                         progress=_progress)
     for name, run in runs.items():
@@ -306,6 +301,16 @@ def cmd_bench_transfer(args: argparse.Namespace) -> int:
         if key in runs["default"].summary:
             print(runs["default"].summary[key]["report"])
     return 0
+
+
+def _dataset_path(on: str, given: str | None) -> Path:
+    """``--data``, else the dataset ``on`` (``locomo`` / ``longmemeval``) under ../shared/data."""
+    from langmem_cog.bench.locomo import default_locomo_path
+
+    data = Path(given) if given else (default_locomo_path() if on == "locomo" else _default_longmemeval())
+    if data is None:
+        raise LangMemCogError(f"no {on} data at ../shared/data: pass --data PATH")
+    return data
 
 
 def _default_longmemeval() -> Path | None:

@@ -54,6 +54,7 @@ def run_latency(on: str, data: str | Path, *, questions: int = 200, conversation
         ``first_query_ms`` and ``query_ms`` percentiles (p50, p95), their raw values, ``n_turns`` and
         the retrieval mode timed.
     """
+    from langmem_cog.bench.longmemeval import ingest_haystack
     from langmem_cog.embeddings import resolve_embedder
     from langmem_cog.loaders import load_longmemeval, locomo_turns, read_json
     from langmem_cog.memory import CogMemory
@@ -90,9 +91,7 @@ def run_latency(on: str, data: str | Path, *, questions: int = 200, conversation
         qs = [q for q in load_longmemeval(data) if q.gold_turn_ids][:haystacks]
         for i, q in enumerate(progress(qs, "latency", len(qs))):
             ns = f"lat.{run}.{i}"
-            turns = [t.model_copy(update={"namespace": ns}) for t in q.turns]
-            memory.add_turns(turns)
-            memory.consolidate(ns)
+            turns, _ = ingest_haystack(memory, q, ns)
             n_turns += len(turns)
             retriever = CogMemRetriever(memory=memory, namespace=ns, now=q.question_date)
             mode = str(retriever.mode)

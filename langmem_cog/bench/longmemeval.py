@@ -54,6 +54,7 @@ __all__ = [
     "default_longmemeval_path",
     "spread_order",
     "rescore_rows",
+    "ingest_haystack",
 ]
 
 logger = logging.getLogger(__name__)
@@ -265,6 +266,20 @@ def _select(questions: list[LongMemEvalQuestion], limit: int | None) -> list[Lon
     return [scored[i] for i in spread_order(len(scored))][:limit]
 
 
+def ingest_haystack(memory: Any, question: LongMemEvalQuestion, namespace: str, *,
+                    with_graph: bool = True) -> tuple[list[Any], float]:
+    """Store a question's haystack in ``namespace`` (raw store, then the graph and its consolidation
+    unless ``with_graph`` is off); returns its turns and the seconds the ingest took."""
+    turns = [t.model_copy(update={"namespace": namespace}) for t in question.turns]
+    t0 = time.perf_counter()
+    if with_graph:
+        memory.add_turns(turns)
+        memory.consolidate(namespace)
+    else:
+        memory.store.add_turns(turns)
+    return turns, time.perf_counter() - t0
+
+
 def run_longmemeval(
     data: str | Path,
     *,
@@ -330,14 +345,8 @@ def run_longmemeval(
     n_turns, ingest_s = 0, 0.0
     for i, q in enumerate(progress(questions, "longmemeval", len(questions))):
         ns = f"lme.{run_id}.{i}"
-        turns = [t.model_copy(update={"namespace": ns}) for t in q.turns]
-        t0 = time.perf_counter()
-        if with_graph:
-            memory.add_turns(turns)
-            memory.consolidate(ns)
-        else:
-            memory.store.add_turns(turns)
-        ingest_s += time.perf_counter() - t0
+        turns, seconds = ingest_haystack(memory, q, ns, with_graph=with_graph)
+        ingest_s += seconds
         n_turns += len(turns)
         session_of = {t.id: t.session_id for t in turns}
         haystack_sessions = set(session_of.values())

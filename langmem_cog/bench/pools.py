@@ -143,7 +143,7 @@ def collect_lme_pools(
         ``category`` (the question type) and ``gold`` (the ``has_answer`` turn ids); each pool keeps
         the namespace's plain hybrid ranking (``QueryPool.hybrid``) as the baseline.
     """
-    from langmem_cog.bench.longmemeval import _select
+    from langmem_cog.bench.longmemeval import _select, ingest_haystack
     from langmem_cog.loaders import load_longmemeval
     from langmem_cog.memory import CogMemory
     from langmem_cog.rank.cascade import Cascade
@@ -159,14 +159,8 @@ def collect_lme_pools(
     questions = _select(load_longmemeval(data), limit)[start:]
     for i, q in enumerate(progress(questions, "longmemeval pools", len(questions))):
         ns = f"lmepool.{run}.{i}"
-        turns = [t.model_copy(update={"namespace": ns}) for t in q.turns]
-        t0 = time.perf_counter()
-        if with_graph:
-            memory.add_turns(turns)
-            memory.consolidate(ns)
-        else:
-            memory.store.add_turns(turns)
-        out.ingest_s += time.perf_counter() - t0
+        turns, seconds = ingest_haystack(memory, q, ns, with_graph=with_graph)
+        out.ingest_s += seconds
         out.n_turns += len(turns)
         try:
             t1 = time.perf_counter()
