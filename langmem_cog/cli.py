@@ -297,7 +297,7 @@ def cmd_bench_transfer(args: argparse.Namespace) -> int:
         extra = (f"  turn recall_all@10 {f['turn_recall_all@10']:.4f}" if "turn_recall_all@10" in f else
                  f"  H@1 {f['h1']:.4f}  R@10 {f['r10']:.4f}  Hit@10 {f['hit10']:.4f}")
         print(f"{name:<8} on {args.on} ({run.summary['n_questions']} questions): MRR {f['mrr']:.4f}{extra}")
-    for key in ("compressor_vs_input", "vs_hybrid"):
+    for key in ("compressor_vs_input", "graph_contribution", "vs_hybrid"):
         if key in runs["default"].summary:
             print(runs["default"].summary[key]["report"])
     return 0

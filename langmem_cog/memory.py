@@ -25,6 +25,7 @@ from langchain_core.embeddings import Embeddings
 
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import InvalidInputError
+from langmem_cog.graph.operators import NodeVectors, node_text
 from langmem_cog.graph.schema import Extractor
 from langmem_cog.graph.store import GraphMemory
 from langmem_cog.records import Turn, validate_namespace
@@ -44,6 +45,13 @@ class CogMemory:
         extractor: Turns raw turns into records (default: the offline ``RuleExtractor``).
         client: An existing Chroma client.
         graph: An existing :class:`GraphMemory` (default: beside the store's data).
+
+    Attributes:
+        node_vectors: The vectors of the graph's node texts that the operator loop's ``anchor``
+            scores queries against (kept in this process). With ``CogMemConfig.retrieval`` at
+            ``cascade`` (the default), ``add_turns`` and ``consolidate`` embed the texts of new nodes
+            right away, so the first query after an ingest does not pay for them; otherwise they are
+            embedded on the first graph query that needs them.
     """
 
     def __init__(
@@ -67,6 +75,14 @@ class CogMemory:
         self.graphs = graph if graph is not None else GraphMemory.from_config(self.config)
         self._lock = threading.RLock()
         self._checked: set[str] = set()  # namespaces whose graph was checked against the raw store
+        self.node_vectors = NodeVectors(self.store.embed_texts)
+
+    def _warm_node_vectors(self, namespace: str) -> None:
+        """Embed the node texts of a namespace's graph not embedded yet (cascade retrieval only)."""
+        if self.config.retrieval != "cascade":
+            return
+        G = self.graphs.graph(namespace)
+        self.node_vectors.warm(node_text(G, n) for n in G.nodes)
 
     @property
     def embeddings(self) -> Embeddings:
@@ -98,6 +114,7 @@ class CogMemory:
             with self._lock, self.store.writing():
                 self.graphs.apply(ns, extractions)
                 self.graphs.commit(ns)
+            self._warm_node_vectors(ns)
         return ids
 
     def _check_graph(self, namespace: str) -> None:
@@ -160,6 +177,7 @@ class CogMemory:
         with self._lock, self.store.writing():
             out = self.graphs.consolidate(namespace)
             self.graphs.commit(namespace)
+        self._warm_node_vectors(namespace)
         return out
 
     def rebuild_graph(self, namespace: str) -> nx.MultiDiGraph:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import pytest
 from conftest import SAMPLE_CONVERSATION
 
@@ -80,3 +82,65 @@ def test_the_attribution_probe_runs_through_the_default_retriever(tmp_path) -> N
     assert 0.0 <= res["record_h1"] <= 1.0 and 0.0 <= res["belief_h1"] <= 1.0
     assert {d["record_query_first"] for d in res["details"]} <= {"record", "opinion"}
     assert run_retriever_probe(path=path, mode="hybrid")["mode"] == "hybrid"
+
+
+def test_prefer_records_moves_only_other_speakers_opinions_and_keeps_the_set() -> None:
+    from langmem_cog.graph.provenance import TurnClaim, TurnEvent, TurnRecords, prefer_records
+    from langmem_cog.rank.features import name_tokens
+
+    opinion = TurnRecords(claims=(TurnClaim("claim:o", "CURRENT", -1),))
+    event_too = TurnRecords(claims=(TurnClaim("claim:e", "CURRENT", 1),), events=(TurnEvent("ev:e", None, None),))
+    recs = {"o1": opinion, "o2": opinion, "e1": event_too, "m1": opinion}
+    turns = [("o1", "Leo"), ("e1", "Ivan"), ("m1", "Maya K."), ("x", "Maya"), ("o2", "Ivan")]
+    named = name_tokens("What is Maya's job?")
+    out = prefer_records(turns, recs, named)
+    assert sorted(out) == sorted(t for t, _ in turns)
+    # Leo's opinion goes just after Maya's first turn; Maya's own opinion and a turn with an event stay put;
+    # the last opinion has no turn of Maya's below it.
+    assert out == ["e1", "m1", "o1", "x", "o2"]
+    assert prefer_records(turns, recs, name_tokens("What is the capital of France?")) == [t for t, _ in turns]
+    assert prefer_records(turns, {}, named) == [t for t, _ in turns]
+
+
+def test_a_record_question_gets_the_named_persons_turn_before_anothers_opinion_about_them() -> None:
+    from datetime import datetime
+
+    from langmem_cog import make_turn
+
+    memory = CogMemory(CogMemConfig.preset("ephemeral"))
+    ns = "record-vs-opinion"
+    ts = datetime(2023, 4, 10, 12, tzinfo=UTC)
+    texts = [("Omar", "Nora, honestly I believe a PhD in anything is useless outside academia."),
+             ("Nora", "I did my doctorate in marine biology at Dalhousie.")]
+    memory.add_turns([make_turn(id=f"t{i}", namespace=ns, speaker=s, text=x, position=i, session_id="1", timestamp=ts)
+                      for i, (s, x) in enumerate(texts)])
+    try:
+        assert memory.graph(ns).nodes  # the opinion became a Claim attributed to Omar
+        r = CogMemRetriever(memory=memory, namespace=ns, k=2, now=ts)
+        record = r.invoke("What is Nora's PhD in?")
+        assert _ids(record)[0] == "t1" and record[0].metadata["speaker"] == "Nora"
+        assert record[1].metadata["claim_status"] == "CURRENT"
+        assert _ids(r.invoke("What does Omar think about a PhD?"))[0] == "t0"  # a belief question: the opinion
+    finally:
+        memory.forget(ns)
+
+
+def test_the_node_vectors_are_embedded_at_ingest_for_the_cascade_only() -> None:
+    from datetime import datetime
+
+    from langmem_cog import make_turn
+    from langmem_cog.graph.operators import node_text
+
+    ts = datetime(2023, 4, 10, 12, tzinfo=UTC)
+    for retrieval, warmed in (("cascade", True), ("hybrid", False)):
+        memory = CogMemory(CogMemConfig.preset("ephemeral", retrieval=retrieval))
+        ns = f"warm-{retrieval}"
+        memory.add_turns([make_turn(id="t0", namespace=ns, speaker="Nora", text="I adopted a beagle named Pickle.",
+                                    position=0, session_id="1", timestamp=ts)])
+        try:
+            G = memory.graph(ns)
+            assert G.nodes
+            assert memory.node_vectors.warm(node_text(G, n) for n in G.nodes) == (0 if warmed else len(
+                {node_text(G, n) for n in G.nodes}))
+        finally:
+            memory.forget(ns)

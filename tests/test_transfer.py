@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -30,6 +31,13 @@ def test_cached_pools_rank_exactly_as_the_live_retriever(two_conversations: Path
         for qp, ids in cached:
             live = CogMemRetriever(memory=ps.memory, namespace=ps.namespaces[qp.sample_id], k=len(ids),
                                    now=qp.asked_at).invoke(qp.question["question"])
+            assert [d.metadata["turn_id"] for d in live] == ids, qp.question["question"]
+        # bench transfer's "nograph" ranking is the live retriever without the graph stage.
+        nograph = rank_pools([dataclasses.replace(qp, graph=None) for qp in qps[:6]], default_scorer(),
+                             default_compressor(), cfg)
+        for qp, ids in nograph:
+            live = CogMemRetriever(memory=ps.memory, namespace=ps.namespaces[qp.sample_id], k=len(ids),
+                                   now=qp.asked_at, use_graph=False).invoke(qp.question["question"])
             assert [d.metadata["turn_id"] for d in live] == ids, qp.question["question"]
     finally:
         ps.release()
@@ -69,11 +77,21 @@ def test_train_models_writes_a_folder_the_default_retriever_uses(two_conversatio
     assert r.compressor.cross_encoder_weight == report["cross_encoder_weight"]
     # Leave-one-dataset-out bench: the same pools (cached), ranked through the cascade's own code.
     runs = run_transfer(out, "locomo", two_conversations, pool_cache=tmp_path / "pools" / "locomo-pools.pkl")
-    assert set(runs) == {"default", "input"}
+    assert set(runs) == {"default", "input", "nograph"}
     assert runs["default"].summary["n_questions"] == 28
     for before, after in zip(runs["input"].rows, runs["default"].rows, strict=True):
         assert set(before["ranked_ids"][:10]) == set(after["ranked_ids"][:10])  # recall@10 preserved
-    assert "compressor_vs_input" in runs["default"].summary
+    assert "compressor_vs_input" in runs["default"].summary and "graph_contribution" in runs["default"].summary
+    # Pools without context scores cannot fit a fusion that weighs the context features.
+    from langmem_cog.bench.cascade import load_pool_cache
+    from langmem_cog.rank.shipped import fit_scorer
+
+    qps = [dataclasses.replace(qp, pool=dataclasses.replace(qp.pool, context=None, context_lexical=None))
+           for group in load_pool_cache(tmp_path / "pools" / "locomo-pools.pkl").by_sample.values() for qp in group]
+    with pytest.raises(InvalidInputError, match="no context scores"):
+        fit_scorer(qps, Recipe(fit_fusion=True))
+    scorer, _, _ = fit_scorer(qps, Recipe(fit_fusion=True, drop_features=("context",)))
+    assert all(scorer.weights[i] == 0.0 for i, f in enumerate(scorer.features) if f.startswith("context_"))
     with pytest.raises(InvalidInputError, match="unknown dataset"):
         train_models({"nope": two_conversations}, out, recipe=recipe, work_dir=tmp_path / "w2")
 

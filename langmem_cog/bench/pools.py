@@ -122,6 +122,7 @@ def collect_pools(
 def collect_lme_pools(
     data: str | Path, cfg: CogMemConfig, *, progress: Progress, limit: int | None = None, start: int = 0,
     embeddings: Any | None = None, max_seq_length: int | None = 128, with_graph: bool = True,
+    context: bool = True, skip: Iterable[str] = (), on_pool: Callable[[QueryPool], None] | None = None,
 ) -> PoolSet:
     """LongMemEval pools: each question's haystack ingested into a fresh namespace of a
     :class:`~langmem_cog.memory.CogMemory` (raw store, graph and consolidation, as a user's ingest),
@@ -137,6 +138,12 @@ def collect_lme_pools(
         embeddings: An embedder to use (e.g. a :class:`~langmem_cog.embeddings.CachedEmbeddings`).
         max_seq_length: Truncation of the default embedder (the benchmark's 128 tokens).
         with_graph: Build the graph and run the operator loop.
+        context: Score the context vectors and texts (one more embedding per turn). Pools without
+            them serve a recipe whose fusion gives the context features no weight (the shipped
+            recipe's untrained prior); :func:`~langmem_cog.rank.shipped.fit_recipe` refuses to fit a
+            fusion scorer on them.
+        skip: Question ids not to collect (already collected by an earlier run that stopped).
+        on_pool: Called with each pool as soon as it is collected (a long run saves as it goes).
 
     Returns:
         A :class:`PoolSet` keyed by question id; each question dict has ``qa_index`` 0, ``question``,
@@ -156,7 +163,8 @@ def collect_lme_pools(
     cascade = Cascade(store=memory.store, memory=memory if with_graph else None, use_graph=with_graph)
     out = PoolSet()
     run = uuid.uuid4().hex[:8]
-    questions = _select(load_longmemeval(data), limit)[start:]
+    done = set(skip)
+    questions = [q for q in _select(load_longmemeval(data), limit)[start:] if q.question_id not in done]
     for i, q in enumerate(progress(questions, "longmemeval pools", len(questions))):
         ns = f"lmepool.{run}.{i}"
         turns, seconds = ingest_haystack(memory, q, ns, with_graph=with_graph)
@@ -164,13 +172,15 @@ def collect_lme_pools(
         out.n_turns += len(turns)
         try:
             t1 = time.perf_counter()
-            pool, signals = cascade.candidates(ns, q.question, now=q.question_date, context=True)
+            pool, signals = cascade.candidates(ns, q.question, now=q.question_date, context=context)
             ms = (time.perf_counter() - t1) * 1000
             hybrid = [h.turn.id for h in memory.store.search(ns, q.question, k=len(turns), mode="hybrid")]
         finally:
             memory.forget(ns)
         question = {"qa_index": 0, "question": q.question, "category": q.question_type,
                     "gold": list(q.gold_turn_ids)}
-        out.by_sample[q.question_id] = [QueryPool(q.question_id, question, pool, signals, ms,
-                                                  q.question_date.isoformat(), hybrid)]
+        qp = QueryPool(q.question_id, question, pool, signals, ms, q.question_date.isoformat(), hybrid)
+        out.by_sample[q.question_id] = [qp]
+        if on_pool is not None:
+            on_pool(qp)
     return out

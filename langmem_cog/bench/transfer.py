@@ -8,13 +8,23 @@ by :meth:`Cascade.fuse` and :meth:`Cascade.rank_pool`, the code of ``Cascade.ran
 pins cached and live rankings equal). Rows pair with ``bench locomo --system hybrid --split all``
 (seed 0) in ``bench compare``; on LongMemEval, the pools also hold each namespace's plain hybrid
 ranking, written as the baseline's rows.
+
+The graph's contribution is measured on the same pools: ``nograph`` ranks them with the same models
+but without the operator loop's signals (no graph features, no reconciled claims), as
+``CogMemRetriever(use_graph=False)`` would. The cross-encoder's scores of a pool's head are computed
+once and shared by the two rankings where their heads are equal.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from langchain_core.callbacks import Callbacks
+from langchain_core.documents import BaseDocumentCompressor, Document
+from pydantic import ConfigDict, Field
 
 from langmem_cog.bench.compare import compare_rows
 from langmem_cog.bench.locomo import LocomoRun, Progress, _no_progress, _row
@@ -23,6 +33,22 @@ from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import InvalidInputError
 
 __all__ = ["run_transfer"]
+
+
+class _SharedScores(BaseDocumentCompressor):
+    """A compressor whose output for a (query, candidate ids) pair is computed once (copies returned)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    inner: BaseDocumentCompressor
+    seen: dict[tuple[str, tuple[str, ...]], list[Document]] = Field(default_factory=dict)
+
+    def compress_documents(self, documents: Sequence[Document], query: str,
+                           callbacks: Callbacks | None = None) -> Sequence[Document]:
+        key = (query, tuple(str(d.metadata["turn_id"]) for d in documents))
+        if key not in self.seen:
+            self.seen[key] = list(self.inner.compress_documents(documents, query, callbacks))
+        return [Document(id=d.id, page_content=d.page_content, metadata=dict(d.metadata)) for d in self.seen[key]]
 
 
 def _rows(on: str, ranked: Sequence[tuple[Any, list[str]]]) -> list[dict[str, Any]]:
@@ -57,10 +83,12 @@ def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, po
         progress: Progress wrapper.
 
     Returns:
-        ``{"default": ..., "input": ...}`` (the compressor's input, the fused ranking) and, on
+        ``{"default": ..., "input": ..., "nograph": ...}`` (the compressor's input, the fused ranking;
+        the default without the graph's signals) and, on
         LongMemEval, ``"hybrid"`` (plain hybrid search of the same namespaces); each a
         :class:`~langmem_cog.bench.locomo.LocomoRun`. ``default``'s summary has the paired bootstrap
-        of the compressor against its input (and of the default against hybrid where recorded).
+        of the compressor against its input, of the default against ``nograph`` (``graph_contribution``)
+        and of the default against hybrid where recorded.
     """
     from langmem_cog.rank.defaults import default_compressor, default_scorer
     from langmem_cog.rank.shipped import load_or_collect_pools, rank_pools
@@ -72,9 +100,12 @@ def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, po
     cfg = CogMemConfig.preset("ephemeral")
     scorer = default_scorer(models_dir)
     compressor = default_compressor(models_dir=models_dir)
+    shared = _SharedScores(inner=compressor)
     runs: dict[str, list[dict[str, Any]]] = {
-        "default": _rows(on, rank_pools(progress(qps, "default", len(qps)), scorer, compressor, cfg)),
+        "default": _rows(on, rank_pools(progress(qps, "default", len(qps)), scorer, shared, cfg)),
         "input": _rows(on, rank_pools(qps, scorer, None, cfg)),
+        "nograph": _rows(on, rank_pools(progress([dataclasses.replace(qp, graph=None) for qp in qps], "nograph",
+                                                 len(qps)), scorer, shared, cfg)),
     }
     if all(qp.hybrid is not None for qp in qps):
         runs["hybrid"] = _rows(on, [(qp, list(qp.hybrid)) for qp in qps])
@@ -86,6 +117,9 @@ def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, po
     cmp = compare_rows(runs["input"], runs["default"])
     out["default"].summary["compressor_vs_input"] = {"mrr_delta": cmp.diff, "mrr_delta_ci95": [cmp.ci_low, cmp.ci_high],
                                                      "report": cmp.format("input", "default")}
+    cmp = compare_rows(runs["nograph"], runs["default"])
+    out["default"].summary["graph_contribution"] = {"mrr_delta": cmp.diff, "mrr_delta_ci95": [cmp.ci_low, cmp.ci_high],
+                                                    "report": cmp.format("nograph", "default")}
     if "hybrid" in runs:
         cmp = compare_rows(runs["hybrid"], runs["default"])
         out["default"].summary["vs_hybrid"] = {"mrr_delta": cmp.diff, "mrr_delta_ci95": [cmp.ci_low, cmp.ci_high],

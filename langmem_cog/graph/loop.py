@@ -76,7 +76,6 @@ from langgraph.graph.state import CompiledStateGraph
 
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.graph.operators import (
-    NodeVectors,
     TimeWindow,
     anchor,
     ground,
@@ -316,7 +315,7 @@ class _Runtime:
         self.seeds_per_step = seeds_per_step
         self.per_hop = per_hop
         self.per_entity = per_entity
-        self.vectors = NodeVectors(memory.store.embed_texts)
+        self.vectors = memory.node_vectors  # warmed at ingest (CogMemory.add_turns)
 
     def query_vector(self, query: str) -> np.ndarray:
         """The query's normalised vector (cached by the store, which the raw scores share)."""

@@ -77,14 +77,19 @@ class NodeVectors:
         self._embed = embed
         self._cache: dict[str, np.ndarray] = {}
 
-    def vectors(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors of ``texts`` (rows aligned), embedding only the unseen ones."""
+    def warm(self, texts: Iterable[str]) -> int:
+        """Embed the texts not seen yet (one batch); returns how many were embedded."""
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
             arr = np.asarray(self._embed(missing), dtype=np.float32)
             norms = np.linalg.norm(arr, axis=1, keepdims=True)
             arr = arr / np.where(norms > 0, norms, 1.0)
             self._cache.update(zip(missing, arr, strict=True))
+        return len(missing)
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of ``texts`` (rows aligned), embedding only the unseen ones."""
+        self.warm(texts)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([self._cache[t] for t in texts])

@@ -3,7 +3,9 @@
 :func:`turn_records` is a pure function of a PEC2F graph: for every turn that is the provenance of
 a Claim or an Event it lists those records. The retriever puts them in each returned document's
 metadata, and :func:`prefer_current` uses the claims to put a reconciled CURRENT claim before the
-claim it superseded when a question asks what someone thinks now.
+claim it superseded when a question asks what someone thinks now. :func:`prefer_records` keeps one
+speaker's opinion from answering a question about another person's record: an opinion is a Claim
+attributed to its speaker, never a fact about whoever it mentions.
 
 Example:
     >>> import networkx as nx
@@ -20,7 +22,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -28,7 +30,7 @@ import networkx as nx
 
 from langmem_cog.graph.schema import ClaimStatus, EdgeType, NodeType
 
-__all__ = ["TurnClaim", "TurnEvent", "TurnRecords", "turn_records", "prefer_current"]
+__all__ = ["TurnClaim", "TurnEvent", "TurnRecords", "turn_records", "prefer_current", "prefer_records"]
 
 
 @dataclass(frozen=True)
@@ -117,5 +119,42 @@ def prefer_current(turn_ids: Sequence[str], records: Mapping[str, TurnRecords]) 
         i = out.index(tid)
         j = max(out.index(n) for n in newer)
         if j > i:
+            out.insert(j, out.pop(i))
+    return out
+
+
+def prefer_records(turns: Sequence[tuple[str, str]], records: Mapping[str, TurnRecords],
+                   named: Collection[str]) -> list[str]:
+    """For a question that asks for a record (not what someone thinks) about a named person: the
+    turn ids with each opinion voiced by someone else moved to just after the first turn that the
+    named person spoke, where that turn is in the list and ranked below it.
+
+    Args:
+        turns: ``(turn_id, speaker)`` pairs, best first.
+        records: Per turn id, its claims and events (:func:`turn_records`).
+        named: The lower-cased words of the question; a speaker is named when the first word of
+            their name is among them.
+
+    Returns:
+        The turn ids, reordered. An opinion here is a turn holding a Claim and no Event. Nothing
+        moves when the question names none of the speakers, and no turn enters or leaves the list.
+
+    Example:
+        >>> recs = {"t2": TurnRecords(claims=(TurnClaim("claim:x", "CURRENT", -1),))}
+        >>> prefer_records([("t2", "Leo"), ("t7", "Maya"), ("t1", "Maya")], recs, {"what", "did", "maya", "adopt"})
+        ['t7', 't2', 't1']
+    """
+    first = {tid: (speaker.split()[0].lower() if speaker.strip() else "") for tid, speaker in turns}
+    by_named = {tid for tid, name in first.items() if name and name in named}
+    out = [tid for tid, _ in turns]
+    if not by_named:
+        return out
+    for tid in [t for t, _ in turns]:
+        rec = records.get(tid)
+        if tid in by_named or rec is None or not rec.claims or rec.events:
+            continue
+        i = out.index(tid)
+        j = next((k for k in range(i + 1, len(out)) if out[k] in by_named), None)
+        if j is not None:
             out.insert(j, out.pop(i))
     return out

@@ -32,8 +32,8 @@ from langchain_core.documents import BaseDocumentCompressor, Document
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.filters import TurnFilter
 from langmem_cog.fusion import zscore_fuse
-from langmem_cog.graph.provenance import TurnRecords, prefer_current, turn_records
-from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features
+from langmem_cog.graph.provenance import TurnRecords, prefer_current, prefer_records, turn_records
+from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features, name_tokens
 from langmem_cog.rank.scorer import FusionScorer
 
 if TYPE_CHECKING:
@@ -209,10 +209,16 @@ class Cascade:
         if self.compressor is not None and docs:
             docs = list(self.compressor.compress_documents(docs, query))
         if signals is not None and signals.records:
+            head = docs[: self.rerank_depth]
+            at = {d.metadata["turn_id"]: d for d in head}
             if signals.asks_current_belief:  # what someone thinks now: a CURRENT claim before what it superseded
-                head = docs[: self.rerank_depth]
-                at = {d.metadata["turn_id"]: d for d in head}
-                docs = [at[t] for t in prefer_current(list(at), signals.records)] + docs[self.rerank_depth :]
+                order = prefer_current(list(at), signals.records)
+            elif signals.intent != "BELIEF":  # a record about a named person: not someone else's opinion first
+                order = prefer_records([(t, str(at[t].metadata.get("speaker") or "")) for t in at],
+                                       signals.records, name_tokens(query))
+            else:
+                order = list(at)
+            docs = [at[t] for t in order] + docs[self.rerank_depth :]
             for d in docs:
                 annotate_records(d, signals.records.get(d.metadata["turn_id"]))
         for r, d in enumerate(docs, 1):

@@ -38,7 +38,8 @@ from langmem_cog.fusion import zscore
 from langmem_cog.graph.provenance import TurnRecords
 from langmem_cog.records import Turn
 
-__all__ = ["CONTEXT_FEATURES", "FEATURE_NAMES", "CandidatePool", "GraphSignals", "candidate_features", "neighbour_max"]
+__all__ = ["CONTEXT_FEATURES", "FEATURE_NAMES", "CandidatePool", "GraphSignals", "candidate_features", "name_tokens",
+           "neighbour_max"]
 
 FEATURE_NAMES: tuple[str, ...] = (
     "dense_z",          # z-scored cosine over the pool
@@ -330,8 +331,11 @@ def neighbour_max(values: np.ndarray, turns: Sequence[Turn], radius: int, order:
     return out
 
 
-def _name_tokens(query: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(query)}
+def name_tokens(query: str) -> set[str]:
+    """The lower-cased words of a question, possessives also without their ``'s`` (a speaker is named
+    when their first name is among them: "What is Leo's job?" names Leo)."""
+    words = {w.lower().strip("'") for w in _WORD.findall(query)}
+    return words | {w[:-2] for w in words if w.endswith("'s") and len(w) > 2}
 
 
 def candidate_features(
@@ -364,7 +368,7 @@ def candidate_features(
     order = _chrono_order(turns)
     X[:, col["window1"]] = neighbour_max(hybrid, turns, 1, order)
     X[:, col["window2"]] = neighbour_max(hybrid, turns, 2, order)
-    words = _name_tokens(query)
+    words = name_tokens(query)
     rel = np.empty(n)
     rel[order] = np.arange(n) / max(n - 1, 1)
     X[:, col["position"]] = rel

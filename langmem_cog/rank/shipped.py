@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.rank.features import FEATURE_NAMES
+from langmem_cog.rank.features import CONTEXT_FEATURES, FEATURE_NAMES
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import TrainConfig
 
@@ -74,7 +74,7 @@ def dropped_features(names: Iterable[str]) -> tuple[str, ...]:
     groups = {
         "graph": {f for f in FEATURE_NAMES if f.startswith("graph_")} | {"in_window", "grounded_near"},
         "style": {"position", "log_len", "is_question"},
-        "context": {"context_z", "context_rr", "context_lex_z", "context_lex_rr"},
+        "context": set(CONTEXT_FEATURES),
     }
     out: set[str] = set()
     for name in names:
@@ -155,6 +155,11 @@ def fit_scorer(qps: Sequence[Any], recipe: Recipe, *, lexical_weight: float = 1.
         prior = FusionScorer.untrained()
         return FusionScorer(weights=prior.weights, trained_on="untrained prior (the recipe fits no fusion scorer)"), \
             feats, gold
+    missing = [qp.sample_id for qp in qps if qp.pool.context is None]
+    if missing and not set(CONTEXT_FEATURES) <= set(dropped_features(recipe.drop_features)):
+        raise InvalidInputError(f"{len(missing)} pools (e.g. {missing[0]!r}) have no context scores, so a fitted "
+                                "fusion would learn zeros for the context features: rebuild them with context, or "
+                                "drop the context features (--drop-features context)")
     scorer = FusionScorer.fit([feats[k] for k in keys], [gold[k] for k in keys], l2=recipe.l2,
                               trained_on=trained_on or f"{len(keys)} questions")
     scorer.weights[drop] = 0.0
