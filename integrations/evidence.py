@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
@@ -29,6 +29,7 @@ from langmem_cog.errors import InvalidInputError
 from langmem_cog.filters import TurnFilter, parse_time
 from langmem_cog.retriever import CogMemRetriever
 from langmem_cog.store import TurnStore
+from langmem_cog.timeparse import resolve_time_expressions
 
 if TYPE_CHECKING:
     from langmem_cog.memory import CogMemory
@@ -40,6 +41,7 @@ __all__ = [
     "format_evidence",
     "parse_evidence_line",
     "parse_time",
+    "resolve_time",
     "search_evidence",
 ]
 
@@ -88,6 +90,65 @@ def parse_evidence_line(line: str) -> tuple[str, str, str, str] | None:
     return m["turn_id"], m["speaker"], m["date"], m["text"]
 
 
+def _reference(now: datetime | str | None) -> datetime:
+    if now is None:
+        return datetime.now(UTC)
+    if isinstance(now, str | datetime):
+        ref = parse_time(now)
+        if ref is not None:
+            return ref
+    raise InvalidInputError(f"now={now!r} is not a datetime or an ISO date: pass e.g. '2023-05-08T12:00:00+00:00'")
+
+
+def resolve_time(
+    value: str | date | datetime | None, *, end: bool = False, now: datetime | str | None = None
+) -> datetime | None:
+    """An aware time bound from an ISO date / datetime or a relative expression ("yesterday",
+    "last month", "in May", "two weeks ago"), resolved against ``now``.
+
+    ISO values mean what :func:`~langmem_cog.filters.parse_time` says. A relative expression is read
+    by :func:`~langmem_cog.timeparse.resolve_time_expressions`: as a ``start`` it is the first instant
+    of the period it names, as an ``end`` (``end=True``) the first instant after it, so
+    ``start="in May", end="in May"`` keeps all of May. A bare month, season or year ("May", "2022")
+    is read as "in May", "in 2022".
+
+    Args:
+        value: The bound (``None`` or blank: no bound).
+        end: Whether it is an end bound.
+        now: When the question is asked (a datetime or ISO string; naive means UTC); ``None``: now.
+
+    Returns:
+        The bound, or ``None``.
+
+    Raises:
+        InvalidInputError: If the value is neither ISO nor an expression the time parser resolves
+            (the message lists forms that work), or ``now`` is not a time.
+
+    Example:
+        >>> resolve_time("last month", now="2023-05-08T12:00:00+00:00").isoformat()
+        '2023-04-01T00:00:00+00:00'
+        >>> resolve_time("yesterday", end=True, now="2023-05-08T12:00:00+00:00").isoformat()
+        '2023-05-08T00:00:00+00:00'
+        >>> resolve_time("2023-05-08").isoformat()
+        '2023-05-08T00:00:00+00:00'
+    """
+    if not isinstance(value, str) or not value.strip():
+        return parse_time(value, end=end)
+    try:
+        return parse_time(value, end=end)
+    except InvalidInputError:
+        pass
+    ref = _reference(now)
+    raw = " ".join(value.split())
+    mentions = resolve_time_expressions(raw, ref) or resolve_time_expressions(f"in {raw}", ref)
+    if not mentions:
+        raise InvalidInputError(
+            f"{value!r} is not a date: use an ISO date such as '2023-05-08' or an expression such as "
+            "'yesterday', 'last week', 'last month', 'in May', 'two weeks ago' or 'in 2022'"
+        )
+    return max(m.end for m in mentions) if end else min(m.start for m in mentions)
+
+
 def search_evidence(
     memory: CogMemory | TurnStore,
     namespace: str,
@@ -115,25 +176,34 @@ def search_evidence(
         query: The query text.
         k: How many documents to return.
         speaker: Keep only turns of this speaker (case-insensitive).
-        start: Keep turns at or after this time (ISO date or datetime).
-        end: Keep turns before this time; a bare date includes that whole day.
+        start: Keep turns at or after this time: an ISO date or datetime, or a relative expression
+            ("yesterday", "last month", "in May"; see :func:`resolve_time`), resolved against ``now``.
+        end: Keep turns before this time; a bare date or a relative expression includes that whole
+            day or period.
         exclude_ids: Turn ids to leave out (e.g. the messages already in the conversation).
         mode: ``cascade``, ``hybrid``, ``dense`` or ``lexical``; ``None``: the retriever's default.
-        now: When the question is asked (relative dates in it resolve against it); ``None``: now.
+        now: When the question is asked (relative dates in it and in ``start`` / ``end`` resolve
+            against it); ``None``: now.
 
     Returns:
         Documents with the retriever's metadata (``turn_id``, ``speaker``, ``timestamp``, scores,
         ``stage``), best first, ``rank`` renumbered after filtering.
 
     Raises:
-        InvalidInputError: If ``k`` is not a positive integer, the query is empty, a time is not ISO
-            or ``start`` is not before ``end``.
+        InvalidInputError: If ``k`` is not a positive integer, the query is empty, a time is neither
+            ISO nor a time expression, or ``start`` is not before ``end``.
     """
     from langmem_cog.memory import CogMemory
 
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidInputError(f"k={k!r} is invalid: pass a positive integer")
-    where = TurnFilter.build(speaker=speaker, start=start, end=end, exclude_ids=exclude_ids)
+    t0, t1 = resolve_time(start, now=now), resolve_time(end, end=True, now=now)
+    if t0 is not None and t1 is not None and t0 >= t1:
+        raise InvalidInputError(
+            f"start={start!r} ({t0.isoformat()}) is not before end={end!r} ({t1.isoformat()}): "
+            "swap them or widen the range"
+        )
+    where = TurnFilter.build(speaker=speaker, start=t0, end=t1, exclude_ids=exclude_ids)
     source = {"memory": memory} if isinstance(memory, CogMemory) else {"store": memory}
     retriever = CogMemRetriever(namespace=namespace, k=k, mode=mode, **source)
     return retriever.invoke(query, now=now, where=where)

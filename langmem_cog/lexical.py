@@ -4,7 +4,10 @@ bm25s indexes are immutable, so the index keeps its tokenised documents and
 rebuilds the bm25s matrices lazily, on the first query after a change.
 
 On disk the index is an append-only JSON-lines log of ``add`` and ``del``
-operations; a torn last line (a crash mid-write) is ignored on load. Deleting
+operations; a torn last line (a crash mid-write) is ignored on load, and so is any
+other line that cannot be used (bytes that are not UTF-8, JSON that is not an
+operation): the log is rewritten without them, and the store re-indexes what they
+held from Chroma, the source of truth. Deleting
 documents compacts the log (rewritten to a temporary file, then renamed), so
 forgotten text does not survive on disk.
 
@@ -24,13 +27,14 @@ import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import bm25s
 import numpy as np
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-from langmem_cog.errors import DuplicateTurnError, InvalidInputError
+from langmem_cog.errors import DuplicateTurnError, InvalidInputError, StoreError
 
 __all__ = ["LexicalIndex", "tokenize"]
 
@@ -79,28 +83,77 @@ class LexicalIndex:
 
     # ----------------------------------------------------------------- persistence
     def _replay(self, path: Path) -> None:
+        """Load the log. Lines that cannot be used (a torn last line, bytes that are not UTF-8, JSON
+        that is not an operation of this log) are skipped with a warning and the log is rewritten
+        without them; :class:`~langmem_cog.store.TurnStore` then re-indexes from Chroma (the source of
+        truth) every turn the log lost and drops every entry Chroma does not hold."""
         damaged = False
-        with path.open("r", encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.endswith("\n"):
-                    logger.warning("ignoring torn last line %d of %s", lineno, path)
-                    damaged = True
-                    break
+        try:
+            fh = path.open("rb")
+        except OSError as exc:
+            logger.warning("cannot read the BM25 log %s (%s): rebuilding it from the raw store", path, exc)
+            damaged = True
+        else:
+            with fh:
                 try:
-                    op = json.loads(line)
-                except json.JSONDecodeError:
-                    logger.warning("ignoring corrupt line %d of %s", lineno, path)
+                    damaged = self._replay_lines(fh, path)
+                except OSError as exc:
+                    logger.warning("cannot read the BM25 log %s (%s): rebuilding it from the raw store", path, exc)
+                    self._docs.clear()
                     damaged = True
-                    continue
-                if op.get("op") == "add":
-                    self._docs[op["id"]] = list(op["tokens"])
-                elif op.get("op") == "del":
-                    for i in op["ids"]:
-                        self._docs.pop(i, None)
         if damaged:
             # Rewrite the log: appending after a torn line would glue the next op onto it
             # (a corrupt line, so that op would be lost on the next load).
-            self.compact()
+            try:
+                self.compact()
+            except OSError as exc:
+                raise StoreError(
+                    f"the BM25 log {path} is damaged and cannot be rewritten ({exc}): make its folder writable, "
+                    "or delete the file (it is rebuilt from the raw store)"
+                ) from exc
+
+    def _replay_lines(self, fh: Any, path: Path) -> bool:
+        """Apply the log's operations to ``self._docs``; returns whether any line was skipped."""
+        damaged = False
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.endswith(b"\n"):
+                logger.warning("ignoring torn last line %d of %s", lineno, path)
+                return True
+            try:
+                op = json.loads(raw.decode("utf-8"))
+            except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+                logger.warning("ignoring corrupt line %d of %s (%s): re-indexing from the raw store", lineno, path, exc)
+                damaged = True
+                continue
+            if not self._apply_op(op):
+                # Name the shape only: the tokens are the turns' words, which logs must not hold.
+                shape = f"fields {sorted(op)[:6]}" if isinstance(op, dict) else f"a JSON {type(op).__name__}"
+                logger.warning(
+                    "ignoring line %d of %s, not an operation of a BM25 log (%s): re-indexing from the raw store",
+                    lineno, path, shape,
+                )
+                damaged = True
+        return damaged
+
+    def _apply_op(self, op: Any) -> bool:
+        """Apply one logged operation; ``False`` (nothing applied) if it is malformed."""
+        if not isinstance(op, dict):
+            return False
+        kind = op.get("op")
+        if kind == "add":
+            doc_id, tokens = op.get("id"), op.get("tokens")
+            if not isinstance(doc_id, str) or not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+                return False
+            self._docs[doc_id] = list(tokens)
+            return True
+        if kind == "del":
+            ids = op.get("ids")
+            if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+                return False
+            for i in ids:
+                self._docs.pop(i, None)
+            return True
+        return False
 
     def _append(self, ops: list[dict]) -> None:
         if self.path is None:
@@ -119,12 +172,16 @@ class LexicalIndex:
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_suffix(self.path.suffix + f".{os.getpid()}.tmp")
-            with tmp.open("w", encoding="utf-8") as fh:
-                for doc_id, tokens in self._docs.items():
-                    fh.write(json.dumps({"op": "add", "id": doc_id, "tokens": tokens}, ensure_ascii=False) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
+            try:
+                with tmp.open("w", encoding="utf-8") as fh:
+                    for doc_id, tokens in self._docs.items():
+                        fh.write(json.dumps({"op": "add", "id": doc_id, "tokens": tokens}, ensure_ascii=False) + "\n")
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, self.path)
+            except BaseException:
+                tmp.unlink(missing_ok=True)  # it holds the documents' tokens too
+                raise
 
     # ----------------------------------------------------------------- mutation
     def add(self, ids: Sequence[str], texts: Sequence[str], *, persist: bool = True) -> None:

@@ -11,9 +11,11 @@ Example:
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import logging
 import re
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
@@ -21,7 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.records import Turn, make_turn, validate_namespace
+from langmem_cog.records import (
+    MAX_TEXT_CHARS,
+    Turn,
+    make_turn,
+    split_text,
+    storable_speaker,
+    storable_text,
+    validate_namespace,
+)
 
 __all__ = [
     "LOCOMO_DATE_FORMAT",
@@ -34,6 +44,7 @@ __all__ = [
     "load_longmemeval",
     "longmemeval_turns",
     "parse_longmemeval_date",
+    "message_turn_id",
     "turns_from_messages",
 ]
 
@@ -41,6 +52,8 @@ logger = logging.getLogger(__name__)
 
 LOCOMO_DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
+#: A message id kept as a turn id: printable, at most 240 characters (room for ``#<part>``).
+_MESSAGE_ID = re.compile(r"^[^\x00-\x1f\x7f\ud800-\udfff]{1,240}$")
 
 
 def read_json(path: str | Path) -> Any:
@@ -266,6 +279,24 @@ def load_longmemeval(path: str | Path, limit: int | None = None) -> list[LongMem
     return out
 
 
+def message_turn_id(message_id: Any) -> str | None:
+    r"""The turn id a message's own id gives (``None`` for a message without an id).
+
+    An id a turn can hold (1-240 printable characters, leaving room for a ``#<part>`` suffix) is
+    kept as is; any other becomes ``msg-<sha256 prefix>``, stable across calls.
+
+    Example:
+        >>> message_turn_id("lc_run-1"), message_turn_id(None), message_turn_id("a\nb")[:4]
+        ('lc_run-1', None, 'msg-')
+    """
+    if message_id is None or message_id == "":
+        return None
+    raw = str(message_id)
+    if _MESSAGE_ID.match(raw) and raw.strip():
+        return raw
+    return "msg-" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 def turns_from_messages(
     messages: Sequence[Any],
     namespace: str,
@@ -279,52 +310,102 @@ def turns_from_messages(
 ) -> list[Turn]:
     """Turn LangChain messages into turns (system and tool messages are skipped).
 
+    Every message is stored in a form a turn can hold: NUL characters and lone surrogates are
+    removed, and a text longer than :data:`~langmem_cog.records.MAX_TEXT_CHARS` becomes several
+    turns ``<id>#1``, ``<id>#2``, ... (metadata ``message_id``, ``part``, ``parts``), each with a
+    logged warning. Speaker names without letters or digits get their code points appended
+    (:func:`~langmem_cog.records.storable_speaker`).
+
     Args:
-        messages: ``BaseMessage`` objects.
+        messages: Anything ``langchain_core.messages.convert_to_messages`` accepts: ``BaseMessage``
+            objects, ``(role, text)`` tuples, ``{"role": ..., "content": ...}`` dicts, strings
+            (user messages).
         namespace: The namespace of the turns.
         conversation_id: Their conversation.
         session_id: Their session.
         start: Timestamp of the first message (default: now, UTC); later ones add a second each.
         start_position: Position of the first message in the conversation.
-        id_prefix: Prefix of generated ids (default ``"{conversation_id}:{session_id}:"``); a message
-            with an ``id`` keeps it.
+        id_prefix: Prefix of generated ids (default ``"{conversation_id}:{session_id}:"``). A message
+            with an ``id`` keeps it (see :func:`message_turn_id`); one without gets the prefix and a
+            fresh uuid, so converting more messages of the same conversation never repeats an id.
         speaker_names: Map from message type (``human``, ``ai``) to speaker name
-            (default ``user`` / ``assistant``).
-    """
-    from langchain_core.messages import BaseMessage
+            (default ``user`` / ``assistant``); a message's own ``name`` wins.
 
+    Returns:
+        The turns, in message order.
+
+    Raises:
+        InvalidInputError: If ``messages`` is a string or an item is not a message LangChain accepts,
+            or ``start`` is naive.
+        InvalidNamespaceError: If the namespace id is malformed.
+    """
     validate_namespace(namespace)
-    names = {"human": "user", "ai": "assistant", **(speaker_names or {})}
+    defaults = {"human": "user", "ai": "assistant"}
+    names = {**defaults, **(speaker_names or {})}
     t0 = start or datetime.now(UTC)
     if t0.tzinfo is None:
         raise InvalidInputError("start is a naive datetime: give it a timezone, e.g. tzinfo=timezone.utc")
     prefix = id_prefix if id_prefix is not None else f"{conversation_id}:{session_id}:"
     out: list[Turn] = []
-    for i, msg in enumerate(_iter_messages(messages)):
-        if not isinstance(msg, BaseMessage):
-            raise InvalidInputError(f"message {i} is a {type(msg).__name__}, not a LangChain BaseMessage")
+    for i, raw in enumerate(_iter_messages(messages)):
+        msg = _to_message(raw, i)
         if msg.type not in names:
             continue
         text = msg.text if isinstance(msg.text, str) else str(msg.content)
-        if not text.strip():
+        clean = storable_text(text)
+        base_id = message_turn_id(msg.id) or f"{prefix}{uuid.uuid4().hex}"
+        if clean != text:
+            logger.warning("message %r: removed %d characters a turn cannot hold (NUL, lone surrogates)",
+                           base_id, len(text) - len(clean))
+        parts = split_text(clean)
+        if not parts:
             continue
-        pos = start_position + len(out)
-        out.append(
-            make_turn(
-                id=str(msg.id) if msg.id else f"{prefix}{pos}",
-                namespace=namespace,
-                conversation_id=conversation_id,
-                session_id=session_id,
-                speaker=getattr(msg, "name", None) or names[msg.type],
-                text=text,
-                timestamp=t0 + timedelta(seconds=len(out)),
-                position=pos,
+        if len(parts) > 1:
+            logger.warning("message %r has %d characters, more than %d: stored as %d turns %r to %r",
+                           base_id, len(clean), MAX_TEXT_CHARS, len(parts), f"{base_id}#1", f"{base_id}#{len(parts)}")
+        wanted = getattr(msg, "name", None) or names[msg.type]
+        speaker = storable_speaker(wanted, default=defaults.get(msg.type, "user"))
+        if speaker != str(wanted).strip():
+            logger.warning("message %r: speaker %r stored as %r", base_id, wanted, speaker)
+        for j, part in enumerate(parts, start=1):
+            whole = len(parts) == 1
+            out.append(
+                make_turn(
+                    id=base_id if whole else f"{base_id}#{j}",
+                    namespace=namespace,
+                    conversation_id=conversation_id,
+                    session_id=session_id,
+                    speaker=speaker,
+                    text=part,
+                    timestamp=t0 + timedelta(seconds=len(out)),
+                    position=start_position + len(out),
+                    metadata={} if whole else {"message_id": base_id, "part": j, "parts": len(parts)},
+                )
             )
-        )
     return out
+
+
+def _to_message(item: Any, index: int) -> Any:
+    from langchain_core.messages import BaseMessage, convert_to_messages
+
+    if isinstance(item, BaseMessage):
+        return item
+    if isinstance(item, bytes):
+        raise InvalidInputError(f"message {index} is bytes: decode it to a string first")
+    try:
+        (msg,) = convert_to_messages([item])
+    except (ValueError, TypeError, KeyError, NotImplementedError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InvalidInputError(
+            f"message {index} ({type(item).__name__}) is not a LangChain message: {reason}; pass BaseMessage "
+            "objects, (role, text) tuples or {'role': ..., 'content': ...} dicts"
+        ) from None
+    return msg
 
 
 def _iter_messages(messages: Iterable[Any]) -> Iterable[Any]:
     if isinstance(messages, str | bytes):
         raise InvalidInputError("turns_from_messages takes a list of messages, not a string")
+    if not isinstance(messages, Iterable):
+        raise InvalidInputError(f"turns_from_messages takes a list of messages, got {type(messages).__name__}")
     return messages

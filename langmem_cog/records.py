@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +30,10 @@ __all__ = [
     "Turn",
     "validate_namespace",
     "make_turn",
+    "nameable",
+    "split_text",
+    "storable_speaker",
+    "storable_text",
 ]
 
 #: Namespaces are 1-128 characters of letters, digits, ``_``, ``-``, ``.``, ``:`` and ``@``,
@@ -40,6 +45,104 @@ MAX_TEXT_CHARS = 100_000
 
 _ID_PATTERN = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
 _SCALAR = (str, int, float, bool)
+#: Characters no turn field can hold: NUL and lone surrogates (not encodable as UTF-8).
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+_SPEAKER_UNSAFE = re.compile(r"[\x00-\x1f\ud800-\udfff]")
+#: Longest speaker name (characters).
+_MAX_SPEAKER_CHARS = 256
+
+
+def nameable(name: str) -> bool:
+    """Whether ``name`` has a letter or digit, i.e. can name a Person node of the graph.
+
+    Mirrors :func:`langmem_cog.graph.resolve.normalize_name` (NFKD, combining marks dropped,
+    then letters and digits kept): a name is nameable exactly when its normal form is not empty.
+
+    Example:
+        >>> nameable("Zoë"), nameable("R2-D2"), nameable("!!!"), nameable("🙂")
+        (True, True, False, False)
+    """
+    text = unicodedata.normalize("NFKD", name)
+    return any(c.isalnum() for c in text if not unicodedata.combining(c))
+
+
+def storable_speaker(name: Any, default: str = "user") -> str:
+    """A speaker name every part of langmem-cog accepts, made from ``name``.
+
+    Control characters and lone surrogates are removed, the name is stripped and cut to 256
+    characters; an empty result gives ``default``. A name without letters or digits (``"🙂"``,
+    ``"!!!"``, ``"—"``) is kept, followed by its code points, so different such names stay
+    different speakers: ``"!!! (U+0021 U+0021 U+0021)"``.
+
+    Args:
+        name: The proposed speaker name (``None`` gives ``default``).
+        default: The name used when nothing usable is left.
+
+    Returns:
+        A valid :attr:`Turn.speaker`.
+
+    Example:
+        >>> storable_speaker("  Ann  "), storable_speaker("🙂"), storable_speaker(None)
+        ('Ann', '🙂 (U+1F642)', 'user')
+    """
+    text = _SPEAKER_UNSAFE.sub("", "" if name is None else str(name)).strip()[:_MAX_SPEAKER_CHARS].strip()
+    if not text:
+        return default
+    if nameable(text):
+        return text
+    shown = text[:16]
+    points = " ".join(f"U+{ord(c):04X}" for c in shown[:8] if not c.isspace())
+    return f"{shown} ({points})"
+
+
+def storable_text(text: str) -> str:
+    r"""``text`` without the characters no turn can hold (NUL and lone surrogates).
+
+    Example:
+        >>> storable_text("a\x00b\ud800c")
+        'abc'
+    """
+    return _UNSTORABLE.sub("", text)
+
+
+def split_text(text: str, limit: int = MAX_TEXT_CHARS) -> list[str]:
+    """Split ``text`` into pieces of at most ``limit`` characters, at whitespace where possible.
+
+    Each cut is made at the last whitespace of the window (or at the limit if the window has
+    none); whitespace at the cuts is dropped, so joining the pieces with a space gives the text
+    back up to the whitespace at the cuts. A text that fits is returned whole.
+
+    Args:
+        text: The text.
+        limit: The longest piece (characters, at least 1).
+
+    Returns:
+        The pieces, in order, none of them empty or only whitespace.
+
+    Raises:
+        InvalidInputError: If ``limit`` is not a positive integer.
+
+    Example:
+        >>> split_text("one two three", limit=8)
+        ['one two', 'three']
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidInputError(f"limit={limit!r} is invalid: pass a positive integer")
+    if len(text) <= limit:
+        return [text] if text.strip() else []
+    pieces: list[str] = []
+    rest = text.strip()
+    while len(rest) > limit:
+        window = rest[: limit + 1]
+        cut = max(window.rfind(" "), window.rfind("\n"), window.rfind("\t"))
+        if cut <= 0:
+            cut = limit
+        piece, rest = rest[:cut].rstrip(), rest[cut:].lstrip()
+        if piece:
+            pieces.append(piece)
+    if rest.strip():
+        pieces.append(rest)
+    return pieces
 
 
 def validate_namespace(namespace: Any) -> str:
@@ -74,7 +177,8 @@ class Turn(BaseModel):
         namespace: The user / agent namespace the turn belongs to.
         conversation_id: The conversation the turn belongs to.
         session_id: The session within the conversation.
-        speaker: Who said it.
+        speaker: Who said it (1-256 printable characters, at least one a letter or digit; see
+            :func:`storable_speaker`).
         text: What was said (non-empty, at most :data:`MAX_TEXT_CHARS` characters).
         timestamp: When it was said; must be timezone-aware.
         position: Chronological position within the conversation (0-based).
@@ -127,6 +231,13 @@ class Turn(BaseModel):
     def _check_speaker(cls, v: str) -> str:
         if not v.strip() or len(v) > 256 or any(ord(c) < 32 for c in v):
             raise ValueError(f"speaker {v!r} must be 1-256 printable characters")
+        if not nameable(v):
+            # The graph keys Person nodes by the speaker's letters and digits: a speaker without
+            # any would be stored, then make every later write of the namespace fail.
+            raise ValueError(
+                f"speaker {v!r} has no letters or digits: name the speaker with at least one "
+                f"(storable_speaker({v!r}) gives {storable_speaker(v)!r})"
+            )
         return v.strip()
 
     @field_validator("text")

@@ -24,12 +24,13 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -96,6 +97,31 @@ class PoolScores:
     lexical: np.ndarray
     context: np.ndarray | None = None  # cosine to each turn's context vector (None: context vectors off)
     context_lexical: np.ndarray | None = None  # BM25 against each turn's context text (None: as ``context``)
+
+
+class _NamespaceGone(UnknownNamespaceError):
+    """A namespace's collection vanished while it was being read: another process (or store object)
+    forgot it between this store's freshness check and its read of Chroma."""
+
+
+def _collection_gone(exc: BaseException) -> bool:
+    """Whether a Chroma error says the collection no longer exists."""
+    from chromadb.errors import NotFoundError
+
+    return isinstance(exc, NotFoundError) or (isinstance(exc, ValueError) and "does not exist" in str(exc))
+
+
+def _public_unknown(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Readers raise a plain :class:`UnknownNamespaceError` for a namespace forgotten while being read."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except _NamespaceGone as exc:
+            raise UnknownNamespaceError(str(exc)) from exc.__cause__
+
+    return wrapper
 
 
 def _order_key(turn: Turn) -> tuple[str, int, str]:
@@ -445,18 +471,42 @@ class TurnStore:
         self._caches[namespace] = cache
         return cache
 
+    def _gone(self, namespace: str) -> _NamespaceGone:
+        """Drop what this store holds of a namespace whose collection vanished under it (another
+        process or store object forgot it); returns the error for readers to raise."""
+        with self._lock:
+            self._collections.pop(namespace, None)
+            self._caches.pop(namespace, None)
+            self._lexical.pop(namespace, None)
+            self._contexts.pop(namespace, None)
+        logger.info("namespace %r was forgotten by another process or store while being read", namespace)
+        return _NamespaceGone(
+            f"namespace {namespace!r} holds no turns: it was forgotten (by another process or store) while "
+            "being read; add turns again, or check the namespace id (TurnStore.namespaces() lists the stored ones)"
+        )
+
     def _read_cache(self, namespace: str, *, persist: bool) -> _Cache:
+        """Load a namespace from Chroma (an empty cache if it does not exist).
+
+        Raises:
+            UnknownNamespaceError: If the collection vanished while being read (a concurrent forget).
+        """
         cache = _Cache()
         col = self._collection(namespace, create=False)
         if col is not None:
-            total = col.count()
             turns: list[Turn] = []
             embs: list[np.ndarray] = []
-            for offset in range(0, total, _GET_BATCH):
-                got = col.get(include=["embeddings", "documents", "metadatas"], limit=_GET_BATCH, offset=offset)
-                for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
-                    turns.append(_turn_from_chroma(tid, doc, meta))
-                embs.append(np.asarray(got["embeddings"], dtype=np.float32))
+            try:
+                total = col.count()
+                for offset in range(0, total, _GET_BATCH):
+                    got = col.get(include=["embeddings", "documents", "metadatas"], limit=_GET_BATCH, offset=offset)
+                    for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
+                        turns.append(_turn_from_chroma(tid, doc, meta))
+                    embs.append(np.asarray(got["embeddings"], dtype=np.float32))
+            except Exception as exc:  # chromadb's errors share no base class worth naming
+                if _collection_gone(exc):
+                    raise self._gone(namespace) from exc
+                raise
             order = sorted(range(len(turns)), key=lambda i: _order_key(turns[i]))
             emb = np.vstack(embs)[order] if embs else np.zeros((0, 0), dtype=np.float32)
             cache.append([turns[i] for i in order], emb)
@@ -516,7 +566,13 @@ class TurnStore:
         for ns, group in by_ns.items():
             col = self._collection(ns, create=False)
             if col is not None:
-                existing = col.get(ids=[t.id for t in group], include=[])["ids"]
+                try:
+                    existing = col.get(ids=[t.id for t in group], include=[])["ids"]
+                except Exception as exc:  # forgotten meanwhile by another process: nothing stored there
+                    if not _collection_gone(exc):
+                        raise
+                    self._gone(ns)
+                    existing = []
                 if existing:
                     raise DuplicateTurnError(
                         f"turn ids already stored in namespace {ns!r}: {existing[:5]}; delete them first or use new ids"
@@ -742,15 +798,25 @@ class TurnStore:
         return self._collection(namespace, create=False) is not None
 
     def count(self, namespace: str) -> int:
-        """Number of turns in a namespace (0 if it does not exist)."""
+        """Number of turns in a namespace (0 if it does not exist, or was forgotten meanwhile)."""
         validate_namespace(namespace)
         self._fresh()
         with self._ns_lock(namespace):
-            return len(self._load_cache(namespace).ids)
+            try:
+                return len(self._load_cache(namespace).ids)
+            except _NamespaceGone:
+                return 0
 
     def get_turns(self, namespace: str, ids: Sequence[str] | None = None) -> list[Turn]:
         """Turns of a namespace in chronological order, or the given ids in the given order
-        (unknown ids are skipped)."""
+        (unknown ids are skipped; none if the namespace does not exist, or was forgotten meanwhile)."""
+        try:
+            return self._get_turns(namespace, ids)
+        except _NamespaceGone:
+            return []
+
+    def _get_turns(self, namespace: str, ids: Sequence[str] | None) -> list[Turn]:
+        """:meth:`get_turns`, raising :class:`UnknownNamespaceError` if the namespace vanishes while being read."""
         validate_namespace(namespace)
         self._fresh()
         with self._ns_lock(namespace):
@@ -818,6 +884,7 @@ class TurnStore:
         with self._lock:
             self._query_vectors.clear()
 
+    @_public_unknown
     def pool_scores(
         self, namespace: str, query: str, query_vector: np.ndarray | None = None, *, context: bool = False
     ) -> PoolScores:
@@ -852,6 +919,7 @@ class TurnStore:
         return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64),
                           context=context, context_lexical=context_lexical)
 
+    @_public_unknown
     def search(
         self,
         namespace: str,
@@ -902,7 +970,7 @@ class TurnStore:
         top = np.argpartition(-fused, k_eff - 1)[:k_eff] if k_eff < len(fused) else np.arange(len(fused))
         top = top[np.lexsort((top, -fused[top]))]
         with self._ns_lock(namespace):
-            turns = self.get_turns(namespace, [pool.ids[i] for i in top])
+            turns = self._get_turns(namespace, [pool.ids[i] for i in top])
         by_id = {t.id: t for t in turns}
         return [
             ScoredTurn(
@@ -921,7 +989,14 @@ class TurnStore:
         col = self._collection(namespace, create=False)
         qv = self.embed_query(query)
         n = self.config.candidates
-        res = col.query(query_embeddings=[qv], n_results=n, include=["distances"])
+        if col is None:
+            raise self._gone(namespace)
+        try:
+            res = col.query(query_embeddings=[qv], n_results=n, include=["distances"])
+        except Exception as exc:  # as in _read_cache
+            if _collection_gone(exc):
+                raise self._gone(namespace) from exc
+            raise
         dense_ids = res["ids"][0]
         lex = self._lexical_index(namespace).search(query, n)
         ids = list(dict.fromkeys([*dense_ids, *(i for i, _ in lex)]))

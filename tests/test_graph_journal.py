@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_graph_store import NS, story
+from test_graph_store import NS, TableExtractor, story, turns_for
 
 from langmem_cog.errors import StoreError
 from langmem_cog.graph.store import GraphMemory, _extraction_from_payload, _extraction_payload, graphs_equal
@@ -165,3 +165,25 @@ def test_a_journal_left_without_its_snapshot_is_ignored_and_replaced(tmp_path: P
     again.apply(NS, list(story().values())[:1])
     again.commit(NS)
     assert snapshot.exists() and not journal.exists()
+
+
+@pytest.mark.parametrize("damage", ["none", "garbage-snapshot", "garbage-journal"])
+def test_a_rebuild_in_a_fresh_memory_replaces_the_files_without_reading_them(tmp_path: Path, damage: str) -> None:
+    """Issue 21, defect 4: rebuild() then save() failed on a damaged file with the very StoreError
+    whose message recommended them. A crash between the new snapshot and the journal's removal must
+    not replay the old journal onto the rebuilt graph either: its entries are numbered below it."""
+    table = story()
+    mem = _snapshot_then_journal(tmp_path)
+    snapshot, journal = _files(mem)
+    if damage == "garbage-snapshot":
+        snapshot.write_bytes(b"\xff garbage")
+    elif damage == "garbage-journal":
+        journal.write_bytes(journal.read_bytes() + b'{"seq": 9, "op": "apply", "extractions": 5}\n')
+    old_journal = journal.read_bytes()
+    fresh = GraphMemory(tmp_path)
+    kept = dict(list(table.items())[:2])  # rebuild from fewer turns than the journal holds
+    rebuilt = fresh.rebuild(NS, turns_for(kept), TableExtractor(kept))
+    assert fresh.save(NS) == snapshot and not journal.exists()
+    assert graphs_equal(GraphMemory(tmp_path).graph(NS), rebuilt)
+    journal.write_bytes(old_journal)  # as if the process died before the old journal was removed
+    assert graphs_equal(GraphMemory(tmp_path).graph(NS), rebuilt)

@@ -276,12 +276,19 @@ def test_reapplying_a_turn_is_idempotent_and_a_new_version_replaces_it() -> None
     assert G.nodes["person:caroline"]["aliases"] == set()  # "caroline" was only said in the old D2:1
 
 
+def test_a_speaker_without_letters_gets_a_code_point_person() -> None:
+    mem = GraphMemory()
+    mem.apply(NS, [ex("x", "...", at(1)), ex("y", "🙂", at(2))])
+    G = mem.graph(NS)
+    assert G.nodes["person:u002e-002e-002e"]["provenance"] == {"x"} and G.nodes["person:u1f642"]["name"] == "🙂"
+
+
 @pytest.mark.parametrize(
     ("bad", "message"),
     [
         (ex("x", "Ann", datetime(2023, 1, 1)), "timezone-aware"),
         (ex("x", "Ann", at(1), events=[event("y", "hike", ["Ann"])]), "source_turn_id"),
-        (ex("x", "...", at(1)), "speaker"),
+        (ex("x", "  ", at(1)), "speaker"),
         (ex("x", "Ann", at(1), events=[event("x", "hike", ["Ann"], datetime(2023, 1, 1))]), "event start"),
         (ex("x", "Ann", at(1), claims=[claim("x", "Ann", "tea", "yes")]), "polarity"),  # type: ignore[arg-type]
     ],

@@ -13,7 +13,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.prompts import ChatPromptTemplate
 
-from integrations.evidence import format_evidence, parse_evidence_line, parse_time, search_evidence
+from integrations.evidence import format_evidence, parse_evidence_line, parse_time, resolve_time, search_evidence
 from integrations.langchain import create_memory_retriever_tool, create_rag_chain
 from integrations.langchain.rag import NO_CONTEXT
 from integrations.offline import NO_MEMORY_ANSWER, OfflineEvidenceChatModel, load_chat_model
@@ -99,11 +99,27 @@ def test_search_evidence_filters_the_whole_ranking(store: TurnStore, ns: str) ->
     assert [d.metadata["turn_id"] for d in june] == ["m0"]  # the best match after the date, not the overall best
     assert sorted(d.metadata["turn_id"] for d in search_evidence(store, ns, "crab", exclude_ids={"t2", "m0"}, k=5)) == ["t0", "t1"]
     assert search_evidence(store, unique_namespace("none"), "x") == []
-    with pytest.raises(InvalidInputError):
-        search_evidence(store, ns, "x", start="yesterday")
+    with pytest.raises(InvalidInputError, match="not a date"):
+        search_evidence(store, ns, "x", start="someday")
     with pytest.raises(InvalidInputError):
         search_evidence(store, ns, "x", k=0)
     assert parse_time("2023-05-08T10:00:00").tzinfo is not None
+
+
+def test_search_evidence_resolves_relative_dates_against_now(store: TurnStore, ns: str) -> None:
+    june = "2023-06-15T12:00:00+00:00"
+    may = search_evidence(store, ns, "crab boil", k=5, start="last month", end="last month", now=june)
+    assert sorted(d.metadata["turn_id"] for d in may) == ["t0", "t1", "t2"]
+    assert [d.metadata["turn_id"] for d in search_evidence(store, ns, "crab", start="in June", now=june)] == ["m0"]
+    assert search_evidence(store, ns, "crab", start="yesterday", now=june) == []
+    assert [d.metadata["turn_id"] for d in search_evidence(store, ns, "crab", start="yesterday",
+                                                            now=datetime(2023, 6, 2, tzinfo=UTC))] == ["m0"]
+    assert resolve_time("in May", end=True, now=june) == datetime(2023, 6, 1, tzinfo=UTC)
+    assert resolve_time("2023-05-08", end=True) == datetime(2023, 5, 9, tzinfo=UTC)
+    with pytest.raises(InvalidInputError, match="not before"):
+        search_evidence(store, ns, "crab", start="in June", end="last month", now=june)
+    with pytest.raises(InvalidInputError, match="ISO date"):
+        resolve_time("last week", now="not a time")
 
 
 def test_offline_stand_in_rules() -> None:

@@ -5,7 +5,9 @@ subgraph inside a parent agent graph."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,8 +15,9 @@ from conftest import unique_namespace
 from fakes import FakeEmbeddings, make_turns
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import PutOp, SearchOp
@@ -28,10 +31,13 @@ from integrations.langgraph import (
     build_memory_agent_graph,
     create_memory_tools,
 )
+from integrations.langgraph.tools import MemoryToolError, store_new_turns
 from integrations.offline import OfflineEvidenceChatModel
 from langmem_cog import CogMemConfig
 from langmem_cog.errors import InvalidInputError
+from langmem_cog.graph.resolve import canonical_person_id
 from langmem_cog.memory import CogMemory
+from langmem_cog.records import MAX_TEXT_CHARS, make_turn
 
 TEXTS = [
     "I adopted a terrier called Pickle last week.",
@@ -91,8 +97,14 @@ def test_search_memory_cites_turns_and_filters(memory: CogMemory, seeded: str) -
     msg = search.invoke({"type": "tool_call", "id": "c1", "name": "search_memory",
                          "args": {"query": "crab", "start": "2023-06-01"}})
     assert isinstance(msg, ToolMessage) and [a["turn_id"] for a in msg.artifact] == ["m0"]
-    with pytest.raises(InvalidInputError):
-        search.invoke({"query": "crab", "start": "2023-09-02", "end": "2023-09-01"})
+    # A bad argument is returned (to the model) as an error, not raised ...
+    swapped = {"query": "crab", "start": "2023-09-02", "end": "2023-09-01"}
+    assert search.invoke(swapped).startswith("Error: start='2023-09-02'")
+    # ... unless the developer asks for exceptions.
+    strict, _ = create_memory_tools(memory, namespace=seeded, handle_tool_errors=False)
+    with pytest.raises(MemoryToolError, match="not before") as info:
+        strict.invoke(swapped)
+    assert isinstance(info.value, InvalidInputError)
 
 
 def test_remember_then_search_in_a_fresh_namespace(memory: CogMemory) -> None:
@@ -103,8 +115,7 @@ def test_remember_then_search_in_a_fresh_namespace(memory: CogMemory) -> None:
     tid = parse_evidence_line(out.removeprefix("Remembered as "))[0]
     assert memory.store.get_turns(ns, [tid])[0].speaker == "Ana"
     assert parse_evidence_line(search.invoke({"query": "Where does my sister live?"}))[0] == tid
-    with pytest.raises(InvalidInputError):
-        remember.invoke({"text": "   "})
+    assert remember.invoke({"text": "   "}).startswith("Error: remember needs non-empty text")
 
 
 def test_tools_in_create_agent_use_the_runtime_context_namespace(memory: CogMemory, seeded: str) -> None:
@@ -265,3 +276,139 @@ def test_operator_subgraph_inside_a_parent_agent_graph(memory: CogMemory, seeded
                                                                      "Pickle [t0]."]
     with pytest.raises(InvalidInputError, match="user_id"):
         build_memory_agent_graph(memory, scripted(AIMessage(content="x"))).invoke({"messages": [("user", "hi")]})
+
+
+# ---------------------------------------------------------------------------- issue 20: nothing breaks a conversation
+class ExplodingEmbeddings(FakeEmbeddings):
+    """A fake embedder whose document embedding fails for texts holding a trigger word."""
+
+    def __init__(self, trigger: str, error: BaseException) -> None:
+        super().__init__()
+        self.trigger, self.error = trigger, error
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if any(self.trigger in t for t in texts):
+            raise self.error
+        return super().embed_documents(texts)
+
+
+def tool_messages(out: dict[str, Any]) -> list[ToolMessage]:
+    return [m for m in out["messages"] if isinstance(m, ToolMessage)]
+
+
+def test_bad_tool_arguments_go_back_to_the_model_and_relative_dates_resolve(memory: CogMemory, seeded: str) -> None:
+    memory.add_turns(make_turns(seeded, ["Crab boil in the garden on Saturday!"], speaker="Maya", id_prefix="m",
+                                start=datetime(2023, 6, 10, tzinfo=UTC)))
+
+    def call(i: int, **args: Any) -> AIMessage:
+        return AIMessage(content="", tool_calls=[{"name": "search_memory", "args": {"query": "crab boil", **args},
+                                                  "id": f"call-{i}"}])
+
+    model = scripted(
+        call(1, start="whenever suits"), call(2, start="last month"), call(3, k=0),
+        AIMessage(content="Nothing from last month."),
+        call(4, start="last month", end="last month"), AIMessage(content="No crab boil for you [t2]."),
+        call(5, start="in June", end="in June"), AIMessage(content="Maya's party [m0]."),
+    )
+    agent = create_agent(model, tools=create_memory_tools(memory), context_schema=MemoryContext)
+    question = {"messages": [("user", "What did I say about crab boil last month?")]}
+    out = agent.invoke(question, context=MemoryContext(user_id=seeded))
+    assert out["messages"][-1].text == "Nothing from last month."  # the run survived two bad calls
+    bad, good, zero = tool_messages(out)
+    assert (bad.status, good.status, zero.status) == ("error", "success", "error")
+    assert bad.text.startswith("Error: 'whenever suits' is not a date") and "last month" in bad.text
+    assert zero.text.startswith("Error: k=0 is invalid")
+    assert isinstance(model.prompts[1][-1], ToolMessage) and model.prompts[1][-1].status == "error"  # the model saw it
+    assert good.text == "No memories found."  # "last month" of today: after every stored turn
+    # Resolved against the context's now (June 2023), "last month" is May: Maya's June turn is left out.
+    out = agent.invoke(question, context=MemoryContext(user_id=seeded, now=datetime(2023, 6, 15, 12, tzinfo=UTC)))
+    (may,) = tool_messages(out)
+    assert may.artifact[0]["turn_id"] == "t2" and {a["turn_id"] for a in may.artifact} == {"t0", "t1", "t2", "t3"}
+    out = agent.invoke({"messages": [("user", "And in June?")]},
+                       context={"user_id": seeded, "now": "2023-06-15T12:00:00+00:00"})
+    assert [a["turn_id"] for a in tool_messages(out)[0].artifact] == ["m0"]
+
+
+def test_a_message_that_cannot_be_stored_never_poisons_the_thread(
+    memory: CogMemory, caplog: pytest.LogCaptureFixture
+) -> None:
+    ns = unique_namespace("poison")
+    model = scripted(*(AIMessage(content=f"Reply {i}.") for i in range(3)))
+    agent = create_agent(model, middleware=[CogMemoryMiddleware(memory)], context_schema=MemoryContext,
+                         checkpointer=InMemorySaver())
+    ctx = MemoryContext(user_id=ns)
+    thread = {"configurable": {"thread_id": unique_namespace("thread")}}
+    huge = ("lorem ipsum " * 20_000)[:200_000]
+    with caplog.at_level(logging.WARNING):
+        out = agent.invoke({"messages": [HumanMessage(huge, id="big-1")]}, config=thread, context=ctx)
+    assert out["messages"][-1].text == "Reply 0."
+    parts = memory.store.get_turns(ns, ["big-1#1", "big-1#2", "big-1#3"])  # cut at spaces: 3 turns
+    assert [t.metadata for t in parts] == [{"message_id": "big-1", "part": j, "parts": 3} for j in (1, 2, 3)]
+    assert all(len(t.text) <= MAX_TEXT_CHARS for t in parts) and " ".join(t.text for t in parts) == huge.strip()
+    assert "stored as 3 turns" in caplog.text
+    with caplog.at_level(logging.WARNING):
+        out = agent.invoke({"messages": [HumanMessage("My NUL\x00 key is here", id="nul-1")]}, config=thread,
+                           context=ctx)
+    assert out["messages"][-1].text == "Reply 1."
+    assert memory.store.get_turns(ns, ["nul-1"])[0].text == "My NUL key is here"
+    assert "removed 1 characters" in caplog.text
+    # The thread still works, and its replayed messages are not stored twice.
+    out = agent.invoke({"messages": [("user", "My cat is called Miso.")]}, config=thread, context=ctx)
+    assert out["messages"][-1].text == "Reply 2."
+    texts = [t.text for t in memory.store.get_turns(ns)]
+    assert len(texts) == 3 + 1 + 1 + 3 and texts.count("My cat is called Miso.") == 1
+
+
+def test_a_failure_to_remember_never_fails_the_reply(caplog: pytest.LogCaptureFixture) -> None:
+    mem = CogMemory(CogMemConfig.preset("ephemeral"),
+                    embeddings=ExplodingEmbeddings("EXPLODE", RuntimeError("embedding service down")))
+    ns = unique_namespace("down")
+    model = scripted(AIMessage(content="Sorry to hear."), AIMessage(content="Miso, noted."))
+    agent = create_agent(model, middleware=[CogMemoryMiddleware(mem)], context_schema=MemoryContext,
+                         checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": unique_namespace("thread")}}
+    with caplog.at_level(logging.ERROR):
+        out = agent.invoke({"messages": [("user", "EXPLODE: my day was bad")]}, config=thread,
+                           context=MemoryContext(user_id=ns))
+    assert out["messages"][-1].text == "Sorry to hear."
+    assert "could not store" in caplog.text and "embedding service down" in caplog.text
+    out = agent.invoke({"messages": [("user", "My cat is called Miso.")]}, config=thread,
+                       context=MemoryContext(user_id=ns))
+    assert out["messages"][-1].text == "Miso, noted."
+    # The one turn that cannot be stored keeps out nothing else.
+    assert sorted(t.text for t in mem.store.get_turns(ns)) == ["Miso, noted.", "My cat is called Miso.",
+                                                                "Sorry to hear."]
+    # LangGraph's control flow (an interrupt) is never swallowed.
+    bubbly = CogMemory(CogMemConfig.preset("ephemeral"), embeddings=ExplodingEmbeddings("PAUSE", GraphInterrupt()))
+    with pytest.raises(GraphBubbleUp):
+        store_new_turns(bubbly, unique_namespace("bubble"), [HumanMessage("PAUSE here")])
+
+
+def test_speakers_without_letters_or_digits_keep_the_namespace_writable(tmp_path: Path) -> None:
+    cfg = CogMemConfig(data_dir=tmp_path)
+    mem = CogMemory(cfg, embeddings=FakeEmbeddings())
+    ns = unique_namespace("emoji")
+    model = scripted(
+        AIMessage(content="", tool_calls=[{"name": "remember", "args": {"text": "I love green tea."}, "id": "r1"}]),
+        AIMessage(content="Saved."), AIMessage(content="Salut."), AIMessage(content="Hey."),
+    )
+    agent = create_agent(model, tools=create_memory_tools(mem), middleware=[CogMemoryMiddleware(mem)],
+                         context_schema=MemoryContext)
+    agent.invoke({"messages": [("user", "Remember that I love green tea.")]},
+                 context=MemoryContext(user_id=ns, user_name="🙂"))
+    agent.invoke({"messages": [HumanMessage("Bonjour", name="!!!")]}, context=MemoryContext(user_id=ns))
+    agent.invoke({"messages": [HumanMessage("Hello", name="—")]}, context=MemoryContext(user_id=ns))
+    speakers = {t.text: t.speaker for t in mem.store.get_turns(ns)}
+    assert speakers["I love green tea."] == speakers["Remember that I love green tea."] == "🙂 (U+1F642)"
+    assert speakers["Bonjour"] == "!!! (U+0021 U+0021 U+0021)" and speakers["Hello"] == "— (U+2014)"
+    notes = ("notes", ns)
+    CogMemStore(mem).put(notes, "n1", {"content": "Tea at five.", "speaker": "🙂"})  # a store item's speaker too
+    assert [t.speaker for t in mem.store.get_turns(".".join(notes))] == ["🙂 (U+1F642)"]
+    # A new process opens the namespace, writes to it and builds its graph.
+    reopened = CogMemory(cfg, embeddings=FakeEmbeddings())
+    assert reopened.add_turns(make_turns(ns, ["Still writable."], id_prefix="after")) == ["after0"]
+    G = reopened.graph(ns)
+    assert {canonical_person_id(s) for s in speakers.values()} <= set(G.nodes)
+    # A speaker the graph cannot key is refused at the door, before anything is stored.
+    with pytest.raises(InvalidInputError, match="no letters or digits"):
+        make_turn(id="x", namespace=ns, speaker="!!!", text="hi", timestamp=datetime(2024, 1, 1, tzinfo=UTC))

@@ -160,6 +160,36 @@ class TestPersistence:
         path.write_text("".join(lines), encoding="utf-8")
         assert LexicalIndex(path).ids == list(DOCS)
 
+    @pytest.mark.parametrize(
+        "bad",
+        [b"\xff\xfe not utf-8", b"[1,2,3]", b'{"op":"add"}', b'{"op":"del","ids":5}', b'{"op":"add","id":"x","tokens":["zqxsecret",1]}',
+         b'{"op":"add","id":7,"tokens":[]}', b'{"op":"rename"}', b"42", b"[" * 100_000],
+    )
+    def test_a_malformed_line_is_skipped_with_a_warning_and_the_log_rewritten(self, tmp_path, caplog, bad):
+        # Issue 21 (defect 3): such lines raised UnicodeDecodeError, AttributeError, KeyError or TypeError.
+        path = tmp_path / "ns.jsonl"
+        filled(path)
+        lines = path.read_bytes().splitlines(keepends=True)
+        lines.insert(2, bad + b"\n")
+        path.write_bytes(b"".join(lines))
+        with caplog.at_level(logging.WARNING, logger="langmem_cog.lexical"):
+            again = LexicalIndex(path)
+        assert again.ids == list(DOCS)
+        assert "line 3" in caplog.text and "raw store" in caplog.text
+        assert "zqxsecret" not in caplog.text  # names the fields, never the turns' words
+        assert bad not in path.read_bytes()  # rewritten without it
+        assert [json.loads(line)["id"] for line in path.read_text(encoding="utf-8").splitlines()] == list(DOCS)
+
+    def test_a_damaged_line_loses_only_its_document(self, tmp_path, caplog):
+        path = tmp_path / "ns.jsonl"
+        filled(path)
+        data = bytearray(path.read_bytes())
+        data[data.index(b"windowsil")] = 0xFF  # document b's line is no longer UTF-8
+        path.write_bytes(bytes(data))
+        with caplog.at_level(logging.WARNING, logger="langmem_cog.lexical"):
+            assert LexicalIndex(path).ids == ["a", "c", "d"]  # the store re-adds b from Chroma
+        assert "corrupt line 2" in caplog.text
+
     def test_delete_compacts_so_the_text_leaves_the_file(self, tmp_path):
         path = tmp_path / "ns.jsonl"
         idx = filled(path)

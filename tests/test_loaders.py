@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import logging
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,10 +19,13 @@ from langmem_cog.loaders import (
     load_longmemeval,
     locomo_turns,
     longmemeval_turns,
+    message_turn_id,
     parse_locomo_date,
     parse_longmemeval_date,
     turns_from_messages,
 )
+from langmem_cog.records import MAX_TEXT_CHARS
+from langmem_cog.store import TurnStore
 
 SAMPLE = Path(__file__).resolve().parents[1] / "langmem_cog" / "data" / "sample_conversation.json"
 
@@ -284,7 +289,7 @@ class TestMessages:
         turns = turns_from_messages(msgs, namespace="u1", start=START)
         assert [t.speaker for t in turns] == ["user", "assistant", "user"]
         assert [t.text for t in turns] == ["I moved to Lisbon", "Nice! How do you like it?", "I love it"]
-        assert [t.id for t in turns] == ["default:0:0", "default:0:1", "default:0:2"]
+        assert all(t.id.startswith("default:0:") for t in turns) and len({t.id for t in turns}) == 3
         assert [t.position for t in turns] == [0, 1, 2]
         assert [t.timestamp for t in turns] == [START + timedelta(seconds=i) for i in range(3)]
         assert {t.namespace for t in turns} == {"u1"}
@@ -295,7 +300,7 @@ class TestMessages:
             msgs, namespace="u1", conversation_id="c7", session_id="s2", start=START,
             start_position=10, id_prefix="x-", speaker_names={"human": "Alice"},
         )
-        assert [t.id for t in turns] == ["m-1", "x-11"]
+        assert turns[0].id == "m-1" and turns[1].id.startswith("x-")
         assert [t.speaker for t in turns] == ["Alice", "Bot"]
         assert [t.position for t in turns] == [10, 11]
         assert {(t.conversation_id, t.session_id) for t in turns} == {("c7", "s2")}
@@ -319,10 +324,63 @@ class TestMessages:
         with pytest.raises(InvalidNamespaceError):
             turns_from_messages([HumanMessage("hi")], namespace="../x", start=START)
 
-    @pytest.mark.parametrize("messages", ["a string", b"bytes", [{"role": "user", "content": "hi"}], ["hi"]])
+    @pytest.mark.parametrize(
+        "messages", ["a string", b"bytes", 42, [42], [None], [b"hi"], [{"foo": 1}], [("bogus", "hi")], [("a", "b", "c")]]
+    )
     def test_malformed_messages_raise(self, messages):
-        with pytest.raises(InvalidInputError):
+        with pytest.raises(InvalidInputError, match="message"):
             turns_from_messages(messages, namespace="u1", start=START)
+
+    def test_twice_on_one_namespace_gives_new_ids(self, fake_store: TurnStore, ns: str):
+        # Issue 20, defect 4: default ids restarted at default:0:0 and the second add raised DuplicateTurnError.
+        msgs = [HumanMessage("I moved to Lisbon"), AIMessage("Nice!")]
+        first = turns_from_messages(msgs, namespace=ns, start=START)
+        second = turns_from_messages(msgs, namespace=ns, start=START)
+        assert fake_store.add_turns(first) and fake_store.add_turns(second)
+        assert fake_store.count(ns) == 4
+        ids = [t.id for t in first + second]
+        assert len(set(ids)) == 4 and all(uuid.UUID(i.removeprefix("default:0:")) for i in ids)
+
+    def test_a_message_id_is_the_turn_id(self):
+        (turn,) = turns_from_messages([HumanMessage("hi", id="run-7")], namespace="u1", start=START)
+        assert turn.id == "run-7" == message_turn_id("run-7")
+        (odd,) = turns_from_messages([HumanMessage("hi", id="x" * 300)], namespace="u1", start=START)
+        assert odd.id == message_turn_id("x" * 300) and odd.id.startswith("msg-")
+
+    def test_accepts_what_langchain_accepts(self):
+        msgs = [("user", "I moved to Lisbon"), {"role": "assistant", "content": "Nice!", "id": "a-1"},
+                "I love it", ("system", "be brief"), {"role": "tool", "content": "x", "tool_call_id": "c"},
+                ["human", "And the food"]]
+        turns = turns_from_messages(msgs, namespace="u1", start=START)
+        assert [(t.speaker, t.text) for t in turns] == [("user", "I moved to Lisbon"), ("assistant", "Nice!"),
+                                                       ("user", "I love it"), ("user", "And the food")]
+        assert turns[1].id == "a-1"
+
+    def test_long_text_becomes_several_turns_keeping_the_message_id(self, caplog):
+        text = "word " * 50_000  # 250,000 characters
+        with caplog.at_level(logging.WARNING, logger="langmem_cog.loaders"):
+            turns = turns_from_messages([HumanMessage(text, id="m1"), AIMessage("ok", id="m2")], namespace="u1",
+                                        start=START, start_position=5)
+        assert [t.id for t in turns] == ["m1#1", "m1#2", "m1#3", "m2"]
+        assert all(len(t.text) <= MAX_TEXT_CHARS for t in turns)
+        assert " ".join(t.text for t in turns[:3]) == text.strip()
+        assert [t.metadata.get("part") for t in turns] == [1, 2, 3, None]
+        assert [t.position for t in turns] == [5, 6, 7, 8]
+        assert "stored as 3 turns" in caplog.text
+
+    def test_unstorable_characters_are_removed_with_a_warning(self, caplog):
+        with caplog.at_level(logging.WARNING, logger="langmem_cog.loaders"):
+            turns = turns_from_messages([HumanMessage("a\x00b\ud800c", id="n1"), HumanMessage("\x00")],
+                                        namespace="u1", start=START)
+        assert [t.text for t in turns] == ["abc"]
+        assert "removed 2 characters" in caplog.text
+
+    def test_speaker_names_without_letters_get_their_code_points(self, caplog):
+        with caplog.at_level(logging.WARNING, logger="langmem_cog.loaders"):
+            turns = turns_from_messages([HumanMessage("hi", name="!!!"), HumanMessage("yo"), AIMessage("hey")],
+                                        namespace="u1", start=START, speaker_names={"human": "🙂"})
+        assert [t.speaker for t in turns] == ["!!! (U+0021 U+0021 U+0021)", "🙂 (U+1F642)", "assistant"]
+        assert "stored as '🙂 (U+1F642)'" in caplog.text
 
     def test_empty(self):
         assert turns_from_messages([], namespace="u1", start=START) == []

@@ -90,3 +90,30 @@ def test_persistent_graph_survives_reopen(tmp_path: Path, ns: str) -> None:
     before = mem.graph(ns).copy()
     reopened = CogMemory(cfg, embeddings=FakeEmbeddings())
     assert graphs_equal(before, reopened.graph(ns))
+
+
+def test_a_store_holding_a_speaker_without_letters_heals_on_open(tmp_path) -> None:
+    """Issue 20, defect 3: turns of such speakers, written by an older version, used to make every later
+    add_turns and graph() of the namespace fail in every new process."""
+    from datetime import UTC, datetime
+
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from langmem_cog import CogMemConfig, make_turn
+    from langmem_cog.graph.resolve import symbol_person_id
+    from langmem_cog.records import Turn
+    from langmem_cog.store import TurnStore
+
+    cfg = CogMemConfig(data_dir=tmp_path, retrieval="hybrid")
+    emb = DeterministicFakeEmbedding(size=16)
+    ts = datetime(2024, 1, 1, tzinfo=UTC)
+    old = [Turn.model_construct(id=f"t{i}", namespace="ns", conversation_id="c", session_id="s", speaker=spk,
+                                text=text, timestamp=ts, position=i, metadata={})
+           for i, (spk, text) in enumerate([("!!!", "I think tea is great."), ("🙂", "Hello there!")])]
+    TurnStore(cfg, embeddings=emb).add_turns(old)  # as an older version stored them, graph never built
+    memory = CogMemory(cfg, embeddings=emb)
+    G = memory.graph("ns")
+    assert {symbol_person_id("!!!"), symbol_person_id("🙂")} <= set(G.nodes)
+    assert memory.add_turns([make_turn(id="t2", namespace="ns", speaker="Ann", text="Tea at five.", timestamp=ts,
+                                       position=2)]) == ["t2"]
+    assert CogMemory(cfg, embeddings=emb).graph("ns").number_of_nodes() >= 3

@@ -8,7 +8,17 @@ import pytest
 from pydantic import ValidationError
 
 from langmem_cog.errors import InvalidInputError, InvalidNamespaceError, LangMemCogError
-from langmem_cog.records import MAX_TEXT_CHARS, Turn, make_turn, validate_namespace
+from langmem_cog.graph.resolve import normalize_name
+from langmem_cog.records import (
+    MAX_TEXT_CHARS,
+    Turn,
+    make_turn,
+    nameable,
+    split_text,
+    storable_speaker,
+    storable_text,
+    validate_namespace,
+)
 
 TS = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -72,6 +82,9 @@ class TestInvalidTurn:
             ({"conversation_id": "c\x01"}, "conversation_id"),
             ({"speaker": ""}, "speaker"),
             ({"speaker": "An\nn"}, "speaker"),
+            ({"speaker": "!!!"}, "speaker"),
+            ({"speaker": "🙂"}, "speaker"),
+            ({"speaker": "—"}, "speaker"),
             ({"position": -1}, "position"),
             ({"metadata": {"k": [1, 2]}}, "metadata"),
         ],
@@ -136,3 +149,42 @@ class TestInvalidTurn:
         # Turn(...) itself raises pydantic's error, which is also a ValueError.
         with pytest.raises(ValueError):
             Turn(**fields(text=""))
+
+
+class TestSpeakersTheGraphCanKey:
+    """Issue 20, defect 3: a speaker without letters or digits was stored, then every write failed."""
+
+    @pytest.mark.parametrize("speaker", ["🙂", "!!!", "—", "...", "_", "\u0301", "🙂 🙃"])
+    def test_is_refused_at_the_door_with_a_fix(self, speaker):
+        with pytest.raises(InvalidInputError, match="no letters or digits") as info:
+            make_turn(**fields(speaker=speaker))
+        assert "storable_speaker" in str(info.value)
+        assert make_turn(**fields(speaker=storable_speaker(speaker))).speaker == storable_speaker(speaker)
+
+    @pytest.mark.parametrize(
+        "name", ["Ann", "Zoë", "Montréal", "R2-D2", "李雷", "①", "ℌ", "Mel's", "'s", "The", "🙂", "!!!", "—", "_", " ", "x_"]
+    )
+    def test_nameable_agrees_with_the_graph(self, name):
+        assert nameable(name) == bool(normalize_name(name))
+
+    def test_storable_speaker(self):
+        assert storable_speaker("  Ann ") == "Ann"
+        assert storable_speaker("🙂") == "🙂 (U+1F642)" != storable_speaker("🙃")
+        assert storable_speaker("!!!") == "!!! (U+0021 U+0021 U+0021)"
+        assert storable_speaker("\x01\x02", default="assistant") == "assistant"
+        assert storable_speaker(None) == "user"
+        assert len(storable_speaker("a" * 500)) == 256
+        assert len(storable_speaker("!" * 500)) < 256
+
+
+class TestStorableText:
+    def test_storable_text_removes_nul_and_lone_surrogates(self):
+        assert storable_text("a\x00b\udc80c\n") == "abc\n"
+
+    def test_split_text_cuts_at_whitespace_within_the_limit(self):
+        text = "alpha beta gamma delta"
+        assert split_text(text, limit=11) == ["alpha beta", "gamma delta"]
+        assert split_text("x" * 25, limit=10) == ["x" * 10, "x" * 10, "x" * 5]
+        assert split_text("fits", limit=10) == ["fits"] and split_text("   ", limit=10) == []
+        with pytest.raises(InvalidInputError):
+            split_text("x", limit=0)

@@ -8,14 +8,18 @@ node derived from the turn, and the rest of the memory still works, also after r
 
 from __future__ import annotations
 
+import logging
 import uuid
 from pathlib import Path
 
+import pytest
 from fakes import FakeEmbeddings, make_turns
 from reliability_helpers import files_with
 
 from langmem_cog import CogMemConfig
+from langmem_cog.errors import UnknownNamespaceError
 from langmem_cog.memory import CogMemory
+from langmem_cog.store import TurnStore
 
 TEXTS = [
     "I adopted a puppy called Rex last spring",
@@ -108,3 +112,47 @@ def test_forget_a_namespace_whose_graph_save_was_lost_leaves_no_graph(tmp_path: 
     reopened = _memory(tmp_path)
     assert reopened.graph("half").number_of_nodes() == 0
     assert files_with(tmp_path, canary.encode()) == []
+
+
+@pytest.mark.parametrize("read", ["search", "search-hnsw", "pool_scores", "count", "get_turns"])
+def test_a_forget_by_another_process_while_a_reader_reads_gives_unknown_namespace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, read: str
+) -> None:
+    """Issue 21, defect 5: the reader had checked it was up to date, then the forget landed before it
+    read Chroma (deterministic here; 1-6 times a run with real processes): raw ``NotFoundError`` before."""
+    overrides = {"exact_search_max": 0} if read == "search-hnsw" else {}
+    writer = TurnStore(CogMemConfig(data_dir=tmp_path), embeddings=FakeEmbeddings())
+    reader = TurnStore(CogMemConfig(data_dir=tmp_path, **overrides), embeddings=FakeEmbeddings())
+    writer.add_turns(make_turns("going", TEXTS))
+    writer.add_turns(make_turns("staying", TEXTS))
+    assert reader.has_namespace("going")  # in step with the data dir, the collection open
+    if read == "search-hnsw":
+        assert reader.count("going") == len(TEXTS)  # the turns loaded too: the HNSW query is what fails
+    up_to_date = reader._fresh
+
+    def forget_after_the_check() -> None:
+        up_to_date()
+        monkeypatch.setattr(reader, "_fresh", up_to_date)
+        writer.forget_namespace("going")
+
+    monkeypatch.setattr(reader, "_fresh", forget_after_the_check)
+    with caplog.at_level(logging.INFO, logger="langmem_cog.store"):
+        if read == "count":
+            assert reader.count("going") == 0  # as for any namespace that does not exist
+        elif read == "get_turns":
+            assert reader.get_turns("going") == []
+        else:
+            with pytest.raises(UnknownNamespaceError, match="forgotten") as info:
+                if read == "pool_scores":
+                    reader.pool_scores("going", "puppy Rex")
+                else:
+                    reader.search("going", "puppy Rex")
+            assert type(info.value) is UnknownNamespaceError
+    assert "forgotten by another process or store while being read" in caplog.text
+    # The reader keeps working: the forgotten namespace is unknown, the others are intact, and it can write.
+    with pytest.raises(UnknownNamespaceError):
+        reader.search("going", "puppy Rex")
+    assert reader.count("staying") == len(TEXTS)
+    assert [h.turn.id for h in reader.search("staying", "puppy Rex", k=1)] == ["t0"]
+    reader.add_turns(make_turns("going", ["a fresh start"]))
+    assert reader.count("going") == 1 and writer.count("going") == 1

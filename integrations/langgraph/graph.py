@@ -38,7 +38,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from integrations.evidence import format_evidence, search_evidence
-from integrations.langgraph.tools import context_value, last_user_text, namespace_from_context, unstored_turns
+from integrations.langgraph.tools import context_value, last_user_text, namespace_from_context, store_new_turns
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.graph.loop import build_operator_graph
 from langmem_cog.records import validate_namespace
@@ -131,10 +131,8 @@ def build_memory_agent_graph(
         ctx = runtime.context
         name = context_value(ctx, "user_name") if ctx is not None else None
         session = context_value(ctx, "session_id") if ctx is not None else None
-        turns = unstored_turns(memory, state["namespace"], state["messages"], session_id=str(session or "0"),
-                               user_name=str(name) if name else None)
-        if turns:
-            memory.add_turns(turns)
+        store_new_turns(memory, state["namespace"], state["messages"], session_id=str(session or "0"),
+                        user_name=str(name) if name else None)
         return {}
 
     builder = StateGraph(MemoryAgentState, context_schema=context_schema)

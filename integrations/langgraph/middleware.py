@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.documents import Document
 from langchain_core.messages import AnyMessage, BaseMessage, SystemMessage
+from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
 from integrations.evidence import format_evidence, search_evidence
@@ -42,7 +43,9 @@ from integrations.langgraph.tools import (
     context_value,
     create_memory_tools,
     last_user_text,
+    message_turn_ids,
     namespace_from_context,
+    store_new_turns,
     unstored_turns,
 )
 from langmem_cog.config import RetrievalMode
@@ -80,6 +83,13 @@ class CogMemoryMiddleware(AgentMiddleware):
     Stored turns keep their message ids as turn ids, so a thread replayed from a checkpointer is
     never stored twice; tool messages and assistant messages that only call tools are not stored.
     Evidence from messages already in the conversation is left out of the injected evidence.
+
+    Memory never fails the agent's reply: a message that cannot be stored as is is stored in a
+    form that can (NUL characters removed, a text over the turn limit split into turns
+    ``<message id>#1``, ``#2``, ..., a speaker name without letters or digits given its code
+    points), and an error while retrieving or storing is logged and the agent goes on (without
+    evidence, or without remembering that turn). Only a missing namespace in the runtime context
+    (a setup error) and LangGraph's control-flow exceptions (``GraphBubbleUp``) propagate.
     """
 
     def __init__(
@@ -117,16 +127,27 @@ class CogMemoryMiddleware(AgentMiddleware):
             return self.namespace
         return namespace_from_context(runtime.context if runtime is not None else None, self.context_key)
 
-    def retrieve(self, namespace: str, messages: Sequence[BaseMessage]) -> list[Document]:
-        """Evidence for the last user message, leaving out turns already in ``messages``."""
+    def retrieve(self, namespace: str, messages: Sequence[BaseMessage], now: Any = None) -> list[Document]:
+        """Evidence for the last user message (its first
+        :data:`~integrations.langgraph.tools.MAX_QUERY_CHARS` characters), leaving out turns already
+        in ``messages``; relative dates in it resolve against ``now`` (``None``: the current time)."""
         query = last_user_text(messages)
         if query is None:
             return []
-        present = {str(m.id) for m in messages if m.id}
-        return search_evidence(self.memory, namespace, query, k=self.k, exclude_ids=present, mode=self.mode)
+        present = {str(m.id) for m in messages if m.id} | {i for m in messages for i in message_turn_ids(m)}
+        return search_evidence(self.memory, namespace, query, k=self.k, exclude_ids=present, mode=self.mode,
+                               now=now)
 
     def _with_evidence(self, request: ModelRequest) -> ModelRequest:
-        docs = self.retrieve(self.namespace_of(request.runtime), request.messages)
+        namespace = self.namespace_of(request.runtime)
+        ctx = request.runtime.context if request.runtime is not None else None
+        try:
+            docs = self.retrieve(namespace, request.messages, now=context_value(ctx, "now") if ctx is not None else None)
+        except GraphBubbleUp:
+            raise
+        except Exception:
+            logger.exception("retrieval for namespace %r failed; calling the model without evidence", namespace)
+            return request
         if not docs:
             return request
         logger.debug("injecting %d evidence turns: %s", len(docs), [d.metadata["turn_id"] for d in docs])
@@ -146,10 +167,12 @@ class CogMemoryMiddleware(AgentMiddleware):
     def _store(self, state: AgentState, runtime: Runtime[Any]) -> None:
         if not self.store_turns:
             return
-        turns = self.new_turns(state.get("messages") or [], runtime)
-        if turns:
-            self.memory.add_turns(turns)
-            logger.debug("stored %d new turns in namespace %r", len(turns), turns[0].namespace)
+        ctx = runtime.context if runtime is not None else None
+        user_name = context_value(ctx, "user_name") if ctx is not None else None
+        session = context_value(ctx, "session_id") if ctx is not None else None
+        store_new_turns(self.memory, self.namespace_of(runtime), state.get("messages") or [],
+                        conversation_id=self.conversation_id, session_id=str(session or "0"),
+                        user_name=str(user_name) if user_name else None)
 
     # ------------------------------------------------------------------ hooks
     def wrap_model_call(
@@ -165,7 +188,7 @@ class CogMemoryMiddleware(AgentMiddleware):
         return await handler(await asyncio.to_thread(self._with_evidence, request))
 
     def after_agent(self, state: AgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Store the conversation's new turns in the user's namespace."""
+        """Store the conversation's new turns in the user's namespace (a failure is logged, never raised)."""
         self._store(state, runtime)
         return None
 

@@ -49,7 +49,7 @@ from langgraph.store.memory import InMemoryStore
 
 from langmem_cog.config import RetrievalMode
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.records import NAMESPACE_PATTERN, make_turn
+from langmem_cog.records import NAMESPACE_PATTERN, make_turn, storable_speaker
 from langmem_cog.retriever import CogMemRetriever
 
 if TYPE_CHECKING:
@@ -243,7 +243,7 @@ class CogMemStore(BaseStore):
                 spk = op.value.get("speaker")
                 turns.append(make_turn(
                     id=tid, namespace=cns, conversation_id="store", session_id=tid,  # items are independent: no neighbours
-                    speaker=spk if isinstance(spk, str) and spk.strip() else self.speaker,
+                    speaker=storable_speaker(spk, default=self.speaker) if isinstance(spk, str) else self.speaker,
                     text=text, timestamp=now, position=position + len(turns),
                     metadata={"store_key": op.key, "store_namespace": json.dumps(list(op.namespace))},
                 ))

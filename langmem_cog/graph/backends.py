@@ -128,7 +128,7 @@ class FileGraphStore(GraphStore):
             return None
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError, JSONDecodeError
             raise StoreError(f"{self.describe(namespace)} is unreadable or corrupt ({exc})") from exc
         if not isinstance(raw, dict):
             raise StoreError(f"{self.describe(namespace)} is not a graph snapshot")

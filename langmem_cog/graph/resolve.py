@@ -53,6 +53,7 @@ from langmem_cog.graph.schema import NodeType
 __all__ = [
     "normalize_name",
     "canonical_person_id",
+    "symbol_person_id",
     "canonical_concept_id",
     "node_id_for",
     "Match",
@@ -131,6 +132,18 @@ def canonical_person_id(name: str) -> str:
         'person:mel'
     """
     return _canonical(name, NodeType.PERSON)
+
+
+def symbol_person_id(name: str) -> str:
+    """The id of the Person node of a speaker whose name has no letters or digits (``"🙂"``,
+    ``"!!!"``): ``"person:u"`` followed by its code points, so such speakers stay apart and a
+    namespace holding one stays writable.
+
+    Example:
+        >>> symbol_person_id("🙂"), symbol_person_id("!!!")
+        ('person:u1f642', 'person:u0021-0021-0021')
+    """
+    return "person:u" + "-".join(f"{ord(c):04x}" for c in name if not c.isspace())
 
 
 def canonical_concept_id(name: str) -> str:

@@ -89,6 +89,7 @@ from langmem_cog.graph.resolve import (
     canonical_concept_id,
     canonical_person_id,
     normalize_name,
+    symbol_person_id,
 )
 from langmem_cog.graph.schema import (
     SCHEMA_VERSION,
@@ -350,8 +351,8 @@ def _validate(extractions: Sequence[Extraction]) -> list[Extraction]:
             )
         seen.add(ex.turn_id)
         _check_time(ex.timestamp, "timestamp", ex.turn_id, required=True)
-        if not isinstance(ex.speaker, str) or not normalize_name(ex.speaker):
-            raise InvalidInputError(f"turn {ex.turn_id!r}: speaker {ex.speaker!r} has no letters or digits")
+        if not isinstance(ex.speaker, str) or not ex.speaker.strip():
+            raise InvalidInputError(f"turn {ex.turn_id!r}: speaker must be a non-empty string, got {ex.speaker!r}")
         records: list[Any] = [*ex.concepts, *ex.events, *ex.facts, *ex.claims]
         for rec in records:
             if rec.source_turn_id != ex.turn_id:
@@ -440,6 +441,7 @@ class GraphMemory:
         self._pending: dict[str, list[dict[str, Any]]] = {}
         self._needs_snapshot: set[str] = set()  # the next commit must rewrite the snapshot
         self._seq: dict[str, int] = {}  # the last journal sequence number in memory
+        self._unreadable: set[str] = set()  # namespaces whose graph on disk failed to load
 
     @classmethod
     def from_config(cls, config: Any, **kwargs: Any) -> GraphMemory:
@@ -566,14 +568,14 @@ class GraphMemory:
 
     def _apply_one(self, G: nx.MultiDiGraph, ex: Extraction, b: _Batch) -> None:
         t = ex.turn_id
-        found = self._entity(G, ex.speaker, _P, t, b)
-        if found is None:  # pragma: no cover - _validate rejects such speakers
-            raise InvalidInputError(f"turn {t!r}: speaker {ex.speaker!r} has no letters or digits")
-        speaker: str = found
+        # A speaker whose name has no letters or digits ("🙂") gets a node keyed by its code points:
+        # every speaker can be stored, so no namespace becomes unwritable (turns made by
+        # make_turn refuse such names, but a store written by an older version may hold them).
+        speaker: str = self._entity(G, ex.speaker, _P, t, b) or self._symbol_speaker(G, ex.speaker, t, b)
 
         def person(name: str) -> str | None:
             if normalize_name(name) in _SELF:
-                return self._entity(G, ex.speaker, _P, t, b)
+                return speaker
             return self._entity(G, name, _P, t, b)
 
         for name in ex.persons:
@@ -710,6 +712,19 @@ class GraphMemory:
             data["variants"].setdefault("kind", {}).setdefault(kind, set()).add(t)
         b.dirty_nodes.add(nid)
         b.resolver.register(nid, surface)
+        return nid
+
+    def _symbol_speaker(self, G: nx.MultiDiGraph, name: str, t: str, b: _Batch) -> str:
+        """The Person node of a speaker without letters or digits (:func:`symbol_person_id`)."""
+        surface = " ".join(name.split())
+        nid = symbol_person_id(surface)
+        if nid not in G:
+            G.add_node(nid, type=_P, name=surface, aliases=set(), provenance=set(), variants={})
+            b.stats.nodes_added += 1
+        data = G.nodes[nid]
+        data["provenance"].add(t)
+        data["variants"].setdefault("name", {}).setdefault(surface, set()).add(t)
+        b.dirty_nodes.add(nid)
         return nid
 
     def _single(
@@ -902,9 +917,24 @@ class GraphMemory:
         self._apply(G, _validate(extractions))
         self._consolidate(G)
         with self._ns_lock(namespace):
+            # The old graph is never read (it may be the damaged file being repaired): the new one
+            # replaces it in memory, stamped as current so that save() writes it instead of loading
+            # the file, and numbered past every entry of the old journal so that a crash between the
+            # snapshot write and the journal's removal cannot replay old entries onto it.
             self._graphs[namespace] = G
+            self._stamps[namespace] = self._stamp(namespace)
+            path = self.path(namespace)
+            old_seq = _journal_max_seq(_journal_path(path)) if path is not None and self.backend is None else 0
+            self._seq[namespace] = max(self._seq.get(namespace, 0), old_seq)
             self._pending.pop(namespace, None)
             self._needs_snapshot.add(namespace)
+            damaged = namespace in self._unreadable
+            self._unreadable.discard(namespace)
+        if damaged:
+            logger.warning(
+                "replacing the unreadable graph of namespace %r with one rebuilt from %d raw turns "
+                "(save() overwrites the damaged files)", namespace, len(turns),
+            )
         logger.info(
             "rebuilt the graph of namespace %r: %d nodes, %d edges", namespace, G.number_of_nodes(), G.number_of_edges()
         )
@@ -921,6 +951,7 @@ class GraphMemory:
             self._pending.pop(namespace, None)
             self._needs_snapshot.discard(namespace)
             self._seq.pop(namespace, None)
+            self._unreadable.discard(namespace)
             if self.backend is not None:
                 return self.backend.delete(namespace) or existed
             path = self.path(namespace)
@@ -1025,8 +1056,20 @@ class GraphMemory:
 
         Raises:
             StoreError: If the file is unreadable, corrupt, of another namespace or of another
-                schema version; the message says how to rebuild it from the raw store.
+                schema version; the message says how to rebuild it from the raw store
+                (:meth:`rebuild` never reads the damaged file).
         """
+        try:
+            G = self._load(namespace)
+        except StoreError:
+            with self._lock:
+                self._unreadable.add(namespace)
+            raise
+        with self._lock:
+            self._unreadable.discard(namespace)
+        return G
+
+    def _load(self, namespace: str) -> nx.MultiDiGraph:
         if self.backend is not None:
             with self._ns_lock(namespace):
                 stamp = self._stamp(namespace)
@@ -1065,12 +1108,12 @@ class GraphMemory:
             return seq
         except (OSError, UnicodeDecodeError) as exc:
             raise StoreError(f"cannot read the graph journal {journal} of namespace {namespace!r}: {exc}; "
-                             f"delete it and {_REBUILD_HINT}") from exc
+                             f"{_REBUILD_HINT}") from exc
         for line in text.splitlines():
             try:
                 op = json.loads(line)
                 n = int(op["seq"])
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+            except (KeyError, TypeError, ValueError, OverflowError, RecursionError):  # JSONDecodeError too
                 logger.warning("graph journal %s ends with a torn entry: replayed up to %d", journal, seq)
                 self._needs_snapshot.add(namespace)
                 break
@@ -1080,24 +1123,42 @@ class GraphMemory:
             if kind == "apply":
                 try:
                     extractions = [_extraction_from_payload(e) for e in op["extractions"]]
-                except (KeyError, TypeError, ValueError) as exc:
+                    self._apply(G, _validate(extractions))
+                except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidInputError too
                     raise StoreError(f"graph journal {journal}: entry {n} is malformed ({exc!r}); "
-                                     f"delete the journal and {_REBUILD_HINT}") from exc
-                self._apply(G, _validate(extractions))
+                                     f"{_REBUILD_HINT}") from exc
             elif kind == "consolidate":
                 self._consolidate(G)
             elif kind == "reconcile":
                 reconcile_claims(G)
             else:
-                raise StoreError(f"graph journal {journal}: unknown operation {kind!r}; delete it and {_REBUILD_HINT}")
+                raise StoreError(f"graph journal {journal}: unknown operation {kind!r}; {_REBUILD_HINT}")
             seq = n
         return seq
 
 
 _REBUILD_HINT = (
-    "rebuild it from the raw store: GraphMemory.rebuild(namespace, turn_store.get_turns(namespace), extractor), "
-    "then save()"
+    "the graph is derived from the raw turns: rebuild it with CogMemory.rebuild_graph(namespace) "
+    "(or GraphMemory.rebuild(namespace, turn_store.get_turns(namespace), extractor) then "
+    "GraphMemory.save(namespace)), which replaces the damaged files without reading them"
 )
+
+
+def _journal_max_seq(journal: Path) -> int:
+    """The highest sequence number readable in a (possibly damaged) journal; 0 if none."""
+    try:
+        data = journal.read_bytes()
+    except OSError:
+        return 0
+    best = 0
+    for line in data.splitlines():
+        try:
+            n = json.loads(line.decode("utf-8"))["seq"]
+        except (ValueError, KeyError, TypeError, IndexError, RecursionError):  # UnicodeDecodeError too
+            continue
+        if isinstance(n, int) and not isinstance(n, bool):
+            best = max(best, n)
+    return best
 
 
 def _journal_path(path: Path) -> Path:
@@ -1128,12 +1189,17 @@ def _extraction_from_payload(d: dict[str, Any]) -> Extraction:
 def _read_graph(path: Path, namespace: str) -> tuple[nx.MultiDiGraph, int]:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError, JSONDecodeError
         raise StoreError(
             f"the graph file {path} of namespace {namespace!r} is unreadable or corrupt ({exc}); {_REBUILD_HINT}"
         ) from exc
-    seq = raw.get("journal_seq", 0) if isinstance(raw, dict) else 0
-    return _graph_from_snapshot(raw, f"the graph file {path}", namespace), int(seq or 0)
+    G = _graph_from_snapshot(raw, f"the graph file {path}", namespace)
+    seq = raw.get("journal_seq") or 0
+    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+        raise StoreError(
+            f"the graph file {path} of namespace {namespace!r} is corrupt (journal_seq={seq!r}); {_REBUILD_HINT}"
+        )
+    return G, seq
 
 
 def _graph_from_snapshot(raw: Any, what: str, namespace: str) -> nx.MultiDiGraph:
@@ -1152,7 +1218,7 @@ def _graph_from_snapshot(raw: Any, what: str, namespace: str) -> nx.MultiDiGraph
         )
     try:
         return _from_payload(raw["graph"])
-    except (KeyError, TypeError, ValueError, AttributeError, nx.NetworkXError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError, nx.NetworkXError) as exc:
         raise StoreError(
             f"{what} of namespace {namespace!r} is corrupt ({exc!r}); {_REBUILD_HINT}"
         ) from exc
