@@ -1,12 +1,13 @@
-"""What the examples share: the offline environment, the memory, the chat model, the sample data."""
+"""What the examples share: the offline environment, the memory, the chat model.
+
+The sample data is ``langmem_cog.data.sample_path()``.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
 import sys
-import warnings
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +25,6 @@ def offline_env() -> None:
                        ("TOKENIZERS_PARALLELISM", "false"), ("HF_HUB_DISABLE_PROGRESS_BARS", "1")):
         os.environ.setdefault(key, value)
     logging.getLogger("sentence_transformers").setLevel(logging.WARNING)
-    # Chroma cannot rebuild our (deliberately non-downloading) embedding function from a reopened
-    # collection's config and says so; langmem-cog always passes its embedder explicitly.
-    warnings.filterwarnings("ignore", message="Could not reconstruct embedding function")
-
-
-def sample_path() -> Path:
-    """The bundled sample conversation (LoCoMo format)."""
-    return Path(str(resources.files("langmem_cog") / "data" / "sample_conversation.json"))
 
 
 def make_memory(data_dir: str | Path | None = None, *, embeddings: Embeddings | None = None,

@@ -25,7 +25,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from examples._common import add_common_args, chat_model, fail, make_memory, sample_path  # noqa: E402
+from examples._common import add_common_args, chat_model, fail, make_memory  # noqa: E402
+from langmem_cog.data import sample_path  # noqa: E402
 from langmem_cog.errors import LangMemCogError  # noqa: E402
 
 

@@ -6,8 +6,9 @@ through the whole cascade: raw + graph candidates, learned fusion, protected cro
 
 Example:
     >>> from langmem_cog import CogMemConfig, CogMemRetriever, TurnStore, load_locomo
+    >>> from langmem_cog.data import sample_path
     >>> store = TurnStore(CogMemConfig.preset("ephemeral"))  # doctest: +SKIP
-    >>> conv = load_locomo("langmem_cog/data/sample_conversation.json")[0]  # doctest: +SKIP
+    >>> conv = load_locomo(sample_path())[0]  # doctest: +SKIP
     >>> store.add_turns(conv.turns)  # doctest: +SKIP
     >>> CogMemRetriever(store=store, namespace=conv.sample_id, k=3).invoke("Who is Pickle?")  # doctest: +SKIP
 """

@@ -17,12 +17,15 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableConfig, ensure_config
+from langchain_core.runnables.utils import ConfigurableFieldSpec
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from langmem_cog.config import RetrievalMode
@@ -35,7 +38,13 @@ from langmem_cog.tokens import count_tokens
 if TYPE_CHECKING:
     from langmem_cog.memory import CogMemory
 
-__all__ = ["CogMemRetriever", "scored_turn_to_document", "turn_document", "trim_to_budget"]
+__all__ = ["CogMemRetriever", "scored_turn_to_document", "turn_document", "trim_to_budget", "CONFIGURABLE_KEYS"]
+
+logger = logging.getLogger(__name__)
+
+#: The ``configurable`` keys a :class:`CogMemRetriever` reads from its run config
+#: (``retriever.with_config(configurable={"k": 1})``); arguments of the call take precedence.
+CONFIGURABLE_KEYS = ("k", "max_tokens")
 
 
 def scored_turn_to_document(hit: ScoredTurn, stage: str = "raw") -> Document:
@@ -72,8 +81,22 @@ def turn_document(t: Turn, *, score: float, dense_score: float, lexical_score: f
 def trim_to_budget(docs: list[Document], max_tokens: int | None) -> list[Document]:
     """Keep the longest prefix of ``docs`` whose page contents fit in ``max_tokens`` (cl100k_base).
 
-    The first document is always kept, so a budget never returns nothing when there is evidence;
-    each kept document records its ``tokens``.
+    Documents are never cut. The first document is always kept, so a budget never returns nothing
+    when there is evidence, even when that document alone is longer than the budget: it is then
+    marked ``over_budget=True``. Every kept document records its ``tokens`` and ``over_budget``
+    (whether the documents up to and including it exceed ``max_tokens``; only ever true for the first).
+
+    Args:
+        docs: The ranked documents.
+        max_tokens: The token budget of the page contents; ``None`` keeps every document, unmarked.
+
+    Returns:
+        The kept documents (the same objects, their metadata updated).
+
+    Example:
+        >>> docs = trim_to_budget([Document(page_content="one two three four"), Document(page_content="five")], 2)
+        >>> [(d.metadata["tokens"], d.metadata["over_budget"]) for d in docs]
+        [(4, True)]
     """
     if max_tokens is None:
         return docs
@@ -84,6 +107,9 @@ def trim_to_budget(docs: list[Document], max_tokens: int | None) -> list[Documen
         if out and used + n > max_tokens:
             break
         doc.metadata["tokens"] = n
+        doc.metadata["over_budget"] = used + n > max_tokens
+        if doc.metadata["over_budget"]:
+            logger.debug("the first document (%d tokens) is over the budget of %d tokens; kept whole", n, max_tokens)
         out.append(doc)
         used += n
     return out
@@ -108,8 +134,13 @@ class CogMemRetriever(BaseRetriever):
     Attributes:
         store: The raw-turn store (taken from ``memory`` when omitted).
         namespace: The namespace searched (one user's or agent's memory).
-        k: How many documents to return (overridable per call: ``invoke(q, k=3)``).
-        max_tokens: Token budget (cl100k_base) of the returned page contents, or ``None``.
+        k: How many documents to return (overridable per call: ``invoke(q, k=3)``, or through the run
+            config: ``with_config(configurable={"k": 3})``).
+        max_tokens: Token budget (cl100k_base) of the returned page contents, or ``None`` (overridable
+            per call and through ``configurable`` as ``k`` is). Documents are never cut: the longest
+            prefix of the ranking that fits is returned, but always at least the first document, which
+            may alone be longer than the budget. With a budget, every document's metadata has ``tokens``
+            and ``over_budget`` (``True`` on a first document longer than the budget).
         mode: ``cascade``, ``hybrid``, ``dense`` or ``lexical``; ``None`` chooses as described above.
         lexical_weight: Weight of BM25 in plain hybrid search; ``None`` uses the store's config.
         missing_ok: Return ``[]`` for a namespace with no turns yet (default) instead of raising
@@ -125,6 +156,9 @@ class CogMemRetriever(BaseRetriever):
     Per call, ``invoke(query, k=..., max_tokens=..., now=..., where=TurnFilter(...))`` or the
     shortcuts ``speaker=``, ``start=``, ``end=``, ``exclude_ids=`` (see
     :class:`~langmem_cog.filters.TurnFilter`) narrow what may be returned; every turn is scored first.
+    ``k`` and ``max_tokens`` can also come from the run config's ``configurable`` dict (the keys in
+    :data:`CONFIGURABLE_KEYS`, listed by ``config_specs``), so ``with_config`` and a chain's config
+    reach the retriever; a value passed to ``invoke`` wins over the config's.
 
     Every returned ``Document`` has ``metadata`` with ``turn_id``, ``speaker``, ``session_id``,
     ``timestamp`` (ISO 8601), ``score``, ``dense_score``, ``lexical_score``, ``rank`` and
@@ -136,6 +170,9 @@ class CogMemRetriever(BaseRetriever):
         >>> [d.metadata["stage"] for d in retriever.invoke("What is Leo allergic to?", k=3)]  # doctest: +SKIP
         ['raw+graph', 'raw', 'raw']
         >>> CogMemRetriever(memory=memory, namespace="demo-1", mode="hybrid").invoke("Leo allergy")  # doctest: +SKIP
+        >>> one = retriever.with_config(configurable={"k": 1})  # doctest: +SKIP
+        >>> len(one.invoke("What is Leo allergic to?"))  # doctest: +SKIP
+        1
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -208,6 +245,44 @@ class CogMemRetriever(BaseRetriever):
         return cls(memory=memory, namespace=namespace, mode="cascade", **kwargs)
 
     @property
+    def config_specs(self) -> list[ConfigurableFieldSpec]:
+        """The ``configurable`` keys this retriever reads (:data:`CONFIGURABLE_KEYS`).
+
+        Their defaults are ``None``: the retriever's own ``k`` / ``max_tokens`` (so two retrievers of
+        one chain declare the same specs).
+        """
+        return [
+            ConfigurableFieldSpec(id="k", annotation=int | None, name="k", default=None,
+                                  description="How many documents CogMemRetriever returns (None: its own k)."),
+            ConfigurableFieldSpec(id="max_tokens", annotation=int | None, name="max_tokens", default=None,
+                                  description="Token budget of CogMemRetriever's documents (None: its own max_tokens)."),
+        ]
+
+    @staticmethod
+    def _configured(config: RunnableConfig | None, kwargs: dict[str, Any]) -> RunnableConfig:
+        """The run config, with its ``configurable`` ``k`` / ``max_tokens`` moved into ``kwargs``
+        where the call did not pass them."""
+        config = ensure_config(config)
+        configurable = config.get("configurable") or {}
+        for key in CONFIGURABLE_KEYS:
+            if key not in kwargs and configurable.get(key) is not None:
+                kwargs[key] = configurable[key]
+        return config
+
+    def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
+        """Retrieve documents for ``input`` (see the class docstring for the keyword arguments).
+
+        ``k`` and ``max_tokens`` are also read from ``config["configurable"]``.
+        """
+        config = self._configured(config, kwargs)
+        return super().invoke(input, config, **kwargs)
+
+    async def ainvoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
+        """Async :meth:`invoke`."""
+        config = self._configured(config, kwargs)
+        return await super().ainvoke(input, config, **kwargs)
+
+    @property
     def cascade_on(self) -> bool:
         """Whether this retriever runs the cascade (``mode == "cascade"``)."""
         return self.mode == "cascade"
@@ -217,6 +292,9 @@ class CogMemRetriever(BaseRetriever):
         k_eff = self.k if k is None else k
         if isinstance(k_eff, bool) or not isinstance(k_eff, int) or k_eff < 1:
             raise InvalidInputError(f"k={k_eff!r} is invalid: pass a positive integer")
+        budget = self.max_tokens if max_tokens is None else max_tokens
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+            raise InvalidInputError(f"max_tokens={budget!r} is invalid: pass a positive integer, or None")
         store = self.store
         assert store is not None  # set by the validator
         if self.missing_ok and not store.has_namespace(self.namespace):
@@ -231,7 +309,7 @@ class CogMemRetriever(BaseRetriever):
             docs = self._cascade.rank(self.namespace, query, k=k_eff, now=when, where=where).documents
         else:
             docs = self._plain(query, k_eff, where)
-        return trim_to_budget(docs, self.max_tokens if max_tokens is None else max_tokens)
+        return trim_to_budget(docs, budget)
 
     def _plain(self, query: str, k: int, where: TurnFilter | None) -> list[Document]:
         store = self.store

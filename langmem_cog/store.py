@@ -29,6 +29,8 @@ import hashlib
 import logging
 import os
 import threading
+import uuid
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -188,20 +190,43 @@ class _Cache:
 
 
 class _ChromaEmbeddingFunction:
-    """Adapter so Chroma never falls back to its default (downloading) embedding function."""
+    """Adapter so Chroma never falls back to its default (downloading) embedding function.
 
-    def __init__(self, embeddings: Embeddings) -> None:
+    Chroma records the embedding function of every collection (its :meth:`name` and
+    :meth:`get_config`) in the collection's schema, and rebuilds it from the registry of known
+    embedding functions whenever it reads the schema back (each ``add`` to a collection opened in a
+    new process does). The class is registered there under :meth:`name` (see
+    :func:`_register_chroma_embedding_function`), so that rebuild succeeds instead of warning
+    ``Could not reconstruct embedding function langmem_cog``. The rebuilt function has no embedder:
+    langmem-cog always embeds turns itself and passes its own adapter to every ``get_collection``,
+    so Chroma never needs to call it; if something does, it raises :class:`StoreError` rather than
+    embed with another model.
+
+    Args:
+        embeddings: The store's embedder; ``None`` for the placeholder Chroma rebuilds from a schema.
+    """
+
+    def __init__(self, embeddings: Embeddings | None = None) -> None:
         self._embeddings = embeddings
 
+    def _require(self) -> Embeddings:
+        if self._embeddings is None:
+            raise StoreError(
+                "this Chroma collection was opened without langmem-cog's embedder: open it through "
+                "langmem_cog.TurnStore (which embeds turns itself) rather than through chromadb directly"
+            )
+        return self._embeddings
+
     def __call__(self, input: list[str]) -> list[np.ndarray]:  # noqa: A002 - Chroma's signature
-        return [np.asarray(v, dtype=np.float32) for v in self._embeddings.embed_documents(list(input))]
+        return [np.asarray(v, dtype=np.float32) for v in self._require().embed_documents(list(input))]
 
     def embed_query(self, input: list[str]) -> list[np.ndarray]:  # noqa: A002
-        return [np.asarray(self._embeddings.embed_query(t), dtype=np.float32) for t in input]
+        embeddings = self._require()
+        return [np.asarray(embeddings.embed_query(t), dtype=np.float32) for t in input]
 
     @staticmethod
     def name() -> str:
-        return "langmem_cog"
+        return _CHROMA_EF_NAME
 
     def default_space(self) -> str:
         return "cosine"
@@ -213,12 +238,61 @@ class _ChromaEmbeddingFunction:
         return {}
 
     @staticmethod
-    def build_from_config(config: dict[str, Any]) -> None:
-        # A collection reopened without our embedder gets none, never Chroma's downloading default.
+    def build_from_config(config: dict[str, Any]) -> _ChromaEmbeddingFunction:
+        # What Chroma rebuilds from a stored schema: never its downloading default, never a model.
+        return _ChromaEmbeddingFunction(None)
+
+    @staticmethod
+    def validate_config(config: dict[str, Any]) -> None:
+        return None
+
+    def validate_config_update(self, old_config: dict[str, Any], new_config: dict[str, Any]) -> None:
         return None
 
     def is_legacy(self) -> bool:
         return False
+
+
+_CHROMA_EF_NAME = "langmem_cog"
+
+
+def _register_chroma_embedding_function() -> None:
+    """Register :class:`_ChromaEmbeddingFunction` in Chroma's registry of known embedding functions
+    (idempotent), so collections written by langmem-cog reopen without a warning."""
+    from chromadb.utils.embedding_functions import known_embedding_functions, register_embedding_function
+
+    if known_embedding_functions.get(_CHROMA_EF_NAME) is not _ChromaEmbeddingFunction:
+        register_embedding_function(_ChromaEmbeddingFunction)
+
+
+def _ephemeral_client(settings: Any) -> Any:
+    """An in-memory Chroma client over a database of its own, dropped when the client is collected.
+
+    Chroma runs one in-memory system per process for every ``EphemeralClient`` (its identifier is
+    the constant ``"ephemeral"`` whatever the settings), so two ephemeral clients of the default
+    database see each other's collections. Each ephemeral store therefore gets a fresh database
+    (``lmc_<uuid>``) in that system: its namespaces, counts and forgets are its own.
+    """
+    import chromadb
+
+    admin = chromadb.AdminClient(settings)
+    database = f"{_COLLECTION_PREFIX}{uuid.uuid4().hex}"
+    try:
+        admin.create_database(database)
+        client = chromadb.EphemeralClient(settings=settings, database=database)
+    except Exception as exc:  # chromadb's errors share no base class worth naming
+        raise StoreError(f"cannot create an in-memory Chroma database: {exc}") from exc
+    finalizer = weakref.finalize(client, _drop_ephemeral_database, admin, database)
+    finalizer.atexit = False  # the process's memory goes anyway
+    return client
+
+
+def _drop_ephemeral_database(admin: Any, database: str) -> None:
+    """Free the collections of an ephemeral store's database once nothing uses its client."""
+    try:
+        admin.delete_database(database)
+    except Exception as exc:  # a stopped system (interpreter shutdown), or already gone
+        logger.debug("could not drop the in-memory Chroma database %s: %s", database, exc)
 
 
 def collection_name(namespace: str) -> str:
@@ -260,9 +334,12 @@ class TurnStore:
     """Raw turns in Chroma plus BM25, per namespace.
 
     Args:
-        config: The configuration (``CogMemConfig.preset("ephemeral")`` for tests).
+        config: The configuration (``CogMemConfig.preset("ephemeral")`` for tests: in memory, and private
+            to this store object: two ephemeral stores never see each other's turns, even with the same
+            namespaces and ids; its memory is freed when the store is garbage-collected).
         embeddings: The embedder; built from ``config.embedder`` when ``None``.
-        client: An existing Chroma client to use instead of building one from the config.
+        client: An existing Chroma client to use instead of building one from the config (stores given
+            the same client share its collections).
 
     Example:
         >>> store = TurnStore(CogMemConfig.preset("ephemeral"))  # doctest: +SKIP
@@ -282,6 +359,7 @@ class TurnStore:
 
             embeddings = resolve_embedder(self.config.embedder, batch_size=self.config.embed_batch_size)
         self.embeddings = embeddings
+        _register_chroma_embedding_function()
         self._chroma_ef = _ChromaEmbeddingFunction(embeddings)
         # Cross-process: writers serialise on a lock file in data_dir; a generation counter
         # tells readers that another process (or another store object) wrote.
@@ -389,7 +467,7 @@ class TurnStore:
         settings = Settings(anonymized_telemetry=False, allow_reset=False)
         mode = self.config.chroma_mode
         if mode == "ephemeral":
-            return chromadb.EphemeralClient(settings=settings)
+            return _ephemeral_client(settings)
         if mode == "http":
             try:
                 return chromadb.HttpClient(

@@ -1,8 +1,9 @@
 """Shared fixtures: offline environment, stores over the fake embedder, unique namespaces.
 
-Chroma's ``EphemeralClient`` instances in one process share one in-memory system, so
-two "separate" ephemeral stores see each other's collections. Every test therefore
-uses namespaces from the ``ns`` fixture (a fresh uuid-based id), never a fixed one.
+Each ephemeral store has an in-memory Chroma database of its own (Chroma's ``EphemeralClient``
+instances share one system per process; ``TurnStore`` gives each store a fresh database in it).
+Tests still take namespaces from the ``ns`` fixture (a fresh uuid-based id), never a fixed one,
+so that stores shared by a module (or one data directory) never mix tests.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def fake_embeddings() -> FakeEmbeddings:
 
 @pytest.fixture
 def fake_store(fake_embeddings: FakeEmbeddings) -> TurnStore:
-    """An in-memory store over the fake embedder (shares Chroma state with other ephemeral stores)."""
+    """An in-memory store over the fake embedder (its own Chroma database: it sees no other store's turns)."""
     return TurnStore(CogMemConfig.preset("ephemeral"), embeddings=fake_embeddings)
 
 

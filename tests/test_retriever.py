@@ -111,6 +111,43 @@ def test_max_tokens_per_call_and_first_doc_always_kept(retriever):
     assert docs[0].metadata["tokens"] == count_tokens(docs[0].page_content) > 1
 
 
+def test_max_tokens_marks_a_first_document_longer_than_the_budget(retriever):
+    docs = retriever.invoke("puppy Rex", max_tokens=5)
+    assert len(docs) == 1
+    assert docs[0].metadata["tokens"] > 5
+    assert docs[0].metadata["over_budget"] is True
+    roomy = retriever.invoke("puppy Rex", max_tokens=10_000)
+    assert len(roomy) == 4 and all(d.metadata["over_budget"] is False for d in roomy)
+    assert "over_budget" not in retriever.invoke("puppy Rex")[0].metadata  # no budget, no marks
+
+
+@pytest.mark.parametrize("budget", [0, -3, True, 2.5])
+def test_bad_max_tokens_per_call_raises(retriever, budget):
+    with pytest.raises(InvalidInputError, match="max_tokens"):
+        retriever.invoke("puppy", max_tokens=budget)
+
+
+def test_with_config_configurable_k_and_max_tokens(retriever):
+    assert len(retriever.with_config(configurable={"k": 1}).invoke("puppy Rex")) == 1
+    assert len(retriever.invoke("puppy Rex", config={"configurable": {"k": 2}})) == 2
+    assert len(retriever.with_config(configurable={"k": 1}).invoke("puppy Rex", k=3)) == 3  # the call wins
+    assert len(retriever.with_config(configurable={"thread_id": "x"}).invoke("puppy Rex")) == 4  # other keys: ignored
+    docs = retriever.with_config(configurable={"max_tokens": 5}).invoke("puppy Rex")
+    assert len(docs) == 1 and docs[0].metadata["over_budget"] is True
+    assert [len(d) for d in retriever.batch(["puppy", "Lisbon"], config={"configurable": {"k": 2}})] == [2, 2]
+    with pytest.raises(InvalidInputError, match="k=0"):
+        retriever.with_config(configurable={"k": 0}).invoke("puppy")
+    # In a chain, the chain's config reaches the retriever; config_specs advertise the keys.
+    chain = RunnableLambda(lambda q: q) | retriever
+    assert len(chain.invoke("puppy Rex", config={"configurable": {"k": 1}})) == 1
+    assert {"k", "max_tokens"} <= {spec.id for spec in chain.config_specs}
+
+
+async def test_with_config_configurable_k_async(retriever):
+    assert len(await retriever.with_config(configurable={"k": 1}).ainvoke("puppy Rex")) == 1
+    assert [len(d) for d in await retriever.abatch(["puppy", "Lisbon"], config={"configurable": {"k": 3}})] == [3, 3]
+
+
 def test_trim_to_budget_none_keeps_everything():
     docs = [Document(page_content="a b c"), Document(page_content="d e f")]
     assert trim_to_budget(docs, None) == docs

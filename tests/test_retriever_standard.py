@@ -39,9 +39,7 @@ def shared_store() -> TurnStore:
     with _LOCK:
         if _STORE is None:
             store = TurnStore(CogMemConfig.preset("ephemeral"))
-            # Ephemeral Chroma clients share state within a process: ingest only once.
-            if store.count(NAMESPACE) == 0:
-                store.add_turns(make_turns(NAMESPACE, TEXTS, speaker="Sam", start=datetime(2024, 5, 1, tzinfo=UTC)))
+            store.add_turns(make_turns(NAMESPACE, TEXTS, speaker="Sam", start=datetime(2024, 5, 1, tzinfo=UTC)))
             _STORE = store
         return _STORE
 

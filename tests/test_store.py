@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -15,10 +19,14 @@ from langmem_cog.errors import (
     DuplicateTurnError,
     InvalidInputError,
     InvalidNamespaceError,
+    StoreError,
     UnknownNamespaceError,
 )
+from langmem_cog.memory import CogMemory
 from langmem_cog.records import make_turn
-from langmem_cog.store import TurnStore, collection_name
+from langmem_cog.store import TurnStore, _ChromaEmbeddingFunction, collection_name
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TEXTS = [
     "I adopted a puppy called Rex",
@@ -155,12 +163,11 @@ class TestReads:
         assert ns not in fake_store.namespaces()
 
     def test_namespaces_lists_written_ones(self, fake_store, ns_factory):
-        # Ephemeral clients share state in one process: check membership, not equality.
+        # Each ephemeral store has a Chroma database of its own: it lists exactly what it wrote.
         a, b = ns_factory("a"), ns_factory("b")
         fake_store.add_turns(make_turns(a, ["x y"]) + make_turns(b, ["z w"]))
         names = fake_store.namespaces()
-        assert {a, b} <= set(names)
-        assert names == sorted(names)
+        assert names == sorted([a, b])
         assert fake_store.has_namespace(a) and fake_store.has_namespace(b)
 
     def test_collection_name_hides_the_namespace(self):
@@ -577,3 +584,85 @@ def test_fake_embedder_geometry():
     assert np.linalg.norm(v, axis=1) == pytest.approx([1.0, 1.0, 1.0])
     assert float(v[0] @ v[1]) == pytest.approx(1.0)
     assert float(v[0] @ v[2]) < 0.5
+
+
+class TestEphemeralStoresAreSeparate:
+    """Chroma's in-memory clients share one system per process; each ephemeral store must still be its own."""
+
+    NS = "shared-user"  # deliberately the same fixed namespace in every store of these tests
+
+    def test_two_ephemeral_stores_with_the_same_namespace_and_ids(self):
+        a = TurnStore(CogMemConfig.preset("ephemeral"), embeddings=FakeEmbeddings())
+        b = TurnStore(CogMemConfig.preset("ephemeral"), embeddings=FakeEmbeddings())
+        assert a.add_turns(make_turns(self.NS, TEXTS[:3])) == ["t0", "t1", "t2"]
+        assert b.add_turns(make_turns(self.NS, TEXTS[3:])) == ["t0", "t1"]  # same ids: no DuplicateTurnError
+        assert (a.count(self.NS), b.count(self.NS)) == (3, 2)
+        assert a.namespaces() == b.namespaces() == [self.NS]
+        assert [t.text for t in b.get_turns(self.NS)] == TEXTS[3:]
+        assert a.search(self.NS, "puppy Rex", k=1)[0].turn.text == TEXTS[0]
+        assert b.search(self.NS, "puppy Rex", k=5)[0].turn.text in TEXTS[3:]
+
+        assert a.forget_namespace(self.NS)
+        assert a.count(self.NS) == 0 and not a.has_namespace(self.NS)
+        assert b.count(self.NS) == 2 and [t.text for t in b.get_turns(self.NS)] == TEXTS[3:]
+        assert b.delete_turns(self.NS, ["t0"]) == 1
+        assert b.count(self.NS) == 1 and a.count(self.NS) == 0
+
+    def test_two_ephemeral_memories_with_the_same_namespace_and_ids(self):
+        one = CogMemory(CogMemConfig.preset("ephemeral"), embeddings=FakeEmbeddings())
+        two = CogMemory(CogMemConfig.preset("ephemeral"), embeddings=FakeEmbeddings())
+        one.add_turns(make_turns(self.NS, TEXTS[:2], speaker="Ann"))
+        two.add_turns(make_turns(self.NS, TEXTS[:2], speaker="Ann"))
+        assert one.store.count(self.NS) == two.store.count(self.NS) == 2
+        assert one.forget(self.NS)
+        assert one.store.count(self.NS) == 0
+        assert two.store.count(self.NS) == 2
+
+    def test_a_collected_ephemeral_store_frees_its_database(self):
+        import chromadb
+        from chromadb.config import Settings
+
+        admin = chromadb.AdminClient(Settings(anonymized_telemetry=False, allow_reset=False))
+        store = TurnStore(CogMemConfig.preset("ephemeral"), embeddings=FakeEmbeddings())
+        store.add_turns(make_turns(self.NS, TEXTS[:1]))
+        database = store.client.database
+        assert database in {d["name"] for d in admin.list_databases()}
+        del store
+        gc.collect()
+        assert database not in {d["name"] for d in admin.list_databases()}
+
+
+_REOPEN_WORKER = """
+import sys, warnings
+warnings.simplefilter("always")
+sys.path.insert(0, sys.argv[2])
+from fakes import FakeEmbeddings, make_turns
+from langmem_cog.config import CogMemConfig
+from langmem_cog.store import TurnStore
+store = TurnStore(CogMemConfig.preset("default", data_dir=sys.argv[1]), embeddings=FakeEmbeddings())
+store.add_turns(make_turns("reopened", ["a second process adds a turn"], id_prefix="second"))
+print(store.count("reopened"), store.search("reopened", "second process", k=1)[0].turn.id)
+"""
+
+
+def test_reopening_a_persistent_store_in_a_new_process_does_not_warn(tmp_path):
+    first = TurnStore(CogMemConfig.preset("default", data_dir=tmp_path), embeddings=FakeEmbeddings())
+    first.add_turns(make_turns("reopened", TEXTS[:2]))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
+    proc = subprocess.run([sys.executable, "-c", _REOPEN_WORKER, str(tmp_path), str(ROOT / "tests")],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["3", "second0"]
+    assert "Could not reconstruct embedding function" not in proc.stderr
+    assert "embedding function" not in proc.stderr.lower(), proc.stderr[-3000:]
+
+
+def test_chroma_rebuilds_our_embedding_function_without_an_embedder():
+    from chromadb.utils.embedding_functions import known_embedding_functions
+
+    TurnStore(CogMemConfig.preset("ephemeral"), embeddings=FakeEmbeddings())
+    assert known_embedding_functions["langmem_cog"] is _ChromaEmbeddingFunction
+    rebuilt = _ChromaEmbeddingFunction.build_from_config(_ChromaEmbeddingFunction(FakeEmbeddings()).get_config())
+    assert rebuilt.name() == "langmem_cog" and not rebuilt.is_legacy()
+    with pytest.raises(StoreError, match="without langmem-cog's embedder"):
+        rebuilt(["never embedded by another model"])
