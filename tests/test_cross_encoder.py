@@ -65,9 +65,9 @@ def test_int8_scores_track_fp32(shipped):
     q = LocalCrossEncoder(default_reranker_path(), max_length=64, quantize=True)
     assert "quantize=True" in repr(q)
     a, b = np.array(shipped.score(PAIRS)), np.array(q.score(PAIRS))
-    # An approximation (its ranking cost: BENCHMARKS): the same order, within a quarter of the scores' range.
+    # An approximation (its ranking cost: BENCHMARKS): the same order, within a third of the scores' range.
     assert np.all(np.isfinite(b)) and np.argsort(a).tolist() == np.argsort(b).tolist()
-    assert np.max(np.abs(a - b)) < 0.25 * np.ptp(a)
+    assert np.max(np.abs(a - b)) < np.ptp(a) / 3
 
 
 def test_load_backbone_keeps_the_first_layers():
