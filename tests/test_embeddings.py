@@ -1,0 +1,39 @@
+"""The packaged embedder: one query embedded on one thread, batches on torch's setting."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from langmem_cog.embeddings import LocalSentenceEmbeddings, resolve_model_path
+from langmem_cog.errors import InvalidInputError
+
+
+def test_a_single_text_is_embedded_on_single_threads_and_torch_is_restored(monkeypatch) -> None:
+    emb = LocalSentenceEmbeddings(resolve_model_path("minilm"))
+    assert emb.single_threads == 1
+    seen: list[int] = []
+    encode = type(emb.model).encode
+
+    def spy(self, *args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return encode(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(emb.model), "encode", spy)
+    before = torch.get_num_threads()
+    texts = ["What is Leo allergic to?", "Leo: I am allergic to shellfish."]
+    one = emb.embed_array(texts[:1])
+    both = emb.embed_array(texts)
+    assert seen == [1, before] and torch.get_num_threads() == before
+    assert np.allclose(one[0], both[0], atol=1e-5)
+    default = LocalSentenceEmbeddings(resolve_model_path("minilm"), single_threads=None)
+    seen.clear()
+    default.embed_array(texts[:1])
+    assert seen == [before]
+
+
+@pytest.mark.parametrize("bad", [0, -1, True])
+def test_single_threads_must_be_positive(bad) -> None:
+    with pytest.raises(InvalidInputError, match="single_threads"):
+        LocalSentenceEmbeddings(resolve_model_path("minilm"), single_threads=bad)
