@@ -161,7 +161,7 @@ def validate_namespace(namespace: Any) -> str:
         >>> validate_namespace("user-42")
         'user-42'
     """
-    if not isinstance(namespace, str) or not NAMESPACE_PATTERN.match(namespace):
+    if not isinstance(namespace, str) or not NAMESPACE_PATTERN.fullmatch(namespace):  # "$" would take "ns\n"
         raise InvalidNamespaceError(
             f"invalid namespace {namespace!r}: use 1-128 characters of letters, digits, "
             "'_', '-', '.', ':' or '@', starting with a letter or digit"
@@ -200,7 +200,7 @@ class Turn(BaseModel):
     @field_validator("id", "conversation_id", "session_id")
     @classmethod
     def _check_id(cls, v: str) -> str:
-        if not _ID_PATTERN.match(v) or not v.strip():
+        if not _ID_PATTERN.fullmatch(v) or not v.strip():
             raise ValueError(
                 f"{v!r} is not a valid id: use 1-256 printable characters, not only whitespace"
             )

@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import math
 import os
 import threading
 import uuid
@@ -124,6 +125,13 @@ def _public_unknown(method: Callable[..., Any]) -> Callable[..., Any]:
             raise UnknownNamespaceError(str(exc)) from exc.__cause__
 
     return wrapper
+
+
+def _check_weight(value: Any) -> float:
+    """A fusion weight: a finite number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise InvalidInputError(f"lexical_weight={value!r} is invalid: pass a finite number >= 0")
+    return float(value)
 
 
 def _order_key(turn: Turn) -> tuple[str, int, str]:
@@ -901,6 +909,12 @@ class TurnStore:
             cache = self._load_cache(namespace)
             if ids is None:
                 return list(cache.turns)
+            if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
+                raise InvalidInputError(f"get_turns takes a list of turn id strings, got {type(ids).__name__}: "
+                                        "wrap one id in a list")
+            ids = list(ids)
+            if not all(isinstance(i, str) for i in ids):
+                raise InvalidInputError("get_turns takes a list of turn id strings")
             return [cache.turns[cache.pos[i]] for i in ids if i in cache.pos]
 
     def require_namespace(self, namespace: str) -> None:
@@ -1030,7 +1044,7 @@ class TurnStore:
             raise InvalidInputError(f"k={k!r} is invalid: pass a positive integer")
         if mode not in ("hybrid", "dense", "lexical"):
             raise InvalidInputError(f"mode={mode!r} is invalid: use 'hybrid', 'dense' or 'lexical'")
-        weight = self.config.lexical_weight if lexical_weight is None else float(lexical_weight)
+        weight = self.config.lexical_weight if lexical_weight is None else _check_weight(lexical_weight)
         rule = fusion or self.config.fusion
         if rule not in ("zscore", "rrf"):
             raise InvalidInputError(f"fusion={rule!r} is invalid: use 'zscore' or 'rrf'")

@@ -188,3 +188,14 @@ class TestStorableText:
         assert split_text("fits", limit=10) == ["fits"] and split_text("   ", limit=10) == []
         with pytest.raises(InvalidInputError):
             split_text("x", limit=0)
+
+
+@pytest.mark.parametrize("bad", ["alice\n", "alice\r\n"])
+def test_a_trailing_newline_is_no_namespace(bad) -> None:
+    with pytest.raises(InvalidNamespaceError):
+        validate_namespace(bad)
+
+
+def test_a_trailing_newline_is_no_turn_id() -> None:
+    with pytest.raises(InvalidInputError, match="id"):
+        make_turn(**fields(id="t1\n"))

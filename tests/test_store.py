@@ -666,3 +666,21 @@ def test_chroma_rebuilds_our_embedding_function_without_an_embedder():
     assert rebuilt.name() == "langmem_cog" and not rebuilt.is_legacy()
     with pytest.raises(StoreError, match="without langmem-cog's embedder"):
         rebuilt(["never embedded by another model"])
+
+
+class TestValidationGaps:
+    """Issue 21, defect 6 (part): inputs that were accepted, or raised raw exceptions."""
+
+    @pytest.mark.parametrize("weight", ["abc", float("nan"), float("inf"), -1.0, True, [1.0]])
+    def test_a_bad_lexical_weight_is_named(self, filled, weight) -> None:
+        store, ns = filled
+        with pytest.raises(InvalidInputError, match="lexical_weight"):
+            store.search(ns, "puppy", lexical_weight=weight)
+        assert store.search(ns, "puppy", lexical_weight=0)  # zero is allowed: dense only
+
+    @pytest.mark.parametrize("ids", [5, "t1", [1, 2], b"t1"])
+    def test_get_turns_takes_a_list_of_ids(self, filled, ids) -> None:
+        store, ns = filled
+        with pytest.raises(InvalidInputError, match="get_turns"):
+            store.get_turns(ns, ids)
+        assert [t.id for t in store.get_turns(ns, ("t1",))] == ["t1"]

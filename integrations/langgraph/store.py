@@ -74,7 +74,7 @@ def default_namespace_mapper(namespace: tuple[str, ...]) -> str:
         'store-'
     """
     joined = ".".join(namespace)
-    if NAMESPACE_PATTERN.match(joined):
+    if NAMESPACE_PATTERN.fullmatch(joined):
         return joined
     return "store-" + hashlib.sha256(json.dumps(list(namespace)).encode()).hexdigest()[:32]
 
@@ -214,7 +214,7 @@ class CogMemStore(BaseStore):
 
     # ------------------------------------------------------------------ index
     def _turn_id(self, key: str) -> str:
-        return key if _ID_OK.match(key) else "k-" + hashlib.sha256(key.encode()).hexdigest()[:40]
+        return key if _ID_OK.fullmatch(key) else "k-" + hashlib.sha256(key.encode()).hexdigest()[:40]
 
     def _index(self, puts: list[PutOp]) -> None:
         """Mirror puts into CogMem: the last put of each key wins; deletes and re-puts drop the old turn."""
