@@ -3,7 +3,7 @@
 ``langmem-cog train-models`` builds the LongMemEval pools itself, one question after another
 (each haystack ingested through ``CogMemory.add_turns`` into a fresh namespace, then
 ``Cascade.candidates`` at the question's date). On a 2-core machine that is hours for all 233 dev
-questions, mostly turn embedding. This script runs the same :func:`collect_pools` code on a slice of
+questions, mostly turn embedding. This script runs the same :func:`collect_lme_pools` code on a slice of
 the question order, appends each pool to a stream file as soon as it is built (a stopped run resumes
 where it stopped), and ``--merge`` writes the one pool cache that ``train-models --pool-cache-dir``
 and ``bench transfer --pool-cache`` read::
@@ -67,8 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         ps = load_pool_cache(args.base) if args.base else PoolSet()
         for stream in args.streams:
             for qp in read_stream(stream):
-                ps.by_sample.setdefault(qp.sample_id, [qp])
-                ps.n_turns += len(qp.pool.turns)
+                if qp.sample_id not in ps.by_sample:  # a question in two files counts once
+                    ps.by_sample[qp.sample_id] = [qp]
+                    ps.n_turns += len(qp.pool.turns)
         args.merge.parent.mkdir(parents=True, exist_ok=True)
         with args.merge.open("wb") as fh:
             pickle.dump(ps, fh)
@@ -78,14 +79,13 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--out is required unless --merge")
     done = {qp.sample_id for qp in read_stream(args.out)}
     emb = CachedEmbeddings(resolve_embedder("minilm", max_seq_length=128))
-    limit = args.stop if args.stop is not None else None
 
     def save(qp: QueryPool) -> None:
         with args.out.open("ab") as fh:
             pickle.dump(qp, fh)
 
     ps = collect_lme_pools(args.data, CogMemConfig.preset("ephemeral"), progress=lambda it, _d, _n: it,
-                           limit=limit, start=args.start, embeddings=emb, context=not args.no_context,
+                           limit=args.stop, start=args.start, embeddings=emb, context=not args.no_context,
                            skip=done, on_pool=save)
     print(f"{args.out}: {len(ps.by_sample)} new questions, {len(done)} already there, ingest {ps.ingest_s:.0f} s")
     return 0

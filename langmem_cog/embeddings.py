@@ -21,6 +21,8 @@ import sys
 import tempfile
 import threading
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,25 @@ _MODEL_CACHE: dict[str, Any] = {}
 _MODEL_LOCK = threading.Lock()
 #: Held while one text is embedded on ``single_threads`` (so two such calls restore torch's setting in order).
 _THREADS_LOCK = threading.Lock()
+
+
+@contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """Run the block with torch's intra-op thread count at ``n``, then restore it (``None``: unchanged).
+
+    torch's setting is per process: callers that may run concurrently hold a lock around the block.
+    """
+    if n is None:
+        yield
+        return
+    import torch
+
+    prev = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(prev)
 
 
 def models_dir() -> Path:
@@ -170,21 +191,10 @@ class LocalSentenceEmbeddings(Embeddings):
             raise InvalidInputError("embed_array takes a list of strings")
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        model = self.model
-        if len(texts) == 1 and self.single_threads is not None:
-            import torch
-
-            with _THREADS_LOCK:  # torch's thread count is per process
-                prev = torch.get_num_threads()
-                torch.set_num_threads(self.single_threads)
-                try:
-                    arr = model.encode(texts, batch_size=1, normalize_embeddings=True, convert_to_numpy=True,
-                                       show_progress_bar=False)
-                finally:
-                    torch.set_num_threads(prev)
-            return np.asarray(arr, dtype=np.float32)
-        arr = model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                           show_progress_bar=False)
+        single = len(texts) == 1 and self.single_threads is not None
+        with (_THREADS_LOCK if single else nullcontext()), torch_threads(self.single_threads if single else None):
+            arr = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False)
         return np.asarray(arr, dtype=np.float32)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:

@@ -86,20 +86,27 @@ def test_the_attribution_probe_runs_through_the_default_retriever(tmp_path) -> N
 
 def test_prefer_records_moves_only_other_speakers_opinions_and_keeps_the_set() -> None:
     from langmem_cog.graph.provenance import TurnClaim, TurnEvent, TurnRecords, prefer_records
-    from langmem_cog.rank.features import name_tokens
+    from langmem_cog.rank.features import first_name, name_tokens
 
     opinion = TurnRecords(claims=(TurnClaim("claim:o", "CURRENT", -1),))
     event_too = TurnRecords(claims=(TurnClaim("claim:e", "CURRENT", 1),), events=(TurnEvent("ev:e", None, None),))
     recs = {"o1": opinion, "o2": opinion, "e1": event_too, "m1": opinion}
     turns = [("o1", "Leo"), ("e1", "Ivan"), ("m1", "Maya K."), ("x", "Maya"), ("o2", "Ivan")]
-    named = name_tokens("What is Maya's job?")
-    out = prefer_records(turns, recs, named)
-    assert sorted(out) == sorted(t for t, _ in turns)
+    ids = [t for t, _ in turns]
+
+    def by_named(question: str) -> set[str]:
+        words = name_tokens(question)
+        return {t for t, speaker in turns if first_name(speaker) in words}
+
+    named = by_named("What is Maya's job?")
+    assert named == {"m1", "x"}
+    out = prefer_records(ids, recs, named)
+    assert sorted(out) == sorted(ids)
     # Leo's opinion goes just after Maya's first turn; Maya's own opinion and a turn with an event stay put;
     # the last opinion has no turn of Maya's below it.
     assert out == ["e1", "m1", "o1", "x", "o2"]
-    assert prefer_records(turns, recs, name_tokens("What is the capital of France?")) == [t for t, _ in turns]
-    assert prefer_records(turns, {}, named) == [t for t, _ in turns]
+    assert prefer_records(ids, recs, by_named("What is the capital of France?")) == ids
+    assert prefer_records(ids, {}, named) == ids
 
 
 def test_a_record_question_gets_the_named_persons_turn_before_anothers_opinion_about_them() -> None:

@@ -123,33 +123,31 @@ def prefer_current(turn_ids: Sequence[str], records: Mapping[str, TurnRecords]) 
     return out
 
 
-def prefer_records(turns: Sequence[tuple[str, str]], records: Mapping[str, TurnRecords],
-                   named: Collection[str]) -> list[str]:
+def prefer_records(turn_ids: Sequence[str], records: Mapping[str, TurnRecords],
+                   by_named: Collection[str]) -> list[str]:
     """For a question that asks for a record (not what someone thinks) about a named person: the
     turn ids with each opinion voiced by someone else moved to just after the first turn that the
     named person spoke, where that turn is in the list and ranked below it.
 
     Args:
-        turns: ``(turn_id, speaker)`` pairs, best first.
+        turn_ids: The turn ids, best first.
         records: Per turn id, its claims and events (:func:`turn_records`).
-        named: The lower-cased words of the question; a speaker is named when the first word of
-            their name is among them.
+        by_named: The turns spoken by a person the question names (the retriever matches the
+            speakers' first names against the question's words).
 
     Returns:
         The turn ids, reordered. An opinion here is a turn holding a Claim and no Event. Nothing
-        moves when the question names none of the speakers, and no turn enters or leaves the list.
+        moves when no turn is by a named person, and no turn enters or leaves the list.
 
     Example:
         >>> recs = {"t2": TurnRecords(claims=(TurnClaim("claim:x", "CURRENT", -1),))}
-        >>> prefer_records([("t2", "Leo"), ("t7", "Maya"), ("t1", "Maya")], recs, {"what", "did", "maya", "adopt"})
+        >>> prefer_records(["t2", "t7", "t1"], recs, {"t7", "t1"})
         ['t7', 't2', 't1']
     """
-    first = {tid: (speaker.split()[0].lower() if speaker.strip() else "") for tid, speaker in turns}
-    by_named = {tid for tid, name in first.items() if name and name in named}
-    out = [tid for tid, _ in turns]
+    out = list(turn_ids)
     if not by_named:
         return out
-    for tid in [t for t, _ in turns]:
+    for tid in list(turn_ids):
         rec = records.get(tid)
         if tid in by_named or rec is None or not rec.claims or rec.events:
             continue

@@ -33,7 +33,7 @@ from langmem_cog.errors import InvalidInputError
 from langmem_cog.filters import TurnFilter
 from langmem_cog.fusion import zscore_fuse
 from langmem_cog.graph.provenance import TurnRecords, prefer_current, prefer_records, turn_records
-from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features, name_tokens
+from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features, first_name, name_tokens
 from langmem_cog.rank.scorer import FusionScorer
 
 if TYPE_CHECKING:
@@ -214,8 +214,9 @@ class Cascade:
             if signals.asks_current_belief:  # what someone thinks now: a CURRENT claim before what it superseded
                 order = prefer_current(list(at), signals.records)
             elif signals.intent != "BELIEF":  # a record about a named person: not someone else's opinion first
-                order = prefer_records([(t, str(at[t].metadata.get("speaker") or "")) for t in at],
-                                       signals.records, name_tokens(query))
+                words = name_tokens(query)
+                named = {t for t, d in at.items() if (n := first_name(str(d.metadata.get("speaker") or ""))) and n in words}
+                order = prefer_records(list(at), signals.records, named)
             else:
                 order = list(at)
             docs = [at[t] for t in order] + docs[self.rerank_depth :]

@@ -25,6 +25,7 @@ from typing import Any
 
 from langchain_core.cross_encoders import BaseCrossEncoder
 
+from langmem_cog.embeddings import torch_threads
 from langmem_cog.errors import InvalidInputError, ModelNotFoundError
 
 __all__ = ["POOLINGS", "LocalCrossEncoder", "check_threads", "default_reranker_path", "format_pair", "length_batches", "pair_logits"]
@@ -122,22 +123,15 @@ class LocalCrossEncoder(BaseCrossEncoder):
         if not pairs:
             return []
         scores = [0.0] * len(pairs)
-        with self._lock:
-            prev = torch.get_num_threads()
-            if self.threads:
-                torch.set_num_threads(self.threads)
-            try:
-                enc = self.tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation="longest_first",
-                                     max_length=self.max_length)
-                with torch.inference_mode():
-                    for batch in length_batches([len(x) for x in enc["input_ids"]], self.batch_size):
-                        padded = self.tokenizer.pad({k: [v[i] for i in batch] for k, v in enc.items()}, return_tensors="pt")
-                        logits = pair_logits(self.model, padded)
-                        for i, x in zip(batch, logits.tolist(), strict=True):
-                            scores[i] = float(x)
-            finally:
-                if self.threads:
-                    torch.set_num_threads(prev)
+        with self._lock, torch_threads(self.threads or None):
+            enc = self.tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation="longest_first",
+                                 max_length=self.max_length)
+            with torch.inference_mode():
+                for batch in length_batches([len(x) for x in enc["input_ids"]], self.batch_size):
+                    padded = self.tokenizer.pad({k: [v[i] for i in batch] for k, v in enc.items()}, return_tensors="pt")
+                    logits = pair_logits(self.model, padded)
+                    for i, x in zip(batch, logits.tolist(), strict=True):
+                        scores[i] = float(x)
         return scores
 
     def __repr__(self) -> str:

@@ -38,8 +38,8 @@ from langmem_cog.fusion import zscore
 from langmem_cog.graph.provenance import TurnRecords
 from langmem_cog.records import Turn
 
-__all__ = ["CONTEXT_FEATURES", "FEATURE_NAMES", "CandidatePool", "GraphSignals", "candidate_features", "name_tokens",
-           "neighbour_max"]
+__all__ = ["CONTEXT_FEATURES", "FEATURE_NAMES", "CandidatePool", "GraphSignals", "candidate_features", "first_name",
+           "name_tokens", "neighbour_max"]
 
 FEATURE_NAMES: tuple[str, ...] = (
     "dense_z",          # z-scored cosine over the pool
@@ -223,7 +223,7 @@ def _chrono_order(turns: Sequence[Turn]) -> list[int]:
 def _static(text: str, speaker: str) -> tuple[float, float, str, float, float]:
     """Per-turn features that do not depend on the query: log length, question flag, first name,
     holds a digit, names a time."""
-    first = speaker.split()[0].lower() if speaker.strip() else ""
+    first = first_name(speaker)
     return (math.log1p(len(_WORD.findall(text))), float(text.rstrip().endswith("?")), first,
             float(bool(_DIGIT.search(text))), float(bool(_TIME_WORD.search(text))))
 
@@ -329,6 +329,12 @@ def neighbour_max(values: np.ndarray, turns: Sequence[Turn], radius: int, order:
     out = np.empty(n)
     out[order] = best
     return out
+
+
+def first_name(speaker: str) -> str:
+    """The lower-cased first word of a speaker's name (``""`` for a blank one): the word a question
+    must hold to name the speaker (see :func:`name_tokens`)."""
+    return speaker.split()[0].lower() if speaker.strip() else ""
 
 
 def name_tokens(query: str) -> set[str]:
