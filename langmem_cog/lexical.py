@@ -59,6 +59,43 @@ def tokenize(text: str) -> list[str]:
         return list(_STEMMER.stemWords(words))
 
 
+def _append_synced(path: Path, payload: bytes) -> None:
+    """Append ``payload`` to ``path`` and fsync it; if that fails, cut the file back to its old length,
+    so a full disk leaves no torn line for the next append to glue onto.
+
+    Raises:
+        OSError: If the file cannot be opened, written or synced.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        start = os.fstat(fd).st_size
+        try:
+            _write_all(fd, payload)
+            os.fsync(fd)
+        except OSError:
+            _cut(fd, start, path)
+            raise
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    """Write every byte of ``payload`` to ``fd`` (``os.write`` may write fewer)."""
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _cut(fd: int, size: int, path: Path) -> None:
+    """Truncate a log back to ``size`` bytes after a failed append (best effort: a torn last line is
+    skipped on load anyway)."""
+    try:
+        os.ftruncate(fd, size)
+    except OSError as exc:
+        logger.warning("cannot cut %s back after a failed append (%s): its torn last line is skipped on load",
+                       path, exc)
+
+
 class LexicalIndex:
     """BM25 over one namespace's turns.
 
@@ -156,14 +193,22 @@ class LexicalIndex:
         return False
 
     def _append(self, ops: list[dict]) -> None:
+        """Append operations to the log (fsynced); a failed append leaves the log as it was.
+
+        Raises:
+            StoreError: If the log cannot be written (read-only folder, full disk).
+        """
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        payload = "".join(json.dumps(op, ensure_ascii=False) + "\n" for op in ops)
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
+        payload = "".join(json.dumps(op, ensure_ascii=False) + "\n" for op in ops).encode("utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _append_synced(self.path, payload)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot append to the BM25 log {self.path} ({exc}): make {self.path.parent} writable and free "
+                "disk space (the log is rebuilt from the raw store when it lacks turns)"
+            ) from exc
 
     def compact(self) -> None:
         """Rewrite the log with only the live documents (atomic rename)."""
@@ -196,6 +241,7 @@ class LexicalIndex:
         Raises:
             InvalidInputError: If ``ids`` and ``texts`` differ in length.
             DuplicateTurnError: If an id is already indexed.
+            StoreError: If the log cannot be written (nothing is added then, in memory either).
         """
         if len(ids) != len(texts):
             raise InvalidInputError(f"{len(ids)} ids but {len(texts)} texts: pass one id per text")
@@ -203,13 +249,10 @@ class LexicalIndex:
             dup = [i for i in ids if i in self._docs]
             if dup:
                 raise DuplicateTurnError(f"ids already in the lexical index: {dup[:5]}")
-            ops = []
-            for doc_id, text in zip(ids, texts, strict=True):
-                tokens = tokenize(text)
-                self._docs[doc_id] = tokens
-                ops.append({"op": "add", "id": doc_id, "tokens": tokens})
-            if persist:
-                self._append(ops)
+            docs = {doc_id: tokenize(text) for doc_id, text in zip(ids, texts, strict=True)}
+            if persist:  # the log first: if it fails, the index in memory stays as the log is
+                self._append([{"op": "add", "id": doc_id, "tokens": tokens} for doc_id, tokens in docs.items()])
+            self._docs.update(docs)
             self._bm25 = None
 
     def delete(self, ids: Sequence[str], *, persist: bool = True) -> int:

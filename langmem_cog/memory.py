@@ -24,7 +24,7 @@ import networkx as nx
 from langchain_core.embeddings import Embeddings
 
 from langmem_cog.config import CogMemConfig
-from langmem_cog.errors import InvalidInputError
+from langmem_cog.errors import ExtractionError, InvalidInputError, LangMemCogError, StoreError
 from langmem_cog.graph.operators import NodeVectors, node_text
 from langmem_cog.graph.schema import Extractor
 from langmem_cog.graph.store import GraphMemory
@@ -92,13 +92,19 @@ class CogMemory:
     def add_turns(self, turns: Sequence[Turn]) -> list[str]:
         """Store turns, then extract and apply their records to each namespace's graph.
 
-        The raw write happens first: if extraction fails (or the process dies), the turns
-        are stored and the graph is repaired from the raw store on the next use of the
-        namespace (see :meth:`sync_graph`).
+        All or nothing from the caller's view: if this raises, either nothing was stored, or
+        retrying the same call (identical turns) completes it, leaving one copy of each turn.
+        The raw write happens first; the graph is derived from it. If extraction or the graph
+        write fails (or the process dies), the turns stay stored: a retry applies to the graph
+        the turns it lacks, and the next use of the namespace in a new process repairs the graph
+        from the raw store (see :meth:`sync_graph`). A retry of a call that completed changes nothing.
 
         Raises:
             InvalidInputError: If ``turns`` is not a list of :class:`Turn` (nothing is written).
-            DuplicateTurnError: If an id repeats or is already stored (nothing is written).
+            DuplicateTurnError: If an id repeats, or is already stored with other content (nothing is written).
+            StoreError: If the raw store, the BM25 log or the graph cannot be written; the message
+                says what is stored and what to fix.
+            ExtractionError: If the extractor fails (the turns are stored; retry the call).
         """
         if isinstance(turns, Turn):
             turns = [turns]
@@ -110,12 +116,42 @@ class CogMemory:
         for t in turns:
             by_ns.setdefault(t.namespace, []).append(t)
         for ns, group in by_ns.items():
-            extractions = self.extractor.extract(group)
-            with self._lock, self.store.writing():
-                self.graphs.apply(ns, extractions)
-                self.graphs.commit(ns)
-            self._warm_node_vectors(ns)
+            self._add_to_graph(ns, group)
         return ids
+
+    def _add_to_graph(self, namespace: str, group: list[Turn]) -> None:
+        """Extract and apply to the namespace's graph the turns of ``group`` it lacks, then commit.
+
+        Raises:
+            LangMemCogError: A :class:`StoreError` (graph files) or :class:`ExtractionError` (anything
+                else) whose message says the turns are stored and how to complete the call; the graph
+                in memory is reloaded from its files first, so memory and disk agree.
+        """
+        try:
+            applied = self.graphs.graph(namespace).graph.get("turns", {})
+            todo = [t for t in group if t.id not in applied]
+            if not todo:
+                return  # a retry of a call whose graph write completed
+            extractions = self.extractor.extract(todo)
+            with self._lock, self.store.writing():
+                self.graphs.apply(namespace, extractions)
+                self.graphs.commit(namespace)
+        except Exception as exc:  # an extractor may raise anything; every failure leaves as a LangMemCogError
+            self._reload_graph(namespace)
+            raise _graph_failure(namespace, len(group), exc) from exc
+        self._warm_node_vectors(namespace)
+
+    def _reload_graph(self, namespace: str) -> None:
+        """After a failed graph update, drop what memory holds beyond the graph files; if they cannot be
+        read, the namespace is checked against the raw store again on its next use."""
+        if self.graphs.data_dir is None and self.graphs.backend is None:
+            return  # an in-memory graph has no files to reload from (and a failed apply changes nothing)
+        try:
+            with self._lock:
+                self.graphs.load(namespace)
+        except LangMemCogError as exc:
+            logger.warning("graph of namespace %r cannot be reloaded (%s): it is repaired on next use", namespace, exc)
+            self._checked.discard(namespace)
 
     def _check_graph(self, namespace: str) -> None:
         """On the first use of a namespace, repair its graph if it is out of step with the raw
@@ -213,3 +249,14 @@ class CogMemory:
         logger.warning("graph of namespace %r is out of step with the raw store: rebuilding", namespace)
         self.rebuild_graph(namespace)
         return True
+
+
+def _graph_failure(namespace: str, n: int, exc: BaseException) -> LangMemCogError:
+    """The error of a graph update that failed after the raw write: the cause, and how to complete the call."""
+    hint = (
+        f"the {n} turns of this call are stored in namespace {namespace!r}, but its graph was not updated "
+        f"({type(exc).__name__}: {exc}). Fix the cause (for graph files: free disk space, make the data "
+        "directory writable), then retry the same add_turns call, which completes the graph; or call "
+        f"CogMemory.rebuild_graph({namespace!r})"
+    )
+    return StoreError(hint) if isinstance(exc, StoreError | OSError) else ExtractionError(hint)

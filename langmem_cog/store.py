@@ -3,7 +3,9 @@
 Raw turns are the source of truth of a langmem-cog memory. Each namespace gets
 its own Chroma collection (so no query can cross namespaces) and its own BM25
 log. Writes go to Chroma first, then to BM25; on open, a BM25 index that is
-behind Chroma (a crash between the two writes) is repaired from Chroma.
+behind Chroma (a crash between the two writes) is repaired from Chroma. A failed
+``add_turns`` stored nothing (a failed Chroma write is undone) or is completed by
+retrying the same call (identical turns already stored count as stored).
 
 Search is exact for namespaces up to ``config.exact_search_max`` turns: every
 turn gets a dense (cosine) and a BM25 score, fused by z-scores (see
@@ -137,6 +139,62 @@ def _check_weight(value: Any) -> float:
 def _order_key(turn: Turn) -> tuple[str, int, str]:
     """The chronological order of a namespace's turns: conversation, position, id."""
     return (turn.conversation_id, turn.position, turn.id)
+
+
+def _turn_list(turns: Any) -> list[Turn]:
+    """``add_turns``'s argument as a list of turns (one :class:`Turn` is a list of one).
+
+    Raises:
+        InvalidInputError: If it is not a list of :class:`Turn`.
+    """
+    if isinstance(turns, Turn):
+        return [turns]
+    if not isinstance(turns, Sequence) or isinstance(turns, str | bytes):
+        raise InvalidInputError(f"add_turns takes a list of Turn, got {type(turns).__name__}")
+    for i, t in enumerate(turns):
+        if not isinstance(t, Turn):
+            raise InvalidInputError(
+                f"item {i} is a {type(t).__name__}, not a Turn: build turns with langmem_cog.make_turn"
+            )
+    return list(turns)
+
+
+def _group_by_namespace(turns: list[Turn]) -> dict[str, list[Turn]]:
+    """The turns of each namespace, in order.
+
+    Raises:
+        DuplicateTurnError: If an id appears twice in one namespace.
+    """
+    by_ns: dict[str, list[Turn]] = {}
+    seen: set[tuple[str, str]] = set()
+    for t in turns:
+        key = (t.namespace, t.id)
+        if key in seen:
+            raise DuplicateTurnError(f"turn id {t.id!r} appears twice in namespace {t.namespace!r}: ids must be unique")
+        seen.add(key)
+        by_ns.setdefault(t.namespace, []).append(t)
+    return by_ns
+
+
+def _content(turn: Turn) -> tuple[str, dict[str, tuple[str, Any]]]:
+    """A turn's content as Chroma stores it (text and metadata), with value types (so 1, 1.0 and True differ)."""
+    meta = _turn_metadata(turn)
+    return turn.text, {k: (type(v).__name__, repr(v) if isinstance(v, float) else v) for k, v in meta.items()}
+
+
+def _unstored(namespace: str, group: list[Turn], stored: dict[str, Turn]) -> list[Turn]:
+    """The turns of ``group`` not in ``stored`` (the namespace's stored turns of those ids).
+
+    Raises:
+        DuplicateTurnError: If a stored turn has the id of one of ``group`` but other content.
+    """
+    clash = [t.id for t in group if t.id in stored and _content(stored[t.id]) != _content(t)]
+    if clash:
+        raise DuplicateTurnError(
+            f"turn ids already stored in namespace {namespace!r} with other content: {clash[:5]}; delete them "
+            "first or use new ids (retrying with identical turns is accepted)"
+        )
+    return [t for t in group if t.id not in stored]
 
 
 @dataclass
@@ -610,74 +668,98 @@ class TurnStore:
         if extra:
             if persist:
                 logger.warning("namespace %r: dropping %d BM25 entries missing from Chroma", namespace, len(extra))
-            idx.delete(list(extra), persist=persist)
+            try:
+                idx.delete(list(extra), persist=persist)
+            except OSError as exc:  # dropped in memory already; the log is compacted by a later write or open
+                logger.warning("namespace %r: cannot rewrite the BM25 log (%s): repaired in memory only",
+                               namespace, exc)
         if missing:
             if persist:
                 logger.warning("namespace %r: re-indexing %d turns missing from BM25", namespace, len(missing))
-            idx.add([t.id for t in missing], [t.memory_text for t in missing], persist=persist)
+            ids, texts = [t.id for t in missing], [t.memory_text for t in missing]
+            try:
+                idx.add(ids, texts, persist=persist)
+            except StoreError as exc:  # an unwritable log must not make the namespace unreadable
+                logger.warning("namespace %r: %s; BM25 repaired in memory only", namespace, exc)
+                idx.add(ids, texts, persist=False)
 
     # ------------------------------------------------------------------ writes
     def add_turns(self, turns: Sequence[Turn]) -> list[str]:
-        """Add turns (any mix of namespaces). All are validated before anything is written.
+        """Add turns (any mix of namespaces), all or nothing from the caller's view.
+
+        All turns are validated before anything is written. A turn already stored with the same
+        id and identical content (text and every field) counts as stored, so retrying a call that
+        failed completes it: the missing turns are written, the BM25 index of every turn of the call
+        is completed, and the store keeps one copy of each. The Chroma write is the commit point: a
+        failure there is undone (nothing is stored); a failure after it (the BM25 log) leaves the
+        turns stored and the index rebuilt from Chroma on the next read, and the error says so.
 
         Args:
             turns: The turns to add.
 
         Returns:
-            The ids added, in order.
+            The ids of ``turns`` (stored now or before), in order.
 
         Raises:
             InvalidInputError: If an item is not a :class:`Turn`.
-            DuplicateTurnError: If an id repeats in ``turns`` or already exists in its namespace.
+            DuplicateTurnError: If an id repeats in ``turns``, or is already stored in its namespace
+                with other content (nothing is written).
+            StoreError: If Chroma or the BM25 log cannot be written; the message says what was
+                stored and what to fix (then retry the same call).
         """
-        if isinstance(turns, Turn):
-            turns = [turns]
-        if not isinstance(turns, Sequence) or isinstance(turns, str | bytes):
-            raise InvalidInputError(f"add_turns takes a list of Turn, got {type(turns).__name__}")
-        for i, t in enumerate(turns):
-            if not isinstance(t, Turn):
-                raise InvalidInputError(
-                    f"item {i} is a {type(t).__name__}, not a Turn: build turns with langmem_cog.make_turn"
-                )
-        by_ns: dict[str, list[Turn]] = {}
-        seen: set[tuple[str, str]] = set()
-        for t in turns:
-            key = (t.namespace, t.id)
-            if key in seen:
-                raise DuplicateTurnError(f"turn id {t.id!r} appears twice in namespace {t.namespace!r}: ids must be unique")
-            seen.add(key)
-            by_ns.setdefault(t.namespace, []).append(t)
-        # Check every namespace before writing any.
+        turns = _turn_list(turns)
+        by_ns = _group_by_namespace(turns)
         self._fresh()
-        for ns, group in by_ns.items():
-            col = self._collection(ns, create=False)
-            if col is not None:
-                try:
-                    existing = col.get(ids=[t.id for t in group], include=[])["ids"]
-                except Exception as exc:  # forgotten meanwhile by another process: nothing stored there
-                    if not _collection_gone(exc):
-                        raise
-                    self._gone(ns)
-                    existing = []
-                if existing:
-                    raise DuplicateTurnError(
-                        f"turn ids already stored in namespace {ns!r}: {existing[:5]}; delete them first or use new ids"
-                    )
-        vectors = {ns: self.embed_texts([t.memory_text for t in group]) for ns, group in by_ns.items()}
+        # Check every namespace before writing any, and embed outside the write lock.
+        stored = {ns: self._stored_versions(ns, group) for ns, group in by_ns.items()}
+        new = {ns: _unstored(ns, group, stored[ns]) for ns, group in by_ns.items()}
+        if not any(new.values()) and all(self._indexed(ns, group) for ns, group in by_ns.items()):
+            return [t.id for t in turns]  # an identical retry of a call that completed: nothing to do
+        vectors = {ns: self._vectors(todo, {}) for ns, todo in new.items()}
         with self.writing():
             # Again under the write lock: another thread or process may have added them meanwhile.
             for ns, group in by_ns.items():
                 with self._ns_lock(ns):
                     cache = self._load_cache(ns)
-                    existing = [t.id for t in group if t.id in cache.pos]
-                if existing:
-                    raise DuplicateTurnError(
-                        f"turn ids already stored in namespace {ns!r}: {existing[:5]}; delete them first or use new ids"
-                    )
+                    cached = {t.id: cache.turns[cache.pos[t.id]] for t in group if t.id in cache.pos}
+                    new[ns] = _unstored(ns, group, cached)
             for ns, group in by_ns.items():
                 with self._ns_lock(ns):
-                    self._write(ns, group, vectors[ns])
+                    todo = new[ns]
+                    self._write(ns, group, todo, self._vectors(todo, vectors[ns]))
         return [t.id for t in turns]
+
+    def _stored_versions(self, namespace: str, group: list[Turn]) -> dict[str, Turn]:
+        """The turns of ``group``'s ids that Chroma already holds in ``namespace``, by id."""
+        col = self._collection(namespace, create=False)
+        if col is None:
+            return {}
+        try:
+            got = col.get(ids=[t.id for t in group], include=["documents", "metadatas"])
+        except Exception as exc:  # forgotten meanwhile by another process: nothing stored there
+            if not _collection_gone(exc):
+                raise StoreError(f"cannot read the collection of namespace {namespace!r}: {exc}") from exc
+            self._gone(namespace)
+            return {}
+        return {
+            tid: _turn_from_chroma(tid, doc, meta)
+            for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+        }
+
+    def _indexed(self, namespace: str, group: list[Turn]) -> bool:
+        """Whether every turn of ``group`` is in the namespace's cache and BM25 index."""
+        with self._ns_lock(namespace):
+            cache = self._load_cache(namespace)
+            lexical = self._lexical_index(namespace)
+            return all(t.id in cache.pos and t.id in lexical for t in group)
+
+    def _vectors(self, turns: list[Turn], known: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Vectors of ``turns`` by id: those in ``known``, the others embedded now (one batch)."""
+        missing = [t for t in turns if t.id not in known]
+        if missing:
+            known = {**known, **dict(zip([t.id for t in missing], self.embed_texts([t.memory_text for t in missing]),
+                                         strict=True))}
+        return {t.id: known[t.id] for t in turns}
 
     def embed_texts(self, texts: list[str]) -> np.ndarray:
         """L2-normalised float32 vectors of ``texts`` (one batched call of the embedder)."""
@@ -687,22 +769,126 @@ class TurnStore:
         norms = np.linalg.norm(arr, axis=1, keepdims=True)
         return arr / np.where(norms > 0, norms, 1.0)
 
-    def _write(self, namespace: str, turns: list[Turn], emb: np.ndarray) -> None:
+    def _write(self, namespace: str, group: list[Turn], new: list[Turn], vectors: dict[str, np.ndarray]) -> None:
+        """Write ``new`` (the turns of ``group`` not stored yet) to Chroma, then bring the derived
+        indexes (BM25, context vectors) up to date for every turn of ``group``."""
         cache = self._load_cache(namespace)
         lexical = self._lexical_index(namespace)  # its log is read before Chroma holds the new turns
-        col = self._collection(namespace, create=True)
-        max_batch = getattr(self.client, "get_max_batch_size", lambda: 5000)()
-        for start in range(0, len(turns), max_batch):
-            part = turns[start : start + max_batch]
-            col.add(
-                ids=[t.id for t in part],
-                embeddings=emb[start : start + max_batch],
-                documents=[t.text for t in part],
-                metadatas=[_turn_metadata(t) for t in part],
-            )
-        lexical.add([t.id for t in turns], [t.memory_text for t in turns])
-        cache.append(turns, emb)
-        self._context_matrix(namespace, cache, create=False)  # kept up to date once a cascade has used them
+        if new:
+            emb = np.stack([vectors[t.id] for t in new])
+            self._chroma_add(namespace, new, emb)
+            cache.append(new, emb)
+        self._index_lexical(namespace, lexical, group)
+        if new:
+            self._refresh_context(namespace, cache)
+
+    def _chroma_add(self, namespace: str, turns: list[Turn], emb: np.ndarray) -> None:
+        """Add turns to the namespace's collection (the commit point of ``add_turns``).
+
+        Raises:
+            StoreError: If Chroma refuses the write. What Chroma may have taken is deleted first;
+                the message says whether that worked (nothing stored) or not (retry the same call).
+        """
+        created = self._collection(namespace, create=False) is None
+        col: Any = None
+        try:
+            col = self._collection(namespace, create=True)
+            max_batch = getattr(self.client, "get_max_batch_size", lambda: 5000)()
+            for start in range(0, len(turns), max_batch):
+                part = turns[start : start + max_batch]
+                col.add(
+                    ids=[t.id for t in part],
+                    embeddings=emb[start : start + max_batch],
+                    documents=[t.text for t in part],
+                    metadatas=[_turn_metadata(t) for t in part],
+                )
+        except Exception as exc:  # chromadb's errors share no base class worth naming
+            undone = self._undo_chroma_add(namespace, col, [t.id for t in turns], created)
+            raise StoreError(self._chroma_failure(namespace, len(turns), exc, undone)) from exc
+
+    def _chroma_failure(self, namespace: str, n: int, exc: BaseException, undone: bool) -> str:
+        """The message of a failed Chroma write: what happened, what is stored, what to fix."""
+        persistent = self.config.chroma_mode == "persistent"
+        where = f"the data directory {self.data_dir}" if persistent else "the Chroma server"
+        outcome = (
+            "nothing of this call was stored"
+            if undone
+            else "some of them may be stored (undoing the write failed too); an identical retry completes the call"
+        )
+        return (
+            f"Chroma refused to store {n} turns in namespace {namespace!r} ({type(exc).__name__}: {exc}); {outcome}. "
+            f"Check that {where} has free space and is writable, then retry the same add_turns call"
+        )
+
+    def _undo_chroma_add(self, namespace: str, col: Any | None, ids: list[str], created: bool) -> bool:
+        """Delete what a failed ``col.add`` may have stored; returns whether Chroma then holds none of ``ids``.
+
+        When that cannot be confirmed, the namespace is dropped from memory so the next read reloads it from
+        Chroma (the source of truth), whatever the failed write left there.
+        """
+        if col is None:
+            return True
+        try:
+            col.delete(ids=ids)
+            undone = not col.get(ids=ids, include=[])["ids"]
+        except Exception as exc:  # a full disk fails the delete too
+            logger.warning("namespace %r: cannot undo a failed Chroma write of %d turns: %s", namespace, len(ids), exc)
+            undone = False
+        if not undone:
+            self._drop_namespace_state(namespace)
+            return False
+        try:
+            self._purge_log(col, ids)  # their text stays out of Chroma's write-ahead log
+            if created:
+                self._drop_collection(namespace, col)
+        except Exception as exc:  # the turns are gone from the collection: this is only tidying
+            logger.warning("namespace %r: tidying after a failed Chroma write failed: %s", namespace, exc)
+        return True
+
+    def _drop_collection(self, namespace: str, col: Any) -> None:
+        """Delete a collection that a failed first write created (so the namespace does not exist)."""
+        segment_dirs = self._segment_dirs(col)
+        self._drop_namespace_state(namespace)
+        self.client.delete_collection(collection_name(namespace))
+        self._remove_segment_dirs(segment_dirs)
+
+    def _drop_namespace_state(self, namespace: str) -> None:
+        """Forget what this store holds in memory of a namespace (reloaded from Chroma on the next use)."""
+        with self._lock:
+            self._collections.pop(namespace, None)
+            self._caches.pop(namespace, None)
+            self._lexical.pop(namespace, None)
+
+    def _index_lexical(self, namespace: str, lexical: LexicalIndex, group: list[Turn]) -> None:
+        """Add the turns of ``group`` missing from the BM25 index (all of a new write; on a retry, those a
+        failed call left out).
+
+        Raises:
+            StoreError: If the BM25 log cannot be written. The turns stay stored in Chroma; the namespace is
+                dropped from memory, so its next read rebuilds the index from Chroma.
+        """
+        missing = [t for t in group if t.id not in lexical]
+        if not missing:
+            return
+        try:
+            lexical.add([t.id for t in missing], [t.memory_text for t in missing])
+        except (StoreError, OSError) as exc:
+            self._drop_namespace_state(namespace)
+            raise StoreError(
+                f"{len(missing)} turns of namespace {namespace!r} are stored in Chroma (the source of truth), but "
+                f"the BM25 index could not be written ({exc}). Make {lexical.path.parent if lexical.path else 'it'} "
+                "writable or free disk space, then retry the same add_turns call: it completes the index (reads "
+                "rebuild it from Chroma meanwhile)"
+            ) from exc
+
+    def _refresh_context(self, namespace: str, cache: _Cache) -> None:
+        """Keep context vectors up to date once a cascade has used them; a file error only costs a recompute."""
+        try:
+            self._context_matrix(namespace, cache, create=False)
+        except OSError as exc:
+            cache.ctx = None
+            logger.warning("namespace %r: cannot write context vectors (%s): they are recomputed on use",
+                           namespace, exc)
 
     def _context_path(self, namespace: str) -> Path | None:
         return self.data_dir / "context" / collection_name(namespace) if self.persistent else None
