@@ -1,11 +1,15 @@
 """``CogMemStore``: a LangGraph ``BaseStore`` whose ``search`` runs langmem-cog's retrieval.
 
 Exact-key operations (``get``, ``put``, ``delete``, ``list_namespaces`` and searches without a
-query) go to a wrapped store (an ``InMemoryStore`` by default, or any ``BaseStore``), which stays
-the store of the items' values. Every indexed ``put`` is also written as a raw turn to a
-:class:`~langmem_cog.memory.CogMemory` namespace (``("memories", "alice")`` -> ``memories.alice``),
-and searches *with* a query rank the items there through :class:`~langmem_cog.CogMemRetriever` (the
-plain hybrid search by default, ``mode="cascade"`` for the cascade). So existing
+query) go to a wrapped store, which stays the store of the items' values: an ``InMemoryStore``
+over an ephemeral memory, a ``SqliteStore`` file in the memory's data directory over a persistent
+one (so a new process finds what an earlier one put), or any ``BaseStore`` given as ``inner``.
+Every indexed ``put`` is also written as a raw turn to a :class:`~langmem_cog.memory.CogMemory`
+namespace (``("memories", "alice")`` -> ``memories.alice``, see :func:`default_namespace_mapper`),
+and searches *with* a query rank the items there through :class:`~langmem_cog.CogMemRetriever`
+(the plain hybrid search by default, ``mode="cascade"`` for the cascade). ``SearchItem.score`` is
+the cosine similarity of the query and the item's turn, as with LangGraph's ``InMemoryStore``:
+bounded (``[-1, 1]``) and comparable across namespaces and users. So existing
 store-based LangGraph code and langmem-style memory tools work unchanged, with better search.
 
 Example:
@@ -20,19 +24,25 @@ Example:
     >>> store.put(user, "m2", {"content": "Ana plays the cello"})
     >>> store.get(user, "m1").value
     {'content': 'Ana is allergic to peanuts'}
-    >>> [it.key for it in store.search(user[:1], query="peanut allergy", limit=1)]
-    ['m1']
+    >>> hit = store.search(user[:1], query="peanut allergy", limit=1)[0]
+    >>> hit.key, -1.0 <= hit.score <= 1.0
+    ('m1', True)
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import heapq
 import json
 import logging
+import math
 import operator
+import re
+import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import (
@@ -48,35 +58,58 @@ from langgraph.store.base import (
 from langgraph.store.memory import InMemoryStore
 
 from langmem_cog.config import RetrievalMode
-from langmem_cog.errors import InvalidInputError
-from langmem_cog.records import NAMESPACE_PATTERN, make_turn, storable_speaker
+from langmem_cog.errors import ConfigError, InvalidInputError
+from langmem_cog.records import NAMESPACE_PATTERN, Turn, make_turn, storable_speaker
 from langmem_cog.retriever import CogMemRetriever
 
 if TYPE_CHECKING:
     from langmem_cog.memory import CogMemory
 
-__all__ = ["CogMemStore", "default_namespace_mapper", "item_text"]
+__all__ = ["CogMemStore", "HASHED_PREFIX", "INNER_STORE_FILE", "default_namespace_mapper", "item_text"]
 
 logger = logging.getLogger(__name__)
 
 _TEXT_FIELDS = ("content", "text", "memory")
 _ID_OK = NAMESPACE_PATTERN  # conservative: keys that are valid namespaces are valid turn ids
 
+#: Prefix of the hashed CogMem namespace ids :func:`default_namespace_mapper` gives; a readable id
+#: never starts with it.
+HASHED_PREFIX = "store-"
+
+#: The file, in the memory's data directory, of the default inner store over a persistent memory.
+INNER_STORE_FILE = "langgraph_store.sqlite"
+
+_LABEL = re.compile(r"[A-Za-z0-9_:@-]+")  # a readable label: a namespace id's characters, no "."
+
 
 def default_namespace_mapper(namespace: tuple[str, ...]) -> str:
-    """The CogMem namespace of a store namespace: labels joined by ``.`` when that is a valid id,
-    else ``store-`` plus a hash (store labels never contain ``.``, so the join is unambiguous).
+    """The CogMem namespace id of a store namespace tuple; distinct tuples get distinct ids.
+
+    The labels joined by ``.`` when every label is non-empty, made of ``A-Z a-z 0-9 _ : @ -``
+    only (no ``.``), and the join is a valid namespace id (at most 128 characters, starting with a
+    letter or digit) that does not start with :data:`HASHED_PREFIX`; every other tuple maps to
+    ``store-`` plus the first 32 hex digits of the SHA-256 of its JSON encoding. Readable ids split
+    back into their labels at the dots and never start with ``store-``, and hashed ids differ
+    unless SHA-256 collides, so the mapping is injective.
 
     Example:
         >>> default_namespace_mapper(("memories", "alice"))
         'memories.alice'
-        >>> default_namespace_mapper(("notes", "bob smith"))[:6]
-        'store-'
+        >>> default_namespace_mapper(("notes", "bob smith"))
+        'store-f466aefb3aedd9f19cbbf406c016611e'
+        >>> default_namespace_mapper(("store-f466aefb3aedd9f19cbbf406c016611e",))
+        'store-ae14acbbf7d5fbfb5fe278eff8b08856'
     """
-    joined = ".".join(namespace)
-    if NAMESPACE_PATTERN.fullmatch(joined):
+    labels = list(namespace)
+    joined = ".".join(x if isinstance(x, str) else "" for x in labels)
+    if (
+        labels
+        and all(isinstance(x, str) and _LABEL.fullmatch(x) for x in labels)
+        and NAMESPACE_PATTERN.fullmatch(joined)
+        and not joined.startswith(HASHED_PREFIX)
+    ):
         return joined
-    return "store-" + hashlib.sha256(json.dumps(list(namespace)).encode()).hexdigest()[:32]
+    return HASHED_PREFIX + hashlib.sha256(json.dumps(list(namespace), default=str).encode()).hexdigest()[:32]
 
 
 def _path(value: Any, path: str) -> Any:
@@ -145,28 +178,71 @@ def _matches(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
     return True
 
 
+def _cosine(value: Any) -> float | None:
+    """A retriever's ``dense_score`` as a cosine similarity in ``[-1, 1]`` (``None`` if missing)."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(x):
+        return None
+    return min(1.0, max(-1.0, x))  # float32 vectors: a unit dot product may round past 1
+
+
+def _sqlite_store(path: Path) -> BaseStore:
+    """A set-up LangGraph ``SqliteStore`` over the file ``path`` (created with its directory)."""
+    try:
+        from langgraph.store.sqlite import SqliteStore
+    except ImportError as exc:
+        raise ConfigError(
+            f"CogMemStore over a persistent memory keeps item values in {path}, which needs the "
+            "langgraph-checkpoint-sqlite package: pip install langgraph-checkpoint-sqlite, or pass "
+            "inner= a persistent BaseStore (e.g. langgraph's PostgresStore)"
+        ) from exc
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30.0)
+    store = SqliteStore(conn)
+    store.setup()
+    return store
+
+
 class CogMemStore(BaseStore):
     """A ``BaseStore`` that delegates exact-key operations to ``inner`` and ranks searches with
     :class:`~langmem_cog.CogMemRetriever`.
 
     Args:
         memory: Where indexed items are written as raw turns and searched.
-        inner: The store holding the values (default: a new ``InMemoryStore``).
+        inner: The store holding the values. ``None``: over a persistent memory (any preset but
+            ``ephemeral``), a LangGraph ``SqliteStore`` in the file :data:`INNER_STORE_FILE` of the
+            memory's data directory, so a new process over the same directory finds the items
+            (``get``, ``search``) whose turns the memory kept; over an ephemeral memory, a new
+            ``InMemoryStore``. An ``InMemoryStore`` passed over a persistent memory is used, with a
+            logged warning: its values (and so the indexed items) are lost when the process ends.
         namespace_mapper: Store namespace tuple -> CogMem namespace id
-            (default :func:`default_namespace_mapper`).
+            (default :func:`default_namespace_mapper`, injective). A custom one must be injective
+            too, or the items of two store namespaces share one CogMem namespace.
         fields: Default fields indexed (dotted paths; ``None``: ``content``/``text``/``memory``,
             else the whole value). A ``put(..., index=[...])`` overrides them; ``index=False``
             stores the item without indexing it.
         speaker: Speaker of the indexed turns (an item's own ``speaker`` field wins).
+        mode: The retrieval path that orders the items of a namespace (``hybrid`` by default;
+            ``cascade``, ``dense``, ``lexical``; ``None``: the memory's configured one).
 
-    Search with a ``query`` ranks the items of every namespace under the prefix, each scored
-    within its namespace (z-score fusion), merged by score; ``filter``, ``offset`` and ``limit``
-    apply to that ranking and ``SearchItem.score`` is the fused score. Without a query, search is
-    the inner store's. An item updated by ``put`` is re-indexed; a deleted one leaves the index.
-    ``abatch`` runs ``batch`` in a worker thread.
+    Search with a ``query`` ranks the items of every namespace under the prefix with the
+    retriever. ``SearchItem.score`` is the cosine similarity of the query's embedding and the
+    item's turn's (``"<speaker>: <indexed text>"``, the vector the memory searches), in
+    ``[-1, 1]`` like LangGraph's ``InMemoryStore``: it depends on the item and the query only, not on the other items of its namespace, so one
+    threshold works for every user. Each namespace keeps the retriever's order; namespaces merge
+    by the score of their next item. ``filter``, ``offset`` and ``limit`` apply to that ranking.
+    Without a query, search is the inner store's. An item updated by ``put`` is re-indexed; a
+    deleted one leaves the index. ``abatch`` runs ``batch`` in a worker thread.
+
+    Raises:
+        ConfigError: If ``inner`` is ``None`` over a persistent memory and
+            ``langgraph-checkpoint-sqlite`` is not installed (the message says what to pass).
     """
 
-    __slots__ = ("memory", "inner", "namespace_mapper", "fields", "speaker", "mode")
+    __slots__ = ("memory", "inner", "inner_path", "namespace_mapper", "fields", "speaker", "mode")
 
     def __init__(
         self,
@@ -180,10 +256,31 @@ class CogMemStore(BaseStore):
     ) -> None:
         self.memory = memory
         self.mode = mode
-        self.inner = inner if inner is not None else InMemoryStore()
+        persistent = bool(getattr(memory.store, "persistent", False))
+        #: The file of the default persistent inner store (``None`` when ``inner`` was given or is in memory).
+        self.inner_path: Path | None = None
+        if inner is not None:
+            if persistent and isinstance(inner, InMemoryStore):
+                logger.warning(
+                    "CogMemStore over the persistent memory in %s with an InMemoryStore as inner: item values "
+                    "are lost when the process ends and their indexed turns are orphaned; pass inner=None for "
+                    "a SqliteStore in the data directory", memory.store.data_dir)
+            self.inner = inner
+        elif persistent:
+            self.inner_path = Path(memory.store.data_dir) / INNER_STORE_FILE
+            self.inner = _sqlite_store(self.inner_path)
+            logger.debug("CogMemStore keeps item values in %s", self.inner_path)
+        else:
+            self.inner = InMemoryStore()
         self.namespace_mapper = namespace_mapper
         self.fields = fields
         self.speaker = speaker
+
+    def close(self) -> None:
+        """Close the default ``SqliteStore`` this store opened (a given ``inner`` is left open)."""
+        conn = getattr(self.inner, "conn", None) if self.inner_path is not None else None
+        if conn is not None:
+            conn.close()
 
     # ------------------------------------------------------------------ batch
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -230,7 +327,7 @@ class CogMemStore(BaseStore):
                 old = [t.id for t in self.memory.store.get_turns(cns, ids)]
                 if old:
                     self.memory.delete_turns(cns, old)
-            turns = []
+            turns: list[Turn] = []
             position = self.memory.store.count(cns)
             now = datetime.now(UTC)
             for op, tid in zip(group, ids, strict=True):
@@ -254,7 +351,8 @@ class CogMemStore(BaseStore):
     def _search(self, op: SearchOp) -> list[SearchItem]:
         namespaces = self.inner.list_namespaces(prefix=op.namespace_prefix or None, limit=100_000)
         want = op.offset + op.limit
-        scored: list[tuple[int, float, str, tuple[str, ...], str]] = []
+        # Per namespace, the retriever's order: (score, cns, ns, key) of each hit.
+        ranked: list[list[tuple[float, str, tuple[str, ...], str]]] = []
         for ns in namespaces:
             cns = self.namespace_mapper(tuple(ns))
             if not self.memory.store.has_namespace(cns):
@@ -264,14 +362,33 @@ class CogMemStore(BaseStore):
                 continue
             k = n if op.filter else min(n, want)
             docs = CogMemRetriever(memory=self.memory, namespace=cns, k=k, mode=self.mode).invoke(op.query or "")
-            for doc in docs:
+            scores = [_cosine(doc.metadata.get("dense_score")) for doc in docs]
+            if any(x is None for x in scores):  # a stage without dense scores: score the namespace exactly
+                pool = self.memory.store.pool_scores(cns, op.query or "")
+                dense = dict(zip(pool.ids, pool.dense.tolist(), strict=True))
+                scores = [_cosine(dense.get(doc.metadata["turn_id"])) if x is None else x
+                          for x, doc in zip(scores, docs, strict=True)]
+            hits = []
+            for score, doc in zip(scores, docs, strict=True):
                 key = doc.metadata.get("turn_store_key", doc.metadata["turn_id"])
-                scored.append((int(doc.metadata["rank"]), float(doc.metadata["dense_score"]), cns, tuple(ns), str(key)))
-        # Each namespace keeps the retriever's order; namespaces interleave by rank, then by cosine similarity.
-        scored.sort(key=lambda s: (s[0], -s[1], s[2], s[4]))
+                hits.append((-1.0 if score is None else score, cns, tuple(ns), str(key)))
+            if hits:
+                ranked.append(hits)
+        # Merge: each namespace keeps its order; the next item overall is the best-scored head.
+        heads = [(-hits[0][0], hits[0][1], hits[0][3], i, 0) for i, hits in enumerate(ranked)]
+        heapq.heapify(heads)
         out: list[SearchItem] = []
+        seen: set[tuple[tuple[str, ...], str]] = set()
         skipped = 0
-        for _, score, _, ns, key in scored:
+        while heads and len(out) < op.limit:
+            _, _, _, i, j = heapq.heappop(heads)
+            score, _, ns, key = ranked[i][j]
+            if j + 1 < len(ranked[i]):
+                nxt = ranked[i][j + 1]
+                heapq.heappush(heads, (-nxt[0], nxt[1], nxt[3], i, j + 1))
+            if (ns, key) in seen:
+                continue
+            seen.add((ns, key))
             item = self.inner.get(ns, key, refresh_ttl=op.refresh_ttl)
             if item is None or not _matches(item.value, op.filter):
                 continue
@@ -280,6 +397,4 @@ class CogMemStore(BaseStore):
                 continue
             out.append(SearchItem(namespace=item.namespace, key=item.key, value=item.value,
                                   created_at=item.created_at, updated_at=item.updated_at, score=score))
-            if len(out) >= op.limit:
-                break
         return out
