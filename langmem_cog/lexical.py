@@ -45,18 +45,71 @@ _STOP = frozenset(STOPWORDS_EN_PLUS)
 _STEMMER = Stemmer.Stemmer("english")
 _STEM_LOCK = threading.Lock()
 
+#: Characters of scripts written without spaces between words: Han ideographs (with the
+#: iteration marks 々〆〇 and the Hangzhou numerals), kana (with the prolonged-sound mark ー and
+#: half-width katakana) and Hangul (syllables and jamo). All of them are ``\w``, so ``_TOKEN``
+#: would make a whole clause one token; :func:`tokenize` cuts their runs into bigrams instead.
+_CJK_CLASS = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u3005-\u3007\u3021-\u3029\u3031-\u3035\u3038-\u303c"  # CJK marks, Hangzhou numerals
+    "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff"  # Hiragana, Katakana (+ phonetic extensions)
+    "\u3130-\u318f"  # Hangul compatibility jamo
+    "\u3400-\u4dbf\u4e00-\u9fff"  # CJK Unified Ideographs (+ extension A)
+    "\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff"  # Hangul jamo extension A, syllables, extension B
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uff66-\uff9f"  # half-width katakana
+    "\U00020000-\U0003134f"  # CJK Unified Ideographs extensions B-G (+ compatibility supplement)
+)
+_CJK = re.compile(f"[{_CJK_CLASS}]")
+_CJK_RUNS = re.compile(f"([{_CJK_CLASS}]+)")
+
+
+def _cjk_grams(run: str) -> list[str]:
+    """Overlapping character bigrams of a CJK run; a one-character run is its own token.
+
+    Example:
+        >>> _cjk_grams("跑马拉松"), _cjk_grams("跑")
+        (['跑马', '马拉', '拉松'], ['跑'])
+    """
+    if len(run) == 1:
+        return [run]
+    return [run[i:i + 2] for i in range(len(run) - 1)]
+
 
 def tokenize(text: str) -> list[str]:
     """Lower-case, split on word characters, drop English stopwords (bm25s's
     ``STOPWORDS_EN_PLUS``), Snowball-stem.
 
+    Words are runs of Unicode word characters (``\\w``), so accented words stay whole
+    ("Montréal" -> ``montréal``). Runs of CJK ideographs, kana and Hangul, which are written
+    without spaces, become overlapping character bigrams (a lone character is a token of its
+    own), neither stopword-filtered nor stemmed; the rest of a mixed word is handled like any
+    word. Text with no CJK character goes through exactly the English path.
+
     Example:
         >>> tokenize("The kids were painting sunsets")
         ['kid', 'paint', 'sunset']
+        >>> tokenize("I moved to Montréal")
+        ['move', 'montréal']
+        >>> tokenize("我喜欢跑步")
+        ['我喜', '喜欢', '欢跑', '跑步']
     """
-    words = [w for w in _TOKEN.findall(text.lower()) if w not in _STOP]
-    with _STEM_LOCK:  # PyStemmer objects are not thread-safe
-        return list(_STEMMER.stemWords(words))
+    lowered = text.lower()
+    if _CJK.search(lowered) is None:  # the English (and other space-separated) path, unchanged
+        words = [w for w in _TOKEN.findall(lowered) if w not in _STOP]
+        with _STEM_LOCK:  # PyStemmer objects are not thread-safe
+            return list(_STEMMER.stemWords(words))
+    # (stem this?, token) in text order; the words to stem are stemmed in one call.
+    items: list[tuple[bool, str]] = []
+    for word in _TOKEN.findall(lowered):
+        for i, part in enumerate(_CJK_RUNS.split(word)):  # odd parts are the CJK runs
+            if i % 2:
+                items.extend((False, g) for g in _cjk_grams(part))
+            elif part and part not in _STOP:
+                items.append((True, part))
+    with _STEM_LOCK:
+        stems = iter(_STEMMER.stemWords([w for stem, w in items if stem]))
+    return [next(stems) if stem else w for stem, w in items]
 
 
 def _append_synced(path: Path, payload: bytes) -> None:

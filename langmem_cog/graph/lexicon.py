@@ -18,7 +18,8 @@ and :mod:`langmem_cog.graph.rule_extractor`) and are not a public API.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+import unicodedata
+from collections.abc import Callable, Iterable
 
 __all__ = [
     "_I", "_words", "_alt", "_CHITCHAT_WORDS", "_COMMON", "_CAP_BREAK", "_KIN_NORMAL", "_NAMED_ONLY", "_KIN_MOD",
@@ -42,6 +43,7 @@ __all__ = [
     "_CAP_GAP_RE", "_CAP_GAP_LONG_RE", "_QUOTED_RE", "_CHAT_TOKEN_RE", "_TRAIL_STRIP", "_TRAIL_WORDS", "_NORMALIZE",
     "_PRONOUN_THING", "_PRONOUN_PERSON", "_ADD_E_RE", "_STEM_FIX", "_DOUBLE", "_PERSON_NOUNS", "_REST_CUT_RE",
     "_GERUND_OBJ_RE", "_GERUND_DOBJ_RE", "_GENERIC_PEOPLE", "_CONCEPT_FACTS", "_NOT_NAMES",
+    "_UPPER", "_LOWER", "_LETTER",
 ]
 
 _I = re.IGNORECASE
@@ -55,6 +57,30 @@ def _words(s: str) -> frozenset[str]:
 def _alt(words: Iterable[str]) -> str:
     """A regex alternation of ``words`` (longest first, spaces match any whitespace)."""
     return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(set(words), key=lambda w: (-len(w), w)))
+
+
+def _letters(keep: Callable[[str], bool]) -> str:
+    """The non-ASCII Latin, Greek and Cyrillic characters (U+00C0-U+052F, U+1E00-U+1FFF) that ``keep``
+    accepts, as the ``\\uXXXX-\\uXXXX`` ranges of a regex character class."""
+    codes = [i for lo, hi in ((0xC0, 0x530), (0x1E00, 0x2000)) for i in range(lo, hi) if keep(chr(i))]
+    ranges: list[list[int]] = []
+    for i in codes:
+        if ranges and ranges[-1][1] == i - 1:
+            ranges[-1][1] = i
+        else:
+            ranges.append([i, i])
+    return "".join(f"\\u{a:04x}" if a == b else f"\\u{a:04x}-\\u{b:04x}" for a, b in ranges)
+
+
+# Letter classes of the name patterns: ASCII first, then accented Latin, Greek and Cyrillic letters
+# and (for decomposed text) the combining diacritics, so "Montréal" and "Zoë" are matched whole. On
+# ASCII text they match exactly what ``[A-Z]``, ``[a-z]`` and ``[A-Za-z]`` match.
+_MARKS = "\\u0300-\\u036f"
+_UPPER = "A-Z" + _letters(lambda c: unicodedata.category(c) in ("Lu", "Lt"))
+_LOWER = "a-z" + _letters(lambda c: unicodedata.category(c) == "Ll") + _MARKS
+_LETTER = "A-Za-z" + _letters(lambda c: unicodedata.category(c).startswith("L")) + _MARKS
+#: A capitalised name word ("Caroline", "Zoë"); used inside ``(?-i:...)`` in patterns compiled with ``_I``.
+_NAME_WORD = f"[{_UPPER}][{_LOWER}]+"
 
 
 # =========================================================================== word lists and patterns
@@ -142,12 +168,12 @@ _NAMED_ONLY = _words(
 _KIN_MOD = r"(?:(?:little|big|older|younger|baby|best|oldest|youngest|eldest|late|dear|twin|new|old|other|two|three|sweet|lovely)\s+){0,2}"
 _KIN_RE = re.compile(
     rf"\b(?P<own>my|our|your)\s+{_KIN_MOD}(?P<rel>{_alt(list(_KIN_NORMAL) + list(_NAMED_ONLY))})\b"
-    r"(?:,?\s+(?P<name>(?-i:[A-Z][a-z]+))(?!\s*(?-i:[A-Z])))?",
+    rf"(?:,?\s+(?P<name>(?-i:{_NAME_WORD}))(?!\s*(?-i:[{_UPPER}])))?",
     _I,
 )
 _OWNERS = _words("my our your")
 _RELATIONS = frozenset(_KIN_NORMAL) | _NAMED_ONLY
-_POSS_KIN_RE = re.compile(rf"\b(?P<name>(?-i:[A-Z][a-z]+))'s\s+{_KIN_MOD}(?P<rel>{_alt(_KIN_NORMAL)})\b", _I)
+_POSS_KIN_RE = re.compile(rf"\b(?P<name>(?-i:{_NAME_WORD}))'s\s+{_KIN_MOD}(?P<rel>{_alt(_KIN_NORMAL)})\b", _I)
 # Capitalised kin used as a name ("Mom thinks ...").
 _CAP_KIN = {"Mom": "mom", "Mum": "mom", "Mommy": "mom", "Mama": "mom", "Dad": "dad", "Daddy": "dad",
             "Papa": "dad", "Grandma": "grandma", "Grandpa": "grandpa", "Nana": "grandma", "Granny": "grandma"}  # fmt: skip
@@ -161,22 +187,22 @@ _PETS = _words(
 _PET_ALT = _alt(_PETS)
 _PET_NAMED_RE = re.compile(
     rf"\b(?:(?P<own>my|our)\s+(?:\w+\s+)?(?P<pet>{_PET_ALT})|(?:a|an|two|three|\d+)\s+(?:\w+\s+)?(?P<pet2>{_PET_ALT}))"
-    r",?\s+(?:(?:named|called)\s+)?(?P<name>(?-i:[A-Z][a-z]+))(?:\s+and\s+(?P<name2>(?-i:[A-Z][a-z]+)))?",
+    rf",?\s+(?:(?:named|called)\s+)?(?P<name>(?-i:{_NAME_WORD}))(?:\s+and\s+(?P<name2>(?-i:{_NAME_WORD})))?",
     _I,
 )
 #: Words that put a conversation on pets (names given nearby are pet names).
 _PET_CUES = _PETS | _words("collar collars leash leashes vet vets paw paws fur furry bark barking meow litter kennel")
-_NAME_COMMA_PET_RE = re.compile(rf"(?P<name>\b(?-i:[A-Z][a-z]+)),\s+(?:my|our)\s+(?:\w+\s+)?(?:{_PET_ALT})\b", _I)
+_NAME_COMMA_PET_RE = re.compile(rf"(?P<name>\b(?-i:{_NAME_WORD})),\s+(?:my|our)\s+(?:\w+\s+)?(?:{_PET_ALT})\b", _I)
 _NAME_IS_RE = re.compile(
     r"\b(?:(?:his|her|their|its|the|pet's|dog's|cat's)\s+names?\s*(?:'s|is|are|was|were)|named\s+(?:him|her|it|them)"
-    r"|(?:this|that)\s+is|meet)\s+(?P<names>(?-i:[A-Z][a-z]+)(?:(?:,\s*|,?\s+and\s+)(?-i:[A-Z][a-z]+))*)",
+    rf"|(?:this|that)\s+is|meet)\s+(?P<names>(?-i:{_NAME_WORD})(?:(?:,\s*|,?\s+and\s+)(?-i:{_NAME_WORD}))*)",
     _I,
 )
-_CAP_NAME_RE = re.compile(r"[A-Z][a-z]+")
+_CAP_NAME_RE = re.compile(_NAME_WORD)
 _HAVE_PET_RE = re.compile(
     rf"\b(?:i|we)\s+(?:also\s+|now\s+|just\s+|still\s+)?(?:have|got|own|adopted|'ve\s+got|have\s+got|'ve\s+adopted)\s+"
     rf"(?P<num>a|an|one|two|three|four|five|some|\d+)\s+(?:(?:new|little|cute|rescue|baby|pet|adorable)\s+)?(?P<pet>{_PET_ALT})\b"
-    r"(?:,?\s+(?:named|called)\s+(?P<name>(?-i:[A-Z][a-z]+)))?",
+    rf"(?:,?\s+(?:named|called)\s+(?P<name>(?-i:{_NAME_WORD})))?",
     _I,
 )
 
@@ -362,7 +388,7 @@ _REPORT_VERBS = (
 )
 _REPORT_VERB_RE = re.compile(rf"\b(?P<verb>{_REPORT_VERBS})\b(?:\s+that\b)?\s*")
 _REPORTER_RE = re.compile(
-    rf"(?:\b(?P<own>my|our|your)\s+{_KIN_MOD}(?P<rel>{_alt(_KIN_NORMAL)})|(?P<name>\b(?-i:[A-Z][a-z]+)))"
+    rf"(?:\b(?P<own>my|our|your)\s+{_KIN_MOD}(?P<rel>{_alt(_KIN_NORMAL)})|(?P<name>\b(?-i:{_NAME_WORD})))"
     r"(?:\s+(?:really|also|always|still|just|totally|definitely))?\s+$",
     _I,
 )
@@ -675,11 +701,13 @@ _CLAUSE_SPLIT_RE = re.compile(
     r"|\s(?:but|because|although|though|whereas|plus|cause)\b|,\s*(?=(?:i|we|it|that|this|he|she|they|you)\b(?!\s*[,.!?])))\s*",
     _I,
 )
-_CAPS_RE = re.compile(r"(?<![\w'@#])(?!I(?:'[a-z]+)?\b)(?:[A-Z][A-Za-z'&.-]*[A-Za-z]|[A-Z])(?:\s+\d{1,4}\b(?![:/]))?")
+_CAPS_RE = re.compile(
+    rf"(?<![\w'@#])(?!I(?:'[a-z]+)?\b)(?:[{_UPPER}][{_LETTER}'&.-]*[{_LETTER}]|[{_UPPER}])(?:\s+\d{{1,4}}\b(?![:/]))?"
+)
 _CAP_GAP_RE = re.compile(r"\s+(?:(?:of|the|de|da|del|la|le|du|von|van|y|&)\s+)*")
 _CAP_GAP_LONG_RE = re.compile(r"\s+(?:(?:of|the|de|da|del|la|le|du|von|van|y|&|at|in|on|to|for|a|an|and)\s+)*")
 _QUOTED_RE = re.compile(r"\"(?P<q>[^\"\n]{2,80})\"|(?<![A-Za-z])'(?P<s>[A-Za-z0-9][^'\n]{1,60}?)'(?![A-Za-z])")
-_CHAT_TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z']*")
+_CHAT_TOKEN_RE = re.compile(f"[{_LETTER}][{_LETTER}']*")
 _TRAIL_STRIP = ",;:-\u2013\u2014 \t\"'()[]"
 _TRAIL_WORDS = _words("and but so or then which that because while plus as if when with to for of the a an")
 _NORMALIZE = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})

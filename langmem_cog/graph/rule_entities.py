@@ -79,6 +79,7 @@ from langmem_cog.graph.rule_helpers import (
     _clean_np,
     _Concept,
     _Ctx,
+    _fold,
     _is_place_context,
     _is_work_context,
     _occurrences,
@@ -206,6 +207,7 @@ class EntityStages:
                     ctx.concepts.append(_Concept(w.lower(), "work" if _is_work_context(before) else "thing", s0, e_last, 0))
                 return
             wl = w.lower()
+            key = _fold(wl)  # gazetteer key: "zürich" is looked up as "zurich" (ASCII words are their own key)
             alias = self._alias(ctx, w)
             if alias is not None:  # "Mel" -> "Melanie"
                 self._add_person(ctx, alias, s0, e_last)
@@ -216,27 +218,27 @@ class EntityStages:
             if w in ctx.pets:
                 ctx.concepts.append(_Concept(wl, "thing", s0, e_last, 1))
                 return
-            if len(w) < 2 or wl in _COMMON:
+            if len(w) < 2 or key in _COMMON:
                 return
-            if at_start and not (wl not in _NOT_NAMES and (_AND_I_RE.match(text, e_last) or _NAME_VERB_RE.match(text, e_last))):
+            if at_start and not (key not in _NOT_NAMES and (_AND_I_RE.match(text, e_last) or _NAME_VERB_RE.match(text, e_last))):
                 return  # an unknown single capitalised word at a sentence start is ambiguous
             if w.isupper():
-                kind = "place" if wl in _PLACE_ACRONYMS else "topic"
+                kind = "place" if key in _PLACE_ACRONYMS else "topic"
                 ctx.concepts.append(_Concept(wl, kind, s0, e_last, 1))
                 return
-            if wl in _NATIONALITIES or wl.endswith(("ern",)) and wl[:-3] in ("north", "south", "east", "west", "midwest"):
+            if key in _NATIONALITIES or key.endswith(("ern",)) and key[:-3] in ("north", "south", "east", "west", "midwest"):
                 ctx.concepts.append(_Concept(wl, "topic", s0, e_last, 1))
                 return
-            if wl in _PLACES:
+            if key in _PLACES:
                 ctx.concepts.append(_Concept(wl, "place", s0, e_last, 1))
                 return
-            if wl in _COMMON_VERBS or wl in _EVAL or wl in _FRAME_WORDS or wl in _VAGUE or wl in _HOLIDAY_WORDS:
+            if key in _COMMON_VERBS or key in _EVAL or key in _FRAME_WORDS or key in _VAGUE or key in _HOLIDAY_WORDS:
                 return  # a capitalised common word ("I Bet", "Hang in there")
 
-            if wl in _BRANDS or any(c.isupper() for c in w[1:]) or any(c.isdigit() for c in w):
+            if key in _BRANDS or any(c.isupper() for c in w[1:]) or any(c.isdigit() for c in w):
                 ctx.concepts.append(_Concept(wl, "thing", s0, e_last, 1))
                 return
-            if wl in _PLACE_HEADS or wl in _ORG_HEADS or wl in _ACTIVITY_SET or wl in _JOBS or wl in _PETS:
+            if key in _PLACE_HEADS or key in _ORG_HEADS or key in _ACTIVITY_SET or key in _JOBS or key in _PETS:
                 return  # a capitalised common noun ("Park", "Yoga")
             if _THING_BEFORE_RE.search(before):  # "the Prius", "a Fender": names of things
                 ctx.concepts.append(_Concept(wl, "thing", s0, e_last, 1))
@@ -258,14 +260,15 @@ class EntityStages:
             low_words = low_words[1:]
         if not low_words:
             return
-        head = low_words[-1]
-        if any(w in _ORG_HEADS for w in low_words):
+        keys = [_fold(w) for w in low_words]  # gazetteer keys ("são paulo" -> "sao paulo")
+        head = keys[-1]
+        if any(w in _ORG_HEADS for w in keys):
             kind = "organization"
-        elif head in _PLACE_HEADS or low_words[0] in _PLACE_HEADS or head in _PLACES or _is_place_context(before):
+        elif head in _PLACE_HEADS or keys[0] in _PLACE_HEADS or head in _PLACES or _is_place_context(before):
             kind = "place"
         elif _is_work_context(before) or (s0 > 0 and text[s0 - 1] in "\"'"):
             kind = "work"
-        elif low_words[-1] in _NATIONALITIES or low_words[0] in _NATIONALITIES:
+        elif keys[-1] in _NATIONALITIES or keys[0] in _NATIONALITIES:
             kind = "topic"
         else:
             kind = "thing"

@@ -22,6 +22,7 @@ It also holds the per-turn working state: :class:`_Ctx` and the span records
 from __future__ import annotations
 
 import threading
+import unicodedata
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -46,7 +47,7 @@ from langmem_cog.timeparse import TimeMention, resolve_time_expressions
 
 __all__ = [
     "_prepare", "_sentences", "_clauses", "_clean_np", "_occurrences", "_is_place_context", "_is_work_context",
-    "_lemma", "_gerund", "_sentiment", "_time_pregate", "_resolve_times", "_Concept", "_Person", "_Ctx",
+    "_lemma", "_gerund", "_sentiment", "_time_pregate", "_resolve_times", "_Concept", "_Person", "_Ctx", "_fold",
 ]
 
 # =========================================================================== text
@@ -59,6 +60,19 @@ def _prepare(raw: str) -> tuple[str, str]:
     if len(low) != len(text):  # a few characters change length when lower-cased
         low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
     return text, low
+
+
+def _fold(word: str) -> str:
+    """``word`` without its accents, the key the English gazetteers and stoplists are looked up with
+    ("zürich" -> "zurich"); an ASCII word is returned as it is.
+
+    Example:
+        >>> _fold("zürich"), _fold("são paulo"), _fold("paris")
+        ('zurich', 'sao paulo', 'paris')
+    """
+    if word.isascii():
+        return word
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:
