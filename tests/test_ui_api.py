@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
+import shutil
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from fakes import FakeEmbeddings
@@ -20,6 +23,7 @@ from langmem_cog.loaders import LoCoMoConversation
 from langmem_cog.memory import CogMemory
 from langmem_cog.ui import InspectorAPI, make_server, sample_conversation, serve_in_thread
 from langmem_cog.ui.api import locomo_conversations
+from langmem_cog.ui.server import check_token, new_token
 
 CLIMBING = [
     "I went climbing at the gym yesterday.",
@@ -211,10 +215,18 @@ def server(api: InspectorAPI, climbing: str) -> Iterator[Any]:
         srv.server_close()
 
 
-def request(srv: Any, path: str, host: str | None = None, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+DEFAULT = object()
+
+
+def request(srv: Any, path: str, host: str | None = None, method: str = "GET",
+            token: Any = DEFAULT) -> tuple[int, dict[str, str], bytes]:
+    """One request; ``token``: sent as ``Authorization: Bearer`` (default: the server's; ``None``: no header)."""
     h, port = srv.server_address[:2]
     conn = http.client.HTTPConnection(h, port, timeout=30)
     headers = {"Host": host} if host else {}
+    token = srv.token if token is DEFAULT else token
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
     conn.request(method, path, headers=headers)
     res = conn.getresponse()
     out = res.status, {k.lower(): v for k, v in res.getheaders()}, res.read()
@@ -257,12 +269,163 @@ def test_make_server_validates_port(api: InspectorAPI) -> None:
         make_server(api, port=70000)
 
 
+# ---------------------------------------------------------------------------- access token
+def test_http_api_needs_the_token(server: Any, climbing: str) -> None:
+    """Loopback is not a boundary between local users: every /api request needs the server's token."""
+    token = server.token
+    assert len(token) >= 32 and server.url == f"{server.base_url}?token={token}"
+    search = "/api/search?" + urlencode({"ns": climbing, "q": "Where does Leo climb?"})
+    for path in ("/api/namespaces", f"/api/graph?ns={climbing}", f"/api/timeline?ns={climbing}&person=Leo", search,
+                 "/api/nope"):
+        status, headers, body = request(server, path, token=None)
+        assert status == 401, path
+        assert headers["content-type"].startswith("application/json") and headers["www-authenticate"].startswith("Bearer")
+        error = json.loads(body)["error"]
+        assert "access token" in error and climbing not in body.decode()
+        assert request(server, path, token=token + "x")[0] == 401  # a wrong token
+        assert request(server, path, token=token[:-1])[0] == 401  # a prefix of it
+    assert request(server, "/api/namespaces", method="HEAD", token=None)[0] == 401
+    # The header, or the token query parameter (which is not handed to the endpoint as a parameter).
+    status, _, body = request(server, "/api/namespaces")
+    assert status == 200 and climbing in [n["namespace"] for n in json.loads(body)["namespaces"]]
+    status, _, body = request(server, search + "&" + urlencode({"token": token}), token=None)
+    assert status == 200 and json.loads(body)["evidence"]
+    assert request(server, f"/api/namespaces?token={token}&token={token}", token=None)[0] == 401  # given twice
+    assert request(server, f"/api/namespaces?token={token}", token="wrong-but-sent-as-header")[0] == 401
+    h, port = server.server_address[:2]
+    conn = http.client.HTTPConnection(h, port, timeout=30)
+    conn.request("GET", "/api/namespaces", headers={"Authorization": f"Basic {token}"})  # not a bearer token
+    assert conn.getresponse().status == 401
+    conn.close()
+    # The static page needs no token: it holds no data (the script fetches it with the token).
+    for path in ("/", "/app.js", "/style.css"):
+        status, _, body = request(server, path, token=None)
+        assert status == 200 and climbing.encode() not in body and b"Leo" not in body
+    # The Host check still comes first, token or not.
+    assert request(server, "/api/namespaces", host="attacker.example:80")[0] == 403
+
+
+def test_the_token_is_kept_out_of_the_log(server: Any, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="langmem_cog.ui.server"):
+        assert request(server, f"/?token={server.token}", token=None)[0] == 200
+        assert request(server, f"/api/namespaces?token={server.token}", token=None)[0] == 200
+        deadline = time.monotonic() + 10  # the handler thread logs after the response is sent
+        while caplog.text.count("<token>") < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert caplog.text.count("<token>") >= 2 and server.token not in caplog.text
+
+
+def test_no_auth_serves_without_a_token_and_warns(api: InspectorAPI, climbing: str,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="langmem_cog.ui.server"):
+        srv = make_server(api, port=0, auth=False)
+    serve_in_thread(srv)
+    try:
+        assert srv.token is None and srv.url == srv.base_url and "?token" not in srv.url
+        assert "WITHOUT an access token" in caplog.text
+        status, _, body = request(srv, "/api/namespaces", token=None)
+        assert status == 200 and climbing in [n["namespace"] for n in json.loads(body)["namespaces"]]
+        assert request(srv, "/api/namespaces", host="attacker.example:80", token=None)[0] == 403
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_token_settings(api: InspectorAPI) -> None:
+    given = "a-token-of-my-own_0123"
+    srv = make_server(api, port=0, token=given)
+    try:
+        assert srv.token == given and srv.url.endswith(f"/?token={given}")
+    finally:
+        srv.server_close()
+    a, b = new_token(), new_token()
+    assert a != b and len(a) == 32 and check_token(a) == a
+    for bad in ("short", "", "has space in it 0123", "é" * 20, "x" * 15, "\n" + "x" * 20, 12345678901234567):
+        with pytest.raises(ValueError, match="at least 16"):
+            make_server(api, port=0, token=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="at least 16"):
+        check_token(None)
+    with pytest.raises(ValueError, match="exclude each other"):
+        make_server(api, port=0, token=given, auth=False)
+    with pytest.raises(ValueError, match="loopback address only"):
+        make_server(api, host="0.0.0.0", port=0, auth=False)  # noqa: S104 - refused before binding
+
+
+# ---------------------------------------------------------------------------- GETs write nothing
+def listing(root: Path) -> dict[str, Any]:
+    """Every path under ``root`` with its size and modification time (``dir`` for directories)."""
+    out: dict[str, Any] = {}
+    for p in sorted(root.rglob("*")):
+        st = p.stat()
+        out[str(p.relative_to(root))] = "dir" if p.is_dir() else (st.st_size, st.st_mtime_ns, st.st_ino)
+    return out
+
+
+@pytest.fixture
+def disk(tmp_path: Path, ns: str) -> Iterator[tuple[InspectorAPI, Any, Path]]:
+    """An inspector over a persistent store (graph files under ``data_dir/graph``), served over HTTP."""
+    memory = CogMemory(CogMemConfig.preset("default", data_dir=tmp_path), embeddings=FakeEmbeddings())
+    memory.add_turns(climbing_turns(ns))
+    memory.consolidate(ns)
+    api = InspectorAPI(memory)
+    srv = make_server(api, port=0)
+    serve_in_thread(srv)
+    try:
+        yield api, srv, tmp_path
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_gets_write_nothing_when_the_graph_is_in_step(disk: tuple[InspectorAPI, Any, Path], ns: str) -> None:
+    api, srv, root = disk
+    before = listing(root)
+    status, _, body = request(srv, f"/api/graph?ns={ns}")
+    g = json.loads(body)
+    assert status == 200 and g["rebuilt"] is False and g["note"] is None
+    assert g["counts"]["Fact"] >= 1 and sum(g["edges"].values()) == api.memory.graph(ns).number_of_edges()
+    assert listing(root) == before
+
+
+@pytest.mark.parametrize("deleted", ["snapshot", "snapshot and journal", "whole graph directory"])
+def test_gets_do_not_recreate_a_deleted_graph_file(disk: tuple[InspectorAPI, Any, Path], ns: str, deleted: str) -> None:
+    """Issue #21 defect 7: ``GET /api/graph`` used to repair a deleted graph and save it again."""
+    api, srv, root = disk
+    path = api.memory.graphs.path(ns)
+    assert path is not None and path.parent == root / "graph" and path.exists()
+    journal = path.with_suffix(".journal")
+    if deleted == "whole graph directory":
+        shutil.rmtree(path.parent)
+    else:
+        path.unlink()
+        if deleted == "snapshot and journal":
+            journal.unlink(missing_ok=True)
+    before = listing(root)
+    search = "/api/search?" + urlencode({"ns": ns, "q": "Where does Leo climb?"})
+    for _ in range(2):  # the first GET rebuilds in memory, the second reuses that
+        status, _, body = request(srv, f"/api/graph?ns={ns}")
+        g = json.loads(body)
+        assert status == 200 and g["rebuilt"] is True and "nothing was written" in g["note"]
+        assert g["claims"] and any(f["consolidated"] for f in g["facts"])  # the same graph, rebuilt from the turns
+        status, _, body = request(srv, f"/api/timeline?ns={ns}&person=Leo")
+        assert status == 200 and json.loads(body)["events"] and json.loads(body)["rebuilt"] is True
+        status, _, body = request(srv, search)
+        assert status == 200 and json.loads(body)["evidence"]
+        assert request(srv, f"/api/graph?ns={ns}", method="HEAD")[0] == 200
+        assert request(srv, "/api/namespaces")[0] == 200
+        assert listing(root) == before, "a GET wrote to the data directory"
+    assert not path.exists()
+
+
 # ---------------------------------------------------------------------------- CLI
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
         (["ui", "--conversation", "conv-26"], "--load-locomo"),
         (["ui", "--ephemeral", "--data-dir", "somewhere"], "exclude each other"),
+        (["ui", "--ephemeral", "--token", "short"], "at least 16"),
+        (["ui", "--ephemeral", "--token", ""], "at least 16"),
+        (["ui", "--ephemeral", "--no-auth", "--token", "a-token-of-my-own_0123"], "exclude each other"),
     ],
 )
 def test_cli_ui_rejects_bad_flag_combinations(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -272,28 +435,48 @@ def test_cli_ui_rejects_bad_flag_combinations(argv: list[str], needle: str, caps
     assert needle in capsys.readouterr().err
 
 
-def test_cli_ui_serves_a_store(tmp_path: Path) -> None:
-    """``langmem-cog ui --data-dir`` in a subprocess: it prints its URL and answers the API."""
+@pytest.mark.parametrize("auth", ["generated", "env", "no-auth"])
+def test_cli_ui_serves_a_store(tmp_path: Path, auth: str) -> None:
+    """``langmem-cog ui --data-dir`` in a subprocess: it prints its URL (with the token) and answers the API."""
     import os
     import subprocess
     import sys
 
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(Path.cwd())}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "langmem_cog.cli", "ui", "--data-dir", str(tmp_path), "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-    )
+    env.pop("LANGMEM_COG_UI_TOKEN", None)
+    argv = [sys.executable, "-m", "langmem_cog.cli", "ui", "--data-dir", str(tmp_path), "--port", "0"]
+    if auth == "env":
+        env["LANGMEM_COG_UI_TOKEN"] = "token-from-the-environment"
+    if auth == "no-auth":
+        argv.append("--no-auth")
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         assert "memory inspector on http://127.0.0.1:" in line, (line, proc.stderr.read() if proc.poll() else "")
-        url = line.split(" on ", 1)[1].split()[0]
-        host, port = url.removeprefix("http://").rstrip("/").rsplit(":", 1)
-        conn = http.client.HTTPConnection(host, int(port), timeout=60)
-        conn.request("GET", "/api/namespaces")
-        res = conn.getresponse()
-        assert res.status == 200 and json.loads(res.read()) == {"namespaces": []}
-        conn.close()
+        url = urlsplit(line.split(" on ", 1)[1].split()[0])
+        token = parse_qs(url.query).get("token", [None])[0]
+        if auth == "generated":
+            assert token is not None and len(token) == 32
+        elif auth == "env":
+            assert token == "token-from-the-environment" and "token-from-the-environment" not in " ".join(argv)
+        else:
+            assert token is None and url.query == ""
+
+        def get(path: str, token: str | None) -> tuple[int, Any]:
+            conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+            conn.request("GET", path, headers={"Authorization": f"Bearer {token}"} if token else {})
+            res = conn.getresponse()
+            out = res.status, json.loads(res.read())
+            conn.close()
+            return out
+
+        assert get("/api/namespaces", token) == (200, {"namespaces": []})
+        if token is not None:
+            status, body = get("/api/namespaces", None)
+            assert status == 401 and "access token" in body["error"]
+            assert get(f"/api/namespaces?token={token}", None)[0] == 200
     finally:
         proc.terminate()
-        proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=60)
+    assert ("WITHOUT an access token" in err) == (auth == "no-auth")

@@ -1,6 +1,7 @@
 """The memory inspector end to end in headless Chromium (Debian's chromium + chromedriver, Selenium).
 
-The server runs in a thread over a real in-memory store with the packaged MiniLM embedder.
+The server runs in a thread over a real in-memory store with the packaged MiniLM embedder, with its
+access token on (the page is opened at ``server.url``, the address with ``?token=``).
 The bundled sample conversation is always loaded; the first LoCoMo conversation (conv-26) too,
 for its own test, when ``../shared/data/locomo/locomo10.json`` is present. Skipped, with the reason, when chromium,
 chromedriver or selenium is missing (``.ci/run`` installs them; ``pip install -e ".[ui-test]"``).
@@ -166,6 +167,30 @@ def test_markup_in_a_turn_is_shown_as_text(browser: Any, inspector: Inspector) -
     assert MARKUP in browser.find_element(By.ID, "raw").text
     assert not browser.find_elements(By.CSS_SELECTOR, "#search-results img")
     assert browser.execute_script("return window.__pwned") is None
+
+
+def test_the_page_needs_the_token(browser: Any, inspector: Inspector) -> None:
+    """Issue #21 defect 7: without the token (or with a wrong one) the page shows the 401 and no data;
+    with it (the printed address) it lists the namespaces, and the token travels as a header only."""
+    assert inspector.server.token and "?token=" in inspector.server.url
+    for address in (inspector.server.base_url, f"{inspector.server.base_url}?token=not-the-right-token-0123"):
+        browser.get(address)
+        WebDriverWait(browser, WAIT_S).until(
+            lambda d: "error" in (d.find_element(By.ID, "status").get_attribute("class") or ""))
+        status = browser.find_element(By.ID, "status").text
+        assert "401" in status and "access token" in status, status
+        assert not browser.find_elements(By.CSS_SELECTOR, "#ns option")
+        assert browser.find_element(By.TAG_NAME, "body").get_attribute("data-ready") is None
+        assert inspector.sample.turns[0].text not in browser.find_element(By.TAG_NAME, "body").text
+
+    ns = inspector.sample.turns[0].namespace
+    open_page(browser, inspector, ns)  # the address with the token
+    options = [o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, "#ns option")]
+    assert ns in options and inspector.markup_ns in options
+    assert "error" not in (browser.find_element(By.ID, "status").get_attribute("class") or "")
+    api_calls = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name).filter(n => n.includes('/api/'))")
+    assert api_calls and not [u for u in api_calls if "token" in u]
 
 
 def test_a_bad_request_is_reported_on_the_page(browser: Any, inspector: Inspector) -> None:

@@ -1,8 +1,9 @@
 """The memory inspector: a local web page over a :class:`~langmem_cog.memory.CogMemory`.
 
-``langmem-cog ui --demo`` serves it on http://127.0.0.1:8765/: a search box with the
-operator loop's trace, grounded evidence and raw hybrid hits; the PEC2F graph by node
-type; and a per-person timeline. See docs/INSPECTOR.md.
+``langmem-cog ui --demo`` serves it on http://127.0.0.1:8765/?token=... (the API needs that
+access token; see :mod:`langmem_cog.ui.server`): a search box with the operator loop's trace,
+grounded evidence and raw hybrid hits; the PEC2F graph by node type; and a per-person timeline.
+Its requests write nothing to disk (:mod:`langmem_cog.ui.readonly`). See docs/INSPECTOR.md.
 
 Example:
     >>> from langmem_cog.ui import InspectorAPI, make_server  # doctest: +SKIP

@@ -14,6 +14,11 @@ Every parameter is validated; bad input raises :class:`~langmem_cog.errors.Inval
 (HTTP 400), an unknown namespace or person :class:`~langmem_cog.errors.UnknownNamespaceError`
 (HTTP 404). Requests are served one at a time (a lock), so the memory is never read mid-write.
 
+The endpoints write nothing to disk: they read the memory through
+:class:`~langmem_cog.ui.readonly.ReadOnlyMemory`, which shows a graph that is missing or out of step
+with the raw turns as rebuilt in memory (``rebuilt``, ``note``) instead of repairing and saving it as
+``CogMemory.graph`` does. Only :meth:`InspectorAPI.add_conversation` (loading, at start) writes.
+
 Example:
     >>> from langchain_core.embeddings import DeterministicFakeEmbedding
     >>> from langmem_cog import CogMemConfig
@@ -38,6 +43,7 @@ from langmem_cog.loaders import LoCoMoConversation
 from langmem_cog.memory import CogMemory
 from langmem_cog.records import validate_namespace
 from langmem_cog.retriever import CogMemRetriever
+from langmem_cog.ui.readonly import ReadOnlyMemory
 from langmem_cog.ui.views import graph_view, jsonable, timeline_view
 
 __all__ = ["InspectorAPI", "MAX_QUERY_CHARS", "MAX_K", "sample_conversation", "locomo_conversations"]
@@ -91,13 +97,15 @@ class InspectorAPI:
         max_steps: Operator step budget of the loop (as ``langmem-cog search --trace``).
 
     Attributes:
+        view: The read-only view of ``memory`` the endpoints read (they never write to disk).
         examples: Namespace -> example questions with their expected evidence turn ids
             (filled by :meth:`add_conversation`; shown as suggestions and gold marks).
     """
 
     def __init__(self, memory: CogMemory, *, max_steps: int = 5) -> None:
         self.memory = memory
-        self.retrieval = GraphRetrieval(memory, max_steps=max_steps)
+        self.view = ReadOnlyMemory(memory)
+        self.retrieval = GraphRetrieval(self.view, max_steps=max_steps)  # type: ignore[arg-type] # duck-typed
         self.examples: dict[str, list[dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
@@ -147,6 +155,7 @@ class InspectorAPI:
             return 404, {"error": f"no endpoint {path!r}: use one of {sorted(routes)}"}
         try:
             with self._lock:
+                self.view.refresh()  # the graph files may have changed since the last request
                 return 200, fn(params)
         except InvalidInputError as exc:  # unknown namespace or person (LookupError): 404; bad value: 400
             return (404 if isinstance(exc, LookupError) else 400), {"error": str(exc)}
@@ -186,10 +195,9 @@ class InspectorAPI:
             raise InvalidInputError(f"the question has {len(query)} characters: keep it under {MAX_QUERY_CHARS}")
         now = _param(params, "now")
         k = _int_param(params, "k", 10, MAX_K)
-        self.memory.sync_graph(ns)
         state = self.retrieval.run(ns, query, now=now)  # validates ``now`` (InvalidInputError)
         evidence = [{**e, "rank": r} for r, e in enumerate(state.get("evidence") or [], 1)]
-        ranked = CogMemRetriever(memory=self.memory, namespace=ns, k=k, missing_ok=False)
+        ranked = CogMemRetriever(memory=self.view, namespace=ns, k=k, missing_ok=False)
         results = ranked.invoke(query, now=now)
         docs = CogMemRetriever(store=self.memory.store, namespace=ns, k=k, missing_ok=False).invoke(query)
         turns = {t.id: t for t in self.memory.store.get_turns(ns, [d.metadata["turn_id"] for d in results + docs])}
@@ -223,20 +231,21 @@ class InspectorAPI:
         })
 
     def graph(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """The namespace's graph by node type (see :func:`~langmem_cog.ui.views.graph_view`)."""
+        """The namespace's graph by node type (see :func:`~langmem_cog.ui.views.graph_view`), with
+        ``rebuilt`` and ``note`` (see :meth:`ReadOnlyMemory.graph_state`)."""
         ns = self._namespace(params)
         limit = _int_param(params, "limit", 500, _MAX_LIMIT)
-        self.memory.sync_graph(ns)
-        return {"namespace": ns, **graph_view(self.memory.graph(ns), limit=limit)}
+        g = self.view.graph_state(ns)
+        return {"namespace": ns, "rebuilt": g.rebuilt, "note": g.note, **graph_view(g.graph, limit=limit)}
 
     def timeline(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """One person's timeline with the raw turns behind each event."""
+        """One person's timeline with the raw turns behind each event (and ``rebuilt``, ``note``)."""
         ns = self._namespace(params)
         person = _required(params, "person")
-        self.memory.sync_graph(ns)
+        g = self.view.graph_state(ns)
         turns = {t.id: {"turn_id": t.id, "speaker": t.speaker, "timestamp": t.timestamp, "text": t.text}
                  for t in self.memory.store.get_turns(ns)}
-        return {"namespace": ns, **timeline_view(self.memory.graph(ns), person, turns)}
+        return {"namespace": ns, "rebuilt": g.rebuilt, "note": g.note, **timeline_view(g.graph, person, turns)}
 
 
 # ---------------------------------------------------------------------------- data to show

@@ -29,12 +29,21 @@ function setStatus(text, isError = false) {
   s.classList.toggle("error", isError);
 }
 
+// The server's access token comes with the page's address (http://127.0.0.1:PORT/?token=...) and is
+// sent on every API call as a header (never in the API's URLs).
+const TOKEN = new URLSearchParams(location.search).get("token");
+
 async function api(path, params) {
   const url = path + "?" + new URLSearchParams(params).toString();
-  const res = await fetch(url, { headers: { Accept: "application/json" } });
+  const headers = { Accept: "application/json" };
+  if (TOKEN) headers.Authorization = `Bearer ${TOKEN}`;
+  const res = await fetch(url, { headers, cache: "no-store", credentials: "omit" });
   let body;
   try { body = await res.json(); } catch (e) { throw new Error(`${res.status} ${res.statusText}`); }
-  if (!res.ok) throw new Error(body && body.error ? body.error : `${res.status} ${res.statusText}`);
+  if (!res.ok) {
+    const message = body && body.error ? body.error : `${res.status} ${res.statusText}`;
+    throw new Error(res.status === 401 ? `401 unauthorized: ${message}` : message);
+  }
   return body;
 }
 
@@ -147,7 +156,8 @@ async function loadGraph() {
   try {
     state.graph = await api("/api/graph", { ns: state.ns });
     renderGraph(state.graph);
-    setStatus(`graph of ${state.ns}` + (state.graph.truncated.length ? ` (lists cut at ${state.graph.limit}: ${state.graph.truncated.join(", ")})` : ""));
+    setStatus(`graph of ${state.ns}` + (state.graph.truncated.length ? ` (lists cut at ${state.graph.limit}: ${state.graph.truncated.join(", ")})` : "")
+      + (state.graph.note ? ` (${state.graph.note})` : ""));
   } catch (e) {
     setStatus(e.message, true);
   }
