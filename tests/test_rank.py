@@ -20,6 +20,7 @@ from langmem_cog.rank.cascade import Cascade
 from langmem_cog.rank.compressor import FORBIDDEN_FIELDS, ConvMemoryCompressor
 from langmem_cog.rank.data import rerank_examples
 from langmem_cog.rank.features import FEATURE_NAMES, CandidatePool, GraphSignals, candidate_features, neighbour_max
+from langmem_cog.rank.head import head_order
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import RerankExample
 
@@ -315,6 +316,52 @@ def test_cascade_filters_the_whole_ranking_before_the_rerank(memory, ns):
         r.invoke("q", spaeker="Leo")
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 12), st.integers(0, 12), st.integers(0, 2**32 - 1), st.booleans())
+def test_head_order_keeps_hybrids_best_in_the_head(n, depth, protect, seed, filtered):
+    protect = min(protect, depth)
+    rng = np.random.default_rng(seed)
+    fused, hybrid = rng.integers(0, 5, n).astype(float), rng.normal(size=n)  # ties in the fused scores
+    allowed = sorted(rng.choice(n, size=n // 2, replace=False).tolist()) if filtered and n else None
+    order = head_order(fused, hybrid, depth=depth, protect=protect, allowed=allowed)
+    pool = list(range(n)) if allowed is None else allowed
+    assert sorted(order.tolist()) == sorted(pool)  # a permutation of the ranked candidates
+    plain = [i for i in np.argsort(-fused, kind="stable").tolist() if i in set(pool)]
+    by_hybrid = [i for i in np.argsort(-hybrid[plain], kind="stable")]
+    best = {plain[j] for j in by_hybrid[:protect]}
+    head = order[:depth].tolist()
+    assert best <= set(head)  # hybrid's best `protect` are always in the head
+    assert head == [i for i in plain if i in set(head)]  # the head keeps the fused order
+    rest = order[depth:].tolist()
+    assert rest == [i for i in plain if i in set(rest)]  # so does the rest
+    # the head is the fused top `depth` but for the protected turns it had to let in
+    assert len(set(head) - set(plain[:depth])) == len(best - set(plain[:depth]))
+    if protect == 0:
+        assert order.tolist() == plain
+
+
+def test_head_order_refuses_bad_input():
+    with pytest.raises(InvalidInputError, match="protect=11"):
+        head_order(np.zeros(3), np.zeros(3), depth=10, protect=11)
+    with pytest.raises(InvalidInputError, match="one per candidate"):
+        head_order(np.zeros(3), np.zeros(2))
+
+
+def test_cascade_top10_holds_hybrids_best_8(memory, ns):
+    """A fusion that ranks plain hybrid's order backwards still hands the compressor hybrid's best 8."""
+    texts = [f"note {i}: shellfish allergy " + "shellfish " * (20 - i) for i in range(20)]
+    t0 = datetime(2023, 5, 8, tzinfo=UTC)
+    memory.add_turns([make_turn(id=f"h{i}", namespace=ns, speaker="Leo", text=x, position=i, session_id=str(i),
+                                timestamp=t0 + timedelta(minutes=i))
+                      for i, x in enumerate(texts)])
+    hybrid = [s.turn.id for s in memory.store.search(ns, "shellfish allergy", k=20)]
+    backwards = FusionScorer(weights=-FusionScorer.untrained().weights)
+    for protect, expect in ((8, 8), (0, 0)):
+        cascade = Cascade(store=memory.store, memory=memory, scorer=backwards, raw_protect=protect, use_graph=False)
+        top = [d.metadata["turn_id"] for d in cascade.rank(ns, "shellfish allergy", k=10).documents]
+        assert len(set(top) & set(hybrid[:8])) == expect, protect
+
+
 def test_cascade_refuses_bad_k(memory, ns):
     _fill(memory, ns)
     with pytest.raises(InvalidInputError, match="k=0"):
@@ -332,7 +379,12 @@ def test_shipped_models_load_offline_and_score():
     assert not any(isinstance(v, str) and v.startswith("/") for v in meta.values()), "no machine paths"
     size = sum(p.stat().st_size for p in (models_path() / "reranker").iterdir())
     assert size < 50 * 2**20
-    assert default_scorer().weights.tolist() == FusionScorer.untrained().weights.tolist()  # the recipe's prior
+    from langmem_cog.rank.shipped import TRANSFER_FEATURES
+
+    weights = dict(zip(FEATURE_NAMES, default_scorer().weights, strict=True))
+    assert all(w == 0.0 for f, w in weights.items() if f not in TRANSFER_FEATURES)  # the recipe's features only
+    assert weights["graph_event"] > 0 and weights["graph_rr"] > 0  # the fitted fusion weighs the graph
+    assert meta["recipe"]["drop_features"] == ["nontransfer"] and meta["recipe"]["fit_fusion"] is True
     compressor = default_compressor()
     docs = [Document(id="a", page_content="Maya: the weather is nice", metadata={"score": 0.0, "position": 1}),
             Document(id="b", page_content="Leo: I am allergic to shellfish", metadata={"score": 0.0, "position": 2})]

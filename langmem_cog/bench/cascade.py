@@ -40,12 +40,13 @@ from langmem_cog.bench.protocol import SEEDS, percentiles, summarize
 from langmem_cog.config import CogMemConfig
 from langmem_cog.embeddings import resolve_model_path
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.fusion import zscore
+from langmem_cog.fusion import zscore, zscore_fuse
 from langmem_cog.rank.cascade import Cascade, pool_documents
 from langmem_cog.rank.compressor import ConvMemoryCompressor
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder, check_threads
 from langmem_cog.rank.data import rerank_examples
 from langmem_cog.rank.features import FEATURE_NAMES, candidate_features
+from langmem_cog.rank.head import RERANK_DEPTH, head_order
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import RerankExample, TrainConfig, train_cross_encoder
 
@@ -193,7 +194,7 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
         for qp in progress(todo, f"seed {seed}", len(todo)):
             if _key(qp) not in answers or system != "full-zeroshot":
                 fused = scorer.score(feats[_key(qp)])
-                order = np.argsort(-fused, kind="stable")
+                order = head_order(fused, zscore_fuse([qp.pool.dense, qp.pool.lexical], [1.0, cfg.lexical_weight]))
                 ranked = [qp.pool.ids[i] for i in order]
                 final = ranked
                 if compressor is not None:
@@ -274,7 +275,7 @@ def reranker_questions(seed: int, train: Sequence[str], ps: PoolSet, cap: int | 
 def reranker_lists(qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict, gold: dict) -> list[RerankExample]:
     """The cross-encoder's training lists of ``qps``: the fused top 10 plus missed gold."""
     pools = [(qp.question["question"], qp.pool, scorer.score(feats[_key(qp)]), gold[_key(qp)]) for qp in qps]
-    return rerank_examples(pools, depth=10)
+    return rerank_examples(pools)
 
 
 def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, gold: dict, train_config: TrainConfig,
@@ -378,9 +379,11 @@ def blend_heads(ce: BaseCrossEncoder, qps: Sequence[QueryPool], scorer: FusionSc
 
 def fused_head(qp: QueryPool, scorer: FusionScorer, feats: dict,
                lexical_weight: float = 1.0) -> tuple[np.ndarray, list[Document]]:
-    """A question's fused top 10: their pool indices (best first) and the documents the compressor reads."""
+    """A question's fused top 10 (:func:`~langmem_cog.rank.head.head_order`, as the cascade cuts it): their
+    pool indices (best first) and the documents the compressor reads."""
     fused = scorer.score(feats[_key(qp)])
-    order = np.argsort(-fused, kind="stable")[:10]
+    hybrid = zscore_fuse([qp.pool.dense, qp.pool.lexical], [1.0, lexical_weight])
+    order = head_order(fused, hybrid)[:RERANK_DEPTH]
     return order, pool_documents(qp.pool, qp.graph, fused, order, lexical_weight=lexical_weight)
 
 

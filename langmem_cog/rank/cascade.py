@@ -34,6 +34,7 @@ from langmem_cog.filters import TurnFilter
 from langmem_cog.fusion import zscore_fuse
 from langmem_cog.graph.provenance import TurnRecords, prefer_current, prefer_records, turn_records
 from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features, first_name, name_tokens
+from langmem_cog.rank.head import RAW_PROTECT, RERANK_DEPTH, head_order
 from langmem_cog.rank.scorer import FusionScorer
 
 if TYPE_CHECKING:
@@ -67,6 +68,8 @@ class Cascade:
         compressor: The last step (``None``: the fused ranking is returned as is).
         use_graph: Run the operator loop (needs ``memory``).
         rerank_depth: How many fused documents are handed to the compressor (it protects its own top 10).
+        raw_protect: The fused top ``rerank_depth`` always holds plain hybrid search's best ``raw_protect``
+            turns (:func:`~langmem_cog.rank.head.head_order`; 0: the fused order as it is).
         raw_candidates: Size of the raw top list that decides the ``raw`` / ``graph`` stage label.
 
     Example:
@@ -93,7 +96,8 @@ class Cascade:
     scorer: FusionScorer | None = None
     compressor: BaseDocumentCompressor | None = None
     use_graph: bool = True
-    rerank_depth: int = 10
+    rerank_depth: int = RERANK_DEPTH
+    raw_protect: int = RAW_PROTECT
     raw_candidates: int = 50
     _retrieval: Any = field(default=None, init=False, repr=False)
     _warned_context: bool = field(default=False, init=False, repr=False)
@@ -201,9 +205,12 @@ class Cascade:
         Benchmarks that keep pools call this with the pools :meth:`candidates` built, so they rank
         exactly as the live retriever does.
         """
-        order = np.argsort(-fused, kind="stable")
+        allowed = None
         if where is not None and where.active:
-            order = np.array([i for i in order if where.allows(pool.turns[int(i)])], dtype=np.int64)
+            allowed = [i for i, t in enumerate(pool.turns) if where.allows(t)]
+        hybrid = zscore_fuse([pool.dense, pool.lexical], [1.0, self.store.config.lexical_weight])
+        order = head_order(fused, hybrid, depth=self.rerank_depth, protect=min(self.raw_protect, self.rerank_depth),
+                           allowed=allowed)
         depth = max(k, self.rerank_depth) if self.compressor is not None else k
         docs = self._documents(pool, signals, fused, order[:depth])
         if self.compressor is not None and docs:

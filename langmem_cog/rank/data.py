@@ -1,7 +1,8 @@
 """Training lists for the reranker and the fusion scorer, built from a train split.
 
 :func:`rerank_examples` turns scored candidate pools into :class:`~langmem_cog.rank.training.RerankExample`
-lists: the fused top ``depth`` in order, plus any gold candidate the first stage left out (so
+lists: the fused top ``depth`` in order (with plain hybrid search's best ``protect`` kept in it, as the
+cascade keeps them: :func:`~langmem_cog.rank.head.head_order`), plus any gold candidate the first stage left out (so
 every list teaches something), each pair formatted exactly as the compressor formats it. The pools
 themselves come from the retriever's candidate stage (:mod:`langmem_cog.bench.pools`).
 
@@ -24,8 +25,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from langmem_cog.fusion import zscore_fuse
 from langmem_cog.rank.cross_encoder import format_pair
 from langmem_cog.rank.features import CandidatePool
+from langmem_cog.rank.head import RAW_PROTECT, RERANK_DEPTH, head_order
 from langmem_cog.rank.training import RerankExample
 
 __all__ = ["rerank_examples", "ScoredPool"]
@@ -36,12 +39,18 @@ logger = logging.getLogger(__name__)
 ScoredPool = tuple[str, CandidatePool, np.ndarray, np.ndarray]
 
 
-def rerank_examples(pools: Iterable[ScoredPool], depth: int = 10, add_missed_gold: bool = True) -> list[RerankExample]:
+def rerank_examples(pools: Iterable[ScoredPool], depth: int = RERANK_DEPTH, add_missed_gold: bool = True, *,
+                    protect: int = RAW_PROTECT, lexical_weight: float = 1.0) -> list[RerankExample]:
     """One training list per pool: the fused top ``depth`` (+ missed gold), formatted as the compressor does,
-    with each candidate's fused score as the example's ``prior``."""
+    with each candidate's fused score as the example's ``prior``.
+
+    ``protect`` and ``lexical_weight``: the head holds hybrid's best ``min(protect, depth)`` candidates
+    (hybrid = ``z(dense) + lexical_weight * z(BM25)``), as in :meth:`~langmem_cog.rank.cascade.Cascade.rank_pool`.
+    """
     out = []
     for query, pool, fused, gold in pools:
-        order = list(np.argsort(-np.asarray(fused), kind="stable")[:depth])
+        hybrid = zscore_fuse([pool.dense, pool.lexical], [1.0, lexical_weight])
+        order = [int(i) for i in head_order(fused, hybrid, depth=depth, protect=min(protect, depth))[:depth]]
         if add_missed_gold:
             order += [int(i) for i in np.flatnonzero(gold) if int(i) not in set(order)]
         if not order:

@@ -33,7 +33,7 @@ from langmem_cog.rank.features import CONTEXT_FEATURES, FEATURE_NAMES
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import TrainConfig
 
-__all__ = ["Recipe", "FittedModels", "SHIPPED_RECIPE", "fit_recipe", "write_models", "sha256_of", "git_commit",
+__all__ = ["Recipe", "FittedModels", "SHIPPED_RECIPE", "TRANSFER_FEATURES", "fit_recipe", "write_models", "sha256_of", "git_commit",
            "dropped_features"]
 
 logger = logging.getLogger(__name__)
@@ -60,9 +60,23 @@ def git_commit(path: str | Path = ".") -> str | None:
     return out.stdout.strip() or None
 
 
+#: The features the shipped fusion scorer weighs: the raw scores, the next-turn window, the operator
+#: loop's signals, the named speaker and the question's words and names found in the turn. Chosen by
+#: leaving one dataset out (docs/BENCHMARKS.md, session 13): a scorer fitted on either dataset with these
+#: alone beat hybrid on the other, where the style features (length, question mark, position), the
+#: session statistics, the per-channel windows and the answer-type matches fitted one dataset's style
+#: (all 35 fitted on LoCoMo: LongMemEval MRR 0.35, hybrid's 0.57).
+TRANSFER_FEATURES: tuple[str, ...] = (
+    "dense_z", "lexical_z", "window1",
+    "graph_grounded", "graph_rr", "graph_event", "graph_fact", "graph_claim", "graph_entity", "grounded_near",
+    "in_window", "speaker_match", "bigram_overlap", "proper_overlap",
+)
+
+
 def dropped_features(names: Iterable[str]) -> tuple[str, ...]:
     """Feature names from a drop list: names of :data:`FEATURE_NAMES`, or the groups ``graph`` (every
-    graph feature and ``in_window``), ``style`` (``position``, ``log_len``, ``is_question``) and ``context``.
+    graph feature and ``in_window``), ``style`` (``position``, ``log_len``, ``is_question``), ``context``
+    and ``nontransfer`` (every feature outside :data:`TRANSFER_FEATURES`).
 
     Raises:
         InvalidInputError: If a name is neither a feature nor a group.
@@ -75,6 +89,7 @@ def dropped_features(names: Iterable[str]) -> tuple[str, ...]:
         "graph": {f for f in FEATURE_NAMES if f.startswith("graph_")} | {"in_window", "grounded_near"},
         "style": {"position", "log_len", "is_question"},
         "context": set(CONTEXT_FEATURES),
+        "nontransfer": set(FEATURE_NAMES) - set(TRANSFER_FEATURES),
     }
     out: set[str] = set()
     for name in names:
@@ -119,10 +134,10 @@ class Recipe:
                 "score_max_length": self.score_max_length, "tune_queries": self.tune_queries, "seed": self.seed, "fit_fusion": self.fit_fusion}
 
 
-#: The recipe of the shipped models. The fitted fusion scorers did not carry over between LoCoMo and
-#: LongMemEval when each dataset was left out (docs/BENCHMARKS.md, session 11), while the untrained
-#: prior did: the shipped recipe keeps the prior and fits the cross-encoder on its top 10.
-SHIPPED_RECIPE = Recipe(fit_fusion=False)
+#: The recipe of the shipped models: the fusion scorer fitted on :data:`TRANSFER_FEATURES` only (L2 0.03,
+#: chosen by leaving one dataset out), then the cross-encoder on its top 10. With every feature the
+#: fitted scorers did not carry over between LoCoMo and LongMemEval (session 11).
+SHIPPED_RECIPE = Recipe(drop_features=("nontransfer",), l2=0.03)
 
 
 @dataclass
