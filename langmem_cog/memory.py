@@ -76,6 +76,12 @@ class CogMemory:
         self._lock = threading.RLock()
         self._checked: set[str] = set()  # namespaces whose graph was checked against the raw store
         self.node_vectors = NodeVectors(self.store.embed_texts)
+        # Deletes and forgets cut short by a crash end with the graph's step: finish them now.
+        self.store.intent_finisher = self._finish_intent
+        try:
+            self.store.replay_intents()
+        except StoreError as exc:  # reads still work; the next write retries and raises
+            logger.warning("%s", exc)
 
     def _warm_node_vectors(self, namespace: str) -> None:
         """Embed the node texts of a namespace's graph not embedded yet (cascade retrieval only)."""
@@ -165,11 +171,20 @@ class CogMemory:
 
     def delete_turns(self, namespace: str, ids: Sequence[str]) -> int:
         """Delete turns from the raw store and everything derived only from them (graph nodes
-        included), then purge their text from the files on disk. Returns how many existed.
+        included), then purge their text from the files on disk.
+
+        The deletion is recorded before its first step and the record removed after its last (the graph's):
+        a call cut short by a crash or an error is finished by the next open of the data directory, the next
+        write, or a retry of the call (see :meth:`TurnStore.delete_turns`).
+
+        Returns:
+            How many of ``ids`` were stored when the call ran (0 for a retry of a call that had deleted them
+            before it was cut short; the retry still purges what is left of them).
 
         Raises:
             InvalidNamespaceError: If the namespace id is malformed.
             InvalidInputError: If ``ids`` is not a list of strings.
+            StoreError: If a step fails (the deletion stays recorded; retry the call).
         """
         validate_namespace(namespace)
         if isinstance(ids, str) or not isinstance(ids, Iterable):
@@ -179,14 +194,12 @@ class CogMemory:
             raise InvalidInputError("delete_turns takes a list of turn id strings")
         self._check_graph(namespace)
         with self._lock, self.store.writing():
-            n = self.store.delete_turns(namespace, ids)
-            self.graphs.delete_turns(namespace, ids)
-            self.graphs.save(namespace)
-        return n
+            return self.store.delete_turns(namespace, ids, finisher=self._finish_intent)
 
     def forget(self, namespace: str, turn_ids: Sequence[str] | None = None) -> bool:
         """Forget a whole namespace (raw turns, BM25 index, graph, files), or only ``turn_ids``
-        of it (as :meth:`delete_turns`). Returns whether anything was there to forget.
+        of it (as :meth:`delete_turns`). Returns whether anything was there to forget when the call
+        ran (``False`` for a retry of a forget that was cut short, which the retry or the open finishes).
 
         Example:
             >>> mem = CogMemory(CogMemConfig.preset("ephemeral"))  # doctest: +SKIP
@@ -196,11 +209,42 @@ class CogMemory:
         if turn_ids is not None:
             return self.delete_turns(namespace, turn_ids) > 0
         validate_namespace(namespace)
+        graph: list[bool] = []
+
+        def finish(intent: dict[str, Any]) -> None:
+            graph.append(self._finish_intent(intent))
+
         with self._lock, self.store.writing():
-            existed = self.store.forget_namespace(namespace)
-            existed = self.graphs.forget(namespace) or existed
-            self._checked.discard(namespace)
-        return existed
+            existed = self.store.forget_namespace(namespace, finisher=finish)
+        return existed or any(graph)
+
+    def _finish_intent(self, intent: dict[str, Any]) -> bool:
+        """The graph's step of a recorded delete or forget (the last one; safe to repeat). Returns whether
+        the graph held any of it.
+
+        Runs inside the store's write lock. A graph that cannot be read is deleted (it is derived, and may
+        hold the deleted text): the next use of the namespace rebuilds it from the raw store.
+        """
+        ns = intent["namespace"]
+        if intent["op"] == "forget":
+            self._checked.discard(ns)
+            return self.graphs.forget(ns)
+        try:
+            stats = self.graphs.delete_turns(ns, intent["ids"])
+        except StoreError as exc:
+            logger.warning("graph of namespace %r cannot be read (%s): deleting it, it is rebuilt on next use", ns, exc)
+            self.graphs.forget(ns)
+            self._checked.discard(ns)
+            return False
+        path = self.graphs.path(ns)
+        journal = None if path is None else path.with_name(path.stem + ".journal")
+        # A save cut short may have left the old journal (the deleted turns' extractions) beside a new snapshot.
+        if stats.turns_removed or path is None or path.exists() or (journal is not None and journal.exists()):
+            self.graphs.save(ns)
+        if path is not None and path.parent.is_dir():
+            for tmp in path.parent.glob(f".{path.stem}.*.tmp"):  # a save cut short by a crash: the graph's text
+                tmp.unlink(missing_ok=True)
+        return stats.turns_removed > 0
 
     def graph(self, namespace: str) -> nx.MultiDiGraph:
         """The namespace's PEC2F graph (repaired from the raw store on first use if behind)."""

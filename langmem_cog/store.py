@@ -28,10 +28,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import logging
 import math
 import os
+import struct
 import threading
+import time
 import uuid
 import weakref
 from collections import OrderedDict
@@ -72,6 +75,8 @@ QUERY_VECTOR_CACHE = 256
 _CHROMA_SYNCED: dict[str, int] = {}
 _CHROMA_CLIENTS: dict[str, Any] = {}
 _CHROMA_RELOAD_LOCK = threading.RLock()
+#: The folder (under the data directory) of the records of deletes and forgets in progress.
+_INTENT_DIR = "intents"
 
 
 @dataclass(frozen=True)
@@ -366,6 +371,168 @@ def collection_name(namespace: str) -> str:
     return _COLLECTION_PREFIX + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:40]
 
 
+@dataclass
+class _Intent:
+    """A delete or forget in progress, as recorded in ``data_dir/intents/<time>-<random>.json``.
+
+    Written (atomically) before the first step and removed after the last; the steps are
+    idempotent, so a replay of a record redoes them all. Only ids are recorded, never text.
+    """
+
+    op: Literal["delete", "forget"]
+    namespace: str
+    ids: list[str] = field(default_factory=list)
+    collection_id: str | None = None  # the namespace's collection when the call ran (None: none)
+    segment_dirs: list[str] = field(default_factory=list)  # its segment folders (forget), read before the drop
+    graph: bool = False  # a finisher (the graph step) must run before the record goes
+    store_done: bool = False  # the store's steps are done; waiting for the finisher
+    pid: int = field(default_factory=os.getpid)
+    path: Path | None = None  # not recorded
+    replay: bool = False  # not recorded: run by a replay (reload the namespace from Chroma first)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "version": 1, "op": self.op, "namespace": self.namespace, "collection": collection_name(self.namespace),
+            "collection_id": self.collection_id, "ids": list(self.ids), "segment_dirs": list(self.segment_dirs),
+            "graph": self.graph, "store_done": self.store_done, "pid": self.pid,
+        }
+
+    @classmethod
+    def parse(cls, raw: Any) -> _Intent:
+        """An intent from its JSON record.
+
+        Raises:
+            ValueError: If the record is not one.
+        """
+        if not isinstance(raw, dict) or raw.get("op") not in ("delete", "forget"):
+            raise ValueError("not an intent record")
+        ids, dirs, col_id = raw.get("ids", []), raw.get("segment_dirs", []), raw.get("collection_id")
+        if not all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in (ids, dirs)):
+            raise ValueError("ids and segment_dirs must be lists of strings")
+        if col_id is not None and not isinstance(col_id, str):
+            raise ValueError("collection_id must be a string")
+        pid = raw.get("pid", 0)
+        return cls(op=raw["op"], namespace=validate_namespace(raw.get("namespace")), ids=ids, collection_id=col_id,
+                   segment_dirs=[d for d in dirs if _is_uuid(d)], graph=raw.get("graph") is True,
+                   store_done=raw.get("store_done") is True, pid=pid if isinstance(pid, int) else 0)
+
+
+def _is_uuid(name: str) -> bool:
+    try:
+        return str(uuid.UUID(name)) == name
+    except ValueError:
+        return False
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. Windows
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``: a fsynced temp file renamed over it, then the folder fsynced.
+
+    Raises:
+        OSError: If it cannot be written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, text.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. another user's process
+        return True
+    return True
+
+
+def _remove_stale_temp(log: Path | None) -> None:
+    """Remove the temporary copies of a BM25 log (``<log>.<pid>.tmp``) that compactions cut short by a
+    crash left: they hold the tokens of deleted turns. A copy of a live process other than this one
+    (a reader repairing a damaged log) is kept."""
+    if log is None or not log.parent.is_dir():
+        return
+    for tmp in log.parent.glob(log.name + ".*.tmp"):
+        pid = tmp.name[len(log.name) + 1 : -len(".tmp")]
+        if pid.isdigit() and (int(pid) == os.getpid() or not _pid_alive(int(pid))):
+            tmp.unlink(missing_ok=True)
+
+
+#: The header of a persisted HNSW segment (``header.bin``; chroma-core/hnswlib's ``HEADER_FIELDS``,
+#: persistence version 1): version, offsetLevel0, max_elements, cur_element_count, size_data_per_element, ...
+_HNSW_HEADER = struct.Struct("<iQQQQQQiIQQQdQ")
+_SCRUB_CHUNK = 1 << 20
+
+
+def _zero_from(path: Path, start: int) -> int:
+    """Overwrite with zeros the bytes of ``path`` from ``start`` to its end that are not zero; returns how many."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return 0
+    written = 0
+    try:
+        size = os.fstat(fd).st_size
+        pos = start
+        while pos < size:
+            chunk = os.pread(fd, min(_SCRUB_CHUNK, size - pos), pos)
+            if not chunk:
+                break
+            if chunk.strip(b"\0"):
+                os.pwrite(fd, bytes(len(chunk)), pos)
+                written += len(chunk)
+            pos += len(chunk)
+        if written:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    return written
+
+
+def _scrub_hnsw_segment(folder: Path) -> int:
+    """Zero the slots past the live elements of a persisted HNSW segment; returns how many bytes changed.
+
+    Chroma's hnswlib fork allocates ``data_level0.bin``'s and ``length.bin``'s buffers with ``malloc``
+    and writes them at full capacity when it creates the index (chroma-core/chroma#7688), so the slots
+    no element uses yet hold whatever the writing process's heap held: documents and log records
+    included, deleted turns' text among them. Slots below ``cur_element_count`` (the header's) are
+    left alone, so are folders whose header is not the known layout.
+    """
+    try:
+        raw = (folder / "header.bin").read_bytes()
+    except OSError:
+        return 0
+    if len(raw) != _HNSW_HEADER.size:
+        return 0
+    version, _, max_elements, count, per_element = _HNSW_HEADER.unpack(raw)[:5]
+    if version != 1 or per_element <= 0 or count > max_elements:
+        return 0
+    return _zero_from(folder / "data_level0.bin", count * per_element) + _zero_from(folder / "length.bin", count * 4)
+
+
 def _turn_metadata(turn: Turn) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "namespace": turn.namespace,
@@ -444,19 +611,36 @@ class TurnStore:
         # -1: check on first use whether this process's Chroma system (shared by every client of
         # the path in the process) saw the latest writes of other processes.
         self._seen_gen = -1 if self.dir_lock is not None else 0
+        #: Runs the last step of a replayed delete or forget recorded with ``graph: true`` (set by
+        #: :class:`~langmem_cog.memory.CogMemory`: the graph's part); without it such a record stays.
+        self.intent_finisher: Callable[[dict[str, Any]], Any] | None = None
+        self._replaying = False
+        self._opened = False
+        self._replay_at_open()  # finish deletes and forgets that a crash cut short
+        self._opened = True
 
     # ------------------------------------------------------------------ coordination
     @contextmanager
     def writing(self) -> Iterator[None]:
         """Hold the store's write lock (threads, and processes sharing ``data_dir``) with
-        in-memory state reloaded if someone else wrote; records the write on exit."""
+        in-memory state reloaded if someone else wrote; records the write on exit.
+
+        The outermost hold first finishes the deletes and forgets that a crash or an error cut short
+        (:meth:`replay_intents`), so no write lands before them.
+
+        Raises:
+            StoreError: If such a delete or forget cannot be finished (nothing else is written).
+        """
         with self._write_lock:
             if self.dir_lock is None:
                 yield
                 return
+            outer = not self.dir_lock.held
             with self.dir_lock:
                 self._sync_with_disk()
                 try:
+                    if outer:
+                        self._finish_intents(reload=True)
                     yield
                 finally:
                     self._seen_gen = self.dir_lock.bump()
@@ -504,8 +688,11 @@ class TurnStore:
             self._contexts.clear()
             self._lexical.clear()
             self._collections.clear()
-        if self.config.chroma_mode == "persistent" and self._own_client and pid != os.getpid():
-            self._reload_chroma(gen)
+        if self.config.chroma_mode == "persistent" and self._own_client:
+            if pid != os.getpid():
+                self._reload_chroma(gen)
+            else:  # another store of this process wrote; it may have reopened the Chroma system (a replay)
+                self.client = _CHROMA_CLIENTS.get(str(self.data_dir), self.client)
         self._seen_gen = gen
 
     def _reload_chroma(self, gen: int) -> None:
@@ -920,11 +1107,38 @@ class TurnStore:
                     idx.flush()
         return cache.ctx
 
-    def delete_turns(self, namespace: str, ids: Sequence[str]) -> int:
-        """Delete turns of a namespace from Chroma and BM25. Returns how many existed.
+    # ------------------------------------------------------------------ delete and forget
+    def delete_turns(
+        self,
+        namespace: str,
+        ids: Sequence[str],
+        *,
+        finisher: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> int:
+        """Delete turns of a namespace from Chroma, BM25 and the context vectors, and purge their text
+        from the files on disk (Chroma's write-ahead table, then ``VACUUM``).
+
+        The deletion is recorded first, in an intent file under ``data_dir/intents``, and the record is
+        removed only when every step is done. A call cut short (a crash, a kill, an error) is finished by
+        the next open of the data directory, by the next write, or by a retry of the call; every step is
+        safe to repeat, so a retry for ids that are already gone still purges what is left of their text.
+
+        Args:
+            namespace: The namespace.
+            ids: Turn ids (ids not stored are ignored).
+            finisher: Called with the intent (a dict) after the store's steps and before the record is
+                removed; :class:`~langmem_cog.memory.CogMemory` deletes the turns from its graph there. The
+                intent then records ``graph: true``, and a replay calls :attr:`intent_finisher` instead.
+
+        Returns:
+            How many of ``ids`` were stored when the call ran. Interrupted deletes and forgets are finished
+            first (by the open, or at the start of the call), so retrying a call that was cut short after
+            Chroma's delete returns 0 for those turns, and still purges their text.
 
         Raises:
             InvalidNamespaceError: If the namespace id is malformed.
+            InvalidInputError: If ``ids`` is not a list of strings.
+            StoreError: If a step fails; the deletion stays recorded and a retry (or the next open) finishes it.
         """
         validate_namespace(namespace)
         if isinstance(ids, str) or not isinstance(ids, Iterable):
@@ -932,39 +1146,251 @@ class TurnStore:
         ids = list(ids)
         if not all(isinstance(i, str) for i in ids):
             raise InvalidInputError("delete_turns takes a list of turn id strings")
+        ids = list(dict.fromkeys(ids))
         with self.writing(), self._ns_lock(namespace):
-            col = self._collection(namespace, create=False)
-            if col is None:
+            if not ids:
                 return 0
-            cache = self._load_cache(namespace)
-            present = [i for i in dict.fromkeys(ids) if i in cache.pos]
-            if present:
-                col.delete(ids=present)
-                self._lexical_index(namespace).delete(present)
-                cache.remove(present)
-                self._context_matrix(namespace, cache, create=False)  # re-embeds turns whose previous turn went
-                self._purge_log(col, present)
-                self._vacuum()
-            return len(present)
+            col = self._collection(namespace, create=False)
+            intent = _Intent(op="delete", namespace=namespace, ids=ids,
+                             collection_id=None if col is None else str(col.id), graph=finisher is not None)
+            self._record_intent(intent)
+            return int(self._run_intent(intent, finisher))
 
-    def forget_namespace(self, namespace: str) -> bool:
-        """Delete a whole namespace: its collection and its BM25 log. Returns whether it existed."""
+    def forget_namespace(
+        self, namespace: str, *, finisher: Callable[[dict[str, Any]], Any] | None = None
+    ) -> bool:
+        """Delete a whole namespace: its collection and the segment folders Chroma leaves behind, its BM25
+        log and context vectors, then ``VACUUM`` Chroma's database. Recorded and finished like
+        :meth:`delete_turns` (``finisher`` as there).
+
+        Returns:
+            Whether the namespace held a collection when the call ran (``False`` for a retry of a forget
+            that the first attempt or the next open already completed).
+
+        Raises:
+            StoreError: If a step fails; the forget stays recorded and a retry (or the next open) finishes it.
+        """
         validate_namespace(namespace)
         with self.writing(), self._ns_lock(namespace):
             col = self._collection(namespace, create=False)
-            self._lexical_index(namespace).clear()
-            self._lexical.pop(namespace, None)
-            self._caches.pop(namespace, None)
-            self._context_index(namespace).forget()
-            self._contexts.pop(namespace, None)
-            self._collections.pop(namespace, None)
-            if col is None:
-                return False
-            segment_dirs = self._segment_dirs(col)
-            self.client.delete_collection(collection_name(namespace))
-            self._remove_segment_dirs(segment_dirs)
+            intent = _Intent(
+                op="forget", namespace=namespace, collection_id=None if col is None else str(col.id),
+                segment_dirs=[] if col is None else [p.name for p in self._segment_dirs(col)],
+                graph=finisher is not None,
+            )
+            self._record_intent(intent)
+            return bool(self._run_intent(intent, finisher))
+
+    # Intents: a delete or forget is recorded before its first step and the record removed after its last.
+    @property
+    def _intent_dir(self) -> Path:
+        return self.data_dir / _INTENT_DIR
+
+    def pending_intents(self) -> list[Path]:
+        """The records of deletes and forgets not finished yet (``data_dir/intents/*.json``), oldest first."""
+        if not self.persistent:
+            return []
+        try:
+            names = os.listdir(self._intent_dir)
+        except OSError:  # no folder yet
+            return []
+        return [self._intent_dir / n for n in sorted(names) if n.endswith(".json") and not n.startswith(".")]
+
+    def replay_intents(self) -> int:
+        """Finish every delete and forget of the data directory that was cut short (by a crash or an error).
+
+        Runs on open and at the start of every write (:meth:`writing`); call it to retry explicitly.
+        An intent whose store steps are done but that waits for a :attr:`intent_finisher` (the graph step
+        of a :class:`~langmem_cog.memory.CogMemory`) stays until a store with one replays it.
+
+        Returns:
+            How many intents were run.
+
+        Raises:
+            StoreError: If one cannot be finished (it stays recorded).
+        """
+        if self.dir_lock is None or not self.pending_intents():
+            return 0
+        with self._write_lock, self.dir_lock:
+            self._sync_with_disk()
+            try:
+                return self._finish_intents(reload=self._opened)
+            finally:
+                self._seen_gen = self.dir_lock.bump()
+                _CHROMA_SYNCED[str(self.data_dir)] = self._seen_gen
+
+    def _replay_at_open(self) -> None:
+        """Finish interrupted deletes and forgets when the store opens; a failure is logged (reads still
+        work) and raised again by the next write."""
+        try:
+            self.replay_intents()
+        except StoreError as exc:
+            logger.warning("%s", exc)
+
+    def _finish_intents(self, *, reload: bool) -> int:
+        """Run the pending intents in order (the caller holds the data directory lock)."""
+        files = self.pending_intents()
+        if not files or self._replaying:
+            return 0
+        self._replaying = True
+        done = 0
+        reloaded = not reload
+        try:
+            for tmp in self._intent_dir.glob(".*.tmp"):  # a record torn by a crash: never renamed, never started
+                tmp.unlink(missing_ok=True)
+            for path in files:
+                intent = self._read_intent(path)
+                if intent is None or (intent.store_done and intent.graph and self.intent_finisher is None):
+                    continue
+                if not reloaded and not intent.store_done and intent.pid != os.getpid():
+                    # Another process was cut short mid-way: this process's Chroma system may not have
+                    # seen its writes (it never recorded them in the generation counter).
+                    self._reload_after_crash()
+                    reloaded = True
+                logger.warning("finishing the interrupted %s of namespace %r (recorded in %s)",
+                               intent.op, intent.namespace, path.name)
+                intent.replay = True
+                self._run_intent(intent, self.intent_finisher)
+                done += 1
+        finally:
+            self._replaying = False
+        return done
+
+    def _reload_after_crash(self) -> None:
+        with self._lock:
+            self._caches.clear()
+            self._contexts.clear()
+            self._lexical.clear()
+            self._collections.clear()
+        if self.config.chroma_mode == "persistent" and self._own_client and self.dir_lock is not None:
+            self._reload_chroma(self.dir_lock.read()[0] + 1)
+
+    def _read_intent(self, path: Path) -> _Intent | None:
+        """A recorded intent; ``None`` (and the file removed, logged) if it cannot be read."""
+        try:
+            intent = _Intent.parse(json.loads(path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            logger.error("removing the unreadable intent file %s (%s): the delete or forget it recorded is "
+                         "not finished; call it again", path, exc)
+            path.unlink(missing_ok=True)
+            return None
+        intent.path = path
+        return intent
+
+    def _record_intent(self, intent: _Intent) -> None:
+        """Write (or rewrite) an intent file atomically (temp file, fsync, rename, folder fsync)."""
+        if not self.persistent:
+            return  # nothing on disk to finish after a crash
+        if intent.path is None:
+            intent.path = self._intent_dir / f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.json"
+        try:
+            _write_atomic(intent.path, json.dumps(intent.as_dict(), ensure_ascii=False))
+        except OSError as exc:
+            raise StoreError(
+                f"cannot record the {intent.op} of namespace {intent.namespace!r} in {self._intent_dir} ({exc}): "
+                "nothing was deleted; make the data directory writable or free disk space, then retry"
+            ) from exc
+
+    def _clear_intent(self, intent: _Intent) -> None:
+        if intent.path is None:
+            return
+        try:
+            intent.path.unlink(missing_ok=True)
+            _fsync_dir(intent.path.parent)
+        except OSError as exc:  # done anyway: a later replay repeats the (idempotent) steps
+            logger.warning("cannot remove the finished intent file %s: %s", intent.path, exc)
+
+    def _run_intent(self, intent: _Intent, finisher: Callable[[dict[str, Any]], Any] | None) -> int | bool:
+        """Do (or redo) the store's steps of an intent, then the finisher's, then remove the record.
+
+        Raises:
+            StoreError: If a step fails; the record stays, for a retry, the next write or the next open.
+        """
+        ns = intent.namespace
+        try:
+            with self._ns_lock(ns):
+                result: int | bool = 0 if intent.op == "delete" else False
+                if not intent.store_done:
+                    result = self._delete_steps(intent) if intent.op == "delete" else self._forget_steps(intent)
+                if intent.graph:
+                    if finisher is None:  # the graph's owner finishes it (a CogMemory on this data dir)
+                        if not intent.store_done:
+                            intent.store_done = True
+                            self._record_intent(intent)
+                        return result
+                    finisher(intent.as_dict())
+                self._clear_intent(intent)
+                return result
+        except Exception as exc:  # any failure leaves the record for the replay
+            what = "deletion of turns" if intent.op == "delete" else "forget"
+            where = (f"it is recorded in {intent.path} and finished by a retry of the call, the next write or the "
+                     f"next open of {self.data_dir}") if intent.path is not None else "retry the call"
+            raise StoreError(
+                f"the {what} of namespace {ns!r} did not complete ({type(exc).__name__}: {exc}); {where}. Fix the "
+                "cause (free disk space, make the data directory writable) if it persists"
+            ) from exc
+
+    def _delete_steps(self, intent: _Intent) -> int:
+        """The store's steps of a deletion, each safe to repeat; returns how many of the ids were stored."""
+        ns, ids = intent.namespace, intent.ids
+        if intent.replay:  # reload from Chroma, the source of truth (this also repairs BM25 from it)
+            self._drop_namespace_state(ns)
+            with self._lock:
+                self._contexts.pop(ns, None)
+        col = self._collection(ns, create=False)
+        if col is not None and str(col.id) != intent.collection_id:
+            col = None  # a collection created after this intent was recorded: not the one to delete from
+        lexical = self._lexical_index(ns)
+        present: list[str] = []
+        if col is not None:
+            cache = self._load_cache(ns)
+            present = [i for i in ids if i in cache.pos]
+            if present:
+                col.delete(ids=present)
+            lexical.delete(ids)  # compacts the log
+            cache.remove(present)
+            self._context_matrix(ns, cache, create=False)  # rewrites the files without their rows
+        _remove_stale_temp(lexical.path)  # a compaction cut short leaves a copy of the log's tokens
+        purged = self._purge_log(intent.collection_id, ids) if intent.collection_id else 0
+        self._scrub_segments()
+        if intent.replay or present or purged or self._has_free_pages():
             self._vacuum()
-            return True
+        return len(present)
+
+    def _forget_steps(self, intent: _Intent) -> bool:
+        """The store's steps of a forget, each safe to repeat; returns whether the collection existed."""
+        ns = intent.namespace
+        with self._lock:
+            self._collections.pop(ns, None)
+        col = self._collection(ns, create=False)
+        chroma = self.data_dir / "chroma"
+        dirs = [chroma / d for d in intent.segment_dirs]
+        if col is not None and str(col.id) != intent.collection_id:
+            col = None  # created after this forget was recorded: it stays, with its BM25 log and context
+        else:
+            self._lexical_index(ns).clear()
+            self._context_index(ns).forget()
+        if col is not None:
+            dirs += self._segment_dirs(col)
+            try:
+                self.client.delete_collection(collection_name(ns))
+            except Exception as exc:  # chromadb raises NotFoundError / ValueError by version
+                if not _collection_gone(exc):
+                    raise
+        with self._lock:
+            self._lexical.pop(ns, None)
+            self._caches.pop(ns, None)
+            self._contexts.pop(ns, None)
+            self._collections.pop(ns, None)
+        if intent.collection_id:
+            self._purge_dropped_collection(intent.collection_id)
+        self._remove_segment_dirs(dirs + self._orphan_segment_dirs())
+        self._scrub_segments()
+        if intent.replay or col is not None or self._has_free_pages():
+            self._vacuum()
+        return col is not None
 
     def _segment_dirs(self, col: Any) -> list[Path]:
         """The on-disk segment folders of one embedded Chroma collection (its HNSW index files)."""
@@ -973,6 +1399,26 @@ class TurnStore:
                 return []
             rows = conn.execute("SELECT id FROM segments WHERE collection = ?", (str(col.id),)).fetchall()
         return [self.data_dir / "chroma" / str(r[0]) for r in rows]
+
+    def _orphan_segment_dirs(self) -> list[Path]:
+        """Segment folders (uuid names) of no segment Chroma knows: left by a forget cut short after
+        ``delete_collection`` (or by Chroma itself, chroma-core/chroma#5259)."""
+        root = self.data_dir / "chroma"
+        with self._chroma_db(timeout=60) as conn:
+            if conn is None:
+                return []
+            known = {str(r[0]) for r in conn.execute("SELECT id FROM segments").fetchall()}
+        return [p for p in root.iterdir() if p.is_dir() and _is_uuid(p.name) and p.name not in known]
+
+    def _scrub_segments(self) -> None:
+        """Zero the unused slots of every HNSW segment file of the embedded database (see
+        :func:`_scrub_hnsw_segment`): heap garbage that Chroma wrote there may hold deleted text."""
+        root = self.data_dir / "chroma"
+        if self.config.chroma_mode != "persistent" or not root.is_dir():
+            return
+        for folder in root.iterdir():
+            if folder.is_dir() and _is_uuid(folder.name) and _scrub_hnsw_segment(folder):
+                logger.debug("zeroed the unused slots of the HNSW segment %s", folder.name)
 
     @property
     def _chroma_db_file(self) -> Path:
@@ -1000,44 +1446,74 @@ class TurnStore:
         Its ``delete_collection`` removes the collection from SQLite but not the HNSW folder
         (chroma-core/chroma#5259), so the forgotten turns' vectors would stay in
         ``data_level0.bin`` and its neighbours. Only the dropped collection's own segments,
-        read before the delete, are removed.
+        read before the delete (and recorded in the forget's intent), and folders of no known
+        segment are removed; missing ones are skipped (a replay).
         """
         import shutil
 
         root = (self.data_dir / "chroma").resolve()
-        for d in dirs:
+        for d in dict.fromkeys(dirs):
             if d.is_dir() and d.resolve().parent == root:
                 shutil.rmtree(d)
                 logger.info("removed the segment folder %s of a forgotten namespace", d.name)
 
-    def _purge_log(self, col: Any, ids: list[str]) -> None:
-        """Remove deleted turns' text from Chroma's write-ahead log.
+    def _purge_log(self, col: Any, ids: list[str]) -> int:
+        """Remove deleted turns' text from Chroma's write-ahead log; returns how many records went.
 
         Embedded Chroma keeps every write (document and metadata included) in the SQLite table
         ``embeddings_queue`` until all segments of the collection have persisted past it; the
         HNSW segment persists only every ``hnsw:sync_threshold`` writes, so a deleted turn's
         ADD record (its text) can stay there indefinitely. We drop the ADD / UPDATE / UPSERT
-        records of the deleted ids and keep their DELETE records: replaying the log after a
-        restart then never re-adds them (a DELETE of an id the index never saw is a no-op).
+        records of the ids that a later DELETE record of the same id supersedes, and keep the
+        DELETE records: replaying the log after a restart then never re-adds them (a DELETE of
+        an id the index never saw is a no-op). Safe to repeat, and never touches a write made
+        after the last delete of an id (a turn stored again under that id).
+
+        Args:
+            col: The collection, or its id.
+            ids: The deleted turn ids.
         """
         if not ids:
-            return
+            return 0
         import sqlite3
 
+        col_id = str(getattr(col, "id", col))
+        purged = 0
         with self._chroma_db(timeout=60) as conn:
             if conn is None:
-                return
+                return 0
             try:
                 with conn:
                     for start in range(0, len(ids), 500):
                         part = ids[start : start + 500]
                         marks = ",".join("?" * len(part))
-                        conn.execute(
-                            f"DELETE FROM embeddings_queue WHERE topic LIKE ? AND operation != 3 AND id IN ({marks})",  # noqa: S608 - placeholders only
-                            ["%/" + str(col.id), *part],
-                        )
+                        sql = (
+                            f"DELETE FROM embeddings_queue WHERE topic LIKE ? AND operation != 3 AND id IN ({marks}) "
+                            "AND seq_id < (SELECT MAX(d.seq_id) FROM embeddings_queue AS d WHERE d.topic = "
+                            "embeddings_queue.topic AND d.id = embeddings_queue.id AND d.operation = 3)"
+                        )  # placeholders only
+                        cur = conn.execute(sql, ["%/" + col_id, *part])
+                        purged += max(cur.rowcount, 0)
             except sqlite3.OperationalError as exc:
                 raise StoreError(f"cannot purge deleted turns from Chroma's log at {self._chroma_db_file}: {exc}") from exc
+        return purged
+
+    def _purge_dropped_collection(self, col_id: str) -> None:
+        """Remove what Chroma's log still holds of a collection that no longer exists (a replayed forget)."""
+        with self._chroma_db(timeout=60) as conn:
+            if conn is None:
+                return
+            with conn:
+                conn.execute(
+                    "DELETE FROM embeddings_queue WHERE topic LIKE ? AND NOT EXISTS "
+                    "(SELECT 1 FROM collections WHERE id = ?)",
+                    ["%/" + col_id, col_id],
+                )
+
+    def _has_free_pages(self) -> bool:
+        """Whether Chroma's database file has unused pages (which may hold deleted rows' bytes)."""
+        with self._chroma_db(timeout=30) as conn:
+            return conn is not None and conn.execute("PRAGMA freelist_count").fetchone()[0] > 0
 
     def _vacuum(self) -> None:
         """Rewrite the embedded Chroma database so deleted text leaves the file.
