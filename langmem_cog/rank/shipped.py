@@ -33,7 +33,7 @@ from langmem_cog.rank.features import CONTEXT_FEATURES, FEATURE_NAMES
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import TrainConfig
 
-__all__ = ["Recipe", "FittedModels", "SHIPPED_RECIPE", "TRANSFER_FEATURES", "fit_recipe", "write_models", "sha256_of", "git_commit",
+__all__ = ["Recipe", "FittedModels", "SHIPPED_RECIPE", "TRANSFER_FEATURES", "fit_recipe", "write_models", "sha256_of", "git_commit", "git_dirty",
            "dropped_features"]
 
 logger = logging.getLogger(__name__)
@@ -71,6 +71,16 @@ TRANSFER_FEATURES: tuple[str, ...] = (
     "graph_grounded", "graph_rr", "graph_event", "graph_fact", "graph_claim", "graph_entity", "grounded_near",
     "in_window", "speaker_match", "bigram_overlap", "proper_overlap",
 )
+
+
+def git_dirty(path: str | Path = ".") -> bool | None:
+    """Whether tracked files of the repository holding ``path`` differ from its commit (``None`` outside one)."""
+    try:
+        out = subprocess.run(["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
+                             capture_output=True, text=True, timeout=10, check=False)
+    except OSError:
+        return None
+    return bool(out.stdout.strip()) if out.returncode == 0 else None
 
 
 def dropped_features(names: Iterable[str]) -> tuple[str, ...]:
@@ -366,6 +376,7 @@ def train_models(datasets: dict[str, Path], out_dir: str | Path, *, recipe: Reci
                  for name, p in datasets.items()},
         "lme_limit": lme_limit,
         "git_commit": git_commit(Path(__file__).parent),
+        "git_dirty": git_dirty(Path(__file__).parent),  # fitted from uncommitted changes to that commit
         "trained_on": trained_on,
     }
     write_models(models, out_dir, recipe=recipe, provenance=provenance)
