@@ -33,7 +33,7 @@ try:  # POSIX only; elsewhere the lock is in-process only
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["DirLock"]
+__all__ = ["DirLock", "fsync_dir"]
 
 logger = logging.getLogger(__name__)
 
@@ -107,3 +107,18 @@ class DirLock:
         tmp.write_text(f"{gen} {os.getpid()}\n", encoding="ascii")
         os.replace(tmp, path)
         return gen
+
+
+def fsync_dir(path: Path) -> None:
+    """Flush a directory's entries (a rename or a new file in it) to disk; a no-op where directories
+    cannot be opened (e.g. Windows)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. Windows
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)

@@ -58,7 +58,7 @@ from langmem_cog.errors import (
 )
 from langmem_cog.fusion import rrf_fuse, zscore_fuse
 from langmem_cog.lexical import LexicalIndex
-from langmem_cog.locking import DirLock
+from langmem_cog.locking import DirLock, fsync_dir
 from langmem_cog.records import Turn, validate_namespace
 
 __all__ = ["TurnStore", "ScoredTurn", "PoolScores", "SearchMode"]
@@ -424,19 +424,6 @@ def _is_uuid(name: str) -> bool:
         return False
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - e.g. Windows
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
-
-
 def _write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path``: a fsynced temp file renamed over it, then the folder fsynced.
 
@@ -456,7 +443,7 @@ def _write_atomic(path: Path, text: str) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -1298,7 +1285,7 @@ class TurnStore:
             return
         try:
             intent.path.unlink(missing_ok=True)
-            _fsync_dir(intent.path.parent)
+            fsync_dir(intent.path.parent)
         except OSError as exc:  # done anyway: a later replay repeats the (idempotent) steps
             logger.warning("cannot remove the finished intent file %s: %s", intent.path, exc)
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from langmem_cog.errors import InvalidInputError, StoreError
+from langmem_cog.locking import fsync_dir
 from langmem_cog.records import validate_namespace
 
 __all__ = ["GraphStore", "FileGraphStore", "BaseStoreGraphStore", "snapshot_key"]
@@ -92,16 +93,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    try:
-        dfd = os.open(path.parent, os.O_RDONLY)
-    except OSError:  # pragma: no cover - e.g. Windows
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(dfd)
+    fsync_dir(path.parent)
 
 
 class FileGraphStore(GraphStore):
