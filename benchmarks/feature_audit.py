@@ -29,7 +29,6 @@ import numpy as np
 
 from langmem_cog.bench.cascade import _key, load_pool_cache, pool_matrices
 from langmem_cog.bench.pools import PoolSet
-from langmem_cog.fusion import zscore_fuse
 from langmem_cog.rank.features import FEATURE_NAMES
 from langmem_cog.rank.head import head_order
 from langmem_cog.rank.scorer import FusionScorer
@@ -49,7 +48,7 @@ PROTECTS = (0, 8)
 def _ranked(qps: Sequence, scorer, feats: dict, protect: int) -> list[list[str]]:
     out = []
     for qp in qps:
-        hybrid = zscore_fuse([qp.pool.dense, qp.pool.lexical], [1.0, 1.0])
+        hybrid = qp.pool.hybrid(1.0)
         order = head_order(scorer.score(feats[_key(qp)]) if scorer is not None else hybrid, hybrid, protect=protect)
         out.append([qp.pool.ids[i] for i in order])
     return out

@@ -40,7 +40,7 @@ from langmem_cog.bench.protocol import SEEDS, percentiles, summarize
 from langmem_cog.config import CogMemConfig
 from langmem_cog.embeddings import resolve_model_path
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.fusion import zscore, zscore_fuse
+from langmem_cog.fusion import zscore
 from langmem_cog.rank.cascade import Cascade, pool_documents
 from langmem_cog.rank.compressor import ConvMemoryCompressor
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder, check_threads
@@ -194,7 +194,7 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
         for qp in progress(todo, f"seed {seed}", len(todo)):
             if _key(qp) not in answers or system != "full-zeroshot":
                 fused = scorer.score(feats[_key(qp)])
-                order = head_order(fused, zscore_fuse([qp.pool.dense, qp.pool.lexical], [1.0, cfg.lexical_weight]))
+                order = head_order(fused, qp.pool.hybrid(cfg.lexical_weight))
                 ranked = [qp.pool.ids[i] for i in order]
                 final = ranked
                 if compressor is not None:
@@ -382,9 +382,9 @@ def fused_head(qp: QueryPool, scorer: FusionScorer, feats: dict,
     """A question's fused top 10 (:func:`~langmem_cog.rank.head.head_order`, as the cascade cuts it): their
     pool indices (best first) and the documents the compressor reads."""
     fused = scorer.score(feats[_key(qp)])
-    hybrid = zscore_fuse([qp.pool.dense, qp.pool.lexical], [1.0, lexical_weight])
+    hybrid = qp.pool.hybrid(lexical_weight)
     order = head_order(fused, hybrid)[:RERANK_DEPTH]
-    return order, pool_documents(qp.pool, qp.graph, fused, order, lexical_weight=lexical_weight)
+    return order, pool_documents(qp.pool, qp.graph, fused, order, hybrid=hybrid)
 
 
 def blend_grid(heads: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],

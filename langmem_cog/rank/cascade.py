@@ -208,11 +208,11 @@ class Cascade:
         allowed = None
         if where is not None and where.active:
             allowed = [i for i, t in enumerate(pool.turns) if where.allows(t)]
-        hybrid = zscore_fuse([pool.dense, pool.lexical], [1.0, self.store.config.lexical_weight])
+        hybrid = pool.hybrid(self.store.config.lexical_weight)
         order = head_order(fused, hybrid, depth=self.rerank_depth, protect=min(self.raw_protect, self.rerank_depth),
                            allowed=allowed)
         depth = max(k, self.rerank_depth) if self.compressor is not None else k
-        docs = self._documents(pool, signals, fused, order[:depth])
+        docs = self._documents(pool, signals, fused, order[:depth], hybrid)
         if self.compressor is not None and docs:
             docs = list(self.compressor.compress_documents(docs, query))
         if signals is not None and signals.records:
@@ -234,17 +234,18 @@ class Cascade:
         return docs[:k]
 
     def _documents(self, pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
-                   idx: Sequence[int]) -> list[Document]:
-        return pool_documents(pool, signals, fused, idx, lexical_weight=self.store.config.lexical_weight,
-                              raw_candidates=self.raw_candidates)
+                   idx: Sequence[int], hybrid: np.ndarray) -> list[Document]:
+        return pool_documents(pool, signals, fused, idx, hybrid=hybrid, raw_candidates=self.raw_candidates)
 
 
 def pool_documents(pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray, idx: Sequence[int], *,
-                   lexical_weight: float = 1.0, raw_candidates: int = 50) -> list[Document]:
-    """The candidates ``idx`` of a pool as ``Document`` objects with stage labels and fused scores."""
+                   lexical_weight: float = 1.0, raw_candidates: int = 50,
+                   hybrid: np.ndarray | None = None) -> list[Document]:
+    """The candidates ``idx`` of a pool as ``Document`` objects with stage labels and fused scores
+    (``hybrid``: the pool's hybrid scores when the caller has them, else computed with ``lexical_weight``)."""
     from langmem_cog.retriever import turn_document
 
-    hybrid = zscore_fuse([pool.dense, pool.lexical], [1.0, lexical_weight])
+    hybrid = pool.hybrid(lexical_weight) if hybrid is None else hybrid
     raw_top = set(np.argsort(-hybrid, kind="stable")[:raw_candidates].tolist())
     grounded = set(signals.grounded) if signals is not None else set()
     max_pos = max((t.position for t in pool.turns), default=0)

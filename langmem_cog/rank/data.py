@@ -25,7 +25,6 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from langmem_cog.fusion import zscore_fuse
 from langmem_cog.rank.cross_encoder import format_pair
 from langmem_cog.rank.features import CandidatePool
 from langmem_cog.rank.head import RAW_PROTECT, RERANK_DEPTH, head_order
@@ -49,8 +48,7 @@ def rerank_examples(pools: Iterable[ScoredPool], depth: int = RERANK_DEPTH, add_
     """
     out = []
     for query, pool, fused, gold in pools:
-        hybrid = zscore_fuse([pool.dense, pool.lexical], [1.0, lexical_weight])
-        order = [int(i) for i in head_order(fused, hybrid, depth=depth, protect=min(protect, depth))[:depth]]
+        order = [int(i) for i in head_order(fused, pool.hybrid(lexical_weight), depth=depth, protect=min(protect, depth))[:depth]]
         if add_missed_gold:
             order += [int(i) for i in np.flatnonzero(gold) if int(i) not in set(order)]
         if not order:

@@ -34,7 +34,7 @@ from functools import lru_cache
 import numpy as np
 
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.fusion import zscore
+from langmem_cog.fusion import zscore, zscore_fuse
 from langmem_cog.graph.provenance import TurnRecords
 from langmem_cog.records import Turn
 
@@ -167,6 +167,10 @@ class CandidatePool:
     @property
     def ids(self) -> list[str]:
         return [t.id for t in self.turns]
+
+    def hybrid(self, lexical_weight: float = 1.0) -> np.ndarray:
+        """Plain hybrid search's score of every candidate: ``z(dense) + lexical_weight * z(BM25)``."""
+        return zscore_fuse([self.dense, self.lexical], [1.0, lexical_weight])
 
 
 @dataclass
