@@ -74,7 +74,11 @@ class CogMemConfig(BaseModel):
             ConvMemory v2 rerank) or plain ``hybrid`` / ``dense`` / ``lexical`` search.
         models_dir: A models folder written by ``langmem-cog train-models`` (``fusion.json``,
             ``cascade.json``, ``reranker/``) for the cascade to use; ``None``: the shipped models.
-        rerank_threads: torch threads while the shipped cross-encoder scores (``None``: torch's
+        inference_backend: Runtime of the local models (the embedder and the cross-encoder):
+            ``auto`` (ONNX Runtime when ``onnxruntime`` and ``onnx`` are installed, the default),
+            ``onnx`` or ``torch``. Both run the same fp32 weights (vectors and scores agree to ~1e-5);
+            ONNX Runtime skips eager PyTorch's per-operator overhead (:mod:`langmem_cog.runtime`).
+        rerank_threads: Threads while the shipped cross-encoder scores (``None``: torch's
             setting). With ``OMP_NUM_THREADS=1`` and ``rerank_threads=2`` the first stage runs on
             one thread and the rerank on two; which split is fastest depends on the machine
             (docs/BENCHMARKS.md, session 10).
@@ -100,6 +104,7 @@ class CogMemConfig(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)
     retrieval: RetrievalMode = "cascade"
     models_dir: Path | None = None
+    inference_backend: Literal["auto", "onnx", "torch"] = "auto"
     rerank_threads: int | None = Field(default=None, ge=1, le=1024)
 
     @model_validator(mode="after")
@@ -139,7 +144,8 @@ class CogMemConfig(BaseModel):
 
         Recognised: ``LANGMEM_COG_DATA_DIR``, ``LANGMEM_COG_EMBEDDER``, ``LANGMEM_COG_CHROMA_URL``
         (``http://host:port``, switches to ``http`` mode), ``LANGMEM_COG_RETRIEVAL`` (``cascade`` or
-        ``hybrid``, ``dense``, ``lexical``).
+        ``hybrid``, ``dense``, ``lexical``), ``LANGMEM_COG_INFERENCE_BACKEND`` (``auto``, ``onnx``,
+        ``torch``).
 
         Args:
             preset: The preset to start from.
@@ -159,6 +165,8 @@ class CogMemConfig(BaseModel):
             overrides.update(chroma_mode="http", chroma_host=host, chroma_port=port)
         if env.get("LANGMEM_COG_RETRIEVAL"):
             overrides["retrieval"] = env["LANGMEM_COG_RETRIEVAL"].strip()
+        if env.get("LANGMEM_COG_INFERENCE_BACKEND"):
+            overrides["inference_backend"] = env["LANGMEM_COG_INFERENCE_BACKEND"].strip()
         return cls.preset(preset, **overrides)
 
 

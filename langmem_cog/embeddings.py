@@ -143,10 +143,15 @@ class LocalSentenceEmbeddings(Embeddings):
         device: Torch device (``"cpu"`` by default).
         max_seq_length: Truncate texts to this many tokens (default: the model's own limit, 256 for
             MiniLM). Encoding cost grows with length, so long turns embed much faster truncated.
-        single_threads: torch threads while one text is embedded (a query); ``None`` keeps torch's
+        single_threads: Threads while one text is embedded (a query); ``None`` keeps torch's
             setting. One text is too little work to split: with another process on the cores, torch's
             threads wait on each other and a query's embedding slows many times over
             (``benchmarks/query_embed_threads.py``). Batches keep torch's setting.
+        backend: ``auto`` (``onnx`` when ONNX Runtime is installed and the model is a transformer
+            + mean pooling (+ normalisation), as MiniLM and mpnet are), ``onnx`` or ``torch``
+            (:mod:`langmem_cog.runtime`). The ``onnx`` backend runs the same fp32 weights, exported
+            once from the local model: vectors agree with ``SentenceTransformer.encode``'s to ~1e-6,
+            and one query embeds in about 8 ms instead of 19 ms (2 cores).
 
     Example:
         >>> emb = LocalSentenceEmbeddings(resolve_model_path("minilm"))  # doctest: +SKIP
@@ -155,8 +160,10 @@ class LocalSentenceEmbeddings(Embeddings):
 
     def __init__(
         self, model_path: str | Path, batch_size: int = 64, device: str = "cpu", max_seq_length: int | None = None,
-        single_threads: int | None = 1,
+        single_threads: int | None = 1, backend: str = "auto",
     ) -> None:
+        from langmem_cog.runtime import resolve_backend
+
         self.model_path = Path(model_path)
         if single_threads is not None and (isinstance(single_threads, bool) or int(single_threads) < 1):
             raise InvalidInputError(f"single_threads={single_threads!r} is invalid: pass a positive integer, or None")
@@ -168,6 +175,9 @@ class LocalSentenceEmbeddings(Embeddings):
         self.batch_size = batch_size
         self.device = device
         self.max_seq_length = max_seq_length
+        self.backend = resolve_backend(backend) if device == "cpu" else "torch"
+        self._onnx: _OnnxSentenceEncoder | None = None
+        self._onnx_lock = threading.Lock()
 
     @property
     def model(self) -> Any:
@@ -192,10 +202,26 @@ class LocalSentenceEmbeddings(Embeddings):
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         single = len(texts) == 1 and self.single_threads is not None
+        onnx = self._onnx_encoder()
+        if onnx is not None:
+            return onnx.encode(texts, self.batch_size, threads=self.single_threads if single else None)
         with (_THREADS_LOCK if single else nullcontext()), torch_threads(self.single_threads if single else None):
             arr = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
                                     convert_to_numpy=True, show_progress_bar=False)
         return np.asarray(arr, dtype=np.float32)
+
+    def _onnx_encoder(self) -> _OnnxSentenceEncoder | None:
+        if self.backend != "onnx":
+            return None
+        with self._onnx_lock:
+            if self._onnx is None:
+                encoder = _OnnxSentenceEncoder.for_model(self.model, self.model_path)
+                if encoder is None:
+                    logger.info("%s is not a transformer + mean pooling: it embeds through torch", self.model_path)
+                    self.backend = "torch"
+                    return None
+                self._onnx = encoder
+            return self._onnx
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed documents (batched)."""
@@ -204,6 +230,80 @@ class LocalSentenceEmbeddings(Embeddings):
     def embed_query(self, text: str) -> list[float]:
         """Embed one query."""
         return self.embed_array([text])[0].tolist()
+
+
+class _OnnxSentenceEncoder:
+    """``SentenceTransformer.encode`` for a transformer + mean pooling (+ normalisation), in ONNX Runtime."""
+
+    def __init__(self, model: Any, path: Path, normalize: bool) -> None:
+        self.model = model
+        self.path = path
+        self.tokenizer = model.tokenizer
+        self.max_length = int(model.max_seq_length or self.tokenizer.model_max_length)
+        self.normalize = normalize
+        self._sessions: dict[int | None, Any] = {}
+
+    @classmethod
+    def for_model(cls, model: Any, path: Path) -> _OnnxSentenceEncoder | None:
+        """The encoder of a loaded ``SentenceTransformer``, or ``None`` if its modules are not the supported ones."""
+        modules = list(model)
+        names = [type(m).__name__ for m in modules]
+        if names not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
+            return None
+        pooling = modules[1]
+        mean = getattr(pooling, "pooling_mode", None) == "mean" or (
+            getattr(pooling, "pooling_mode_mean_tokens", False)
+            and not any(getattr(pooling, f"pooling_mode_{m}", False) for m in ("cls_token", "max_tokens", "lasttoken")))
+        if not mean or getattr(modules[0], "auto_model", None) is None:
+            return None
+        return cls(model, path, normalize=len(modules) == 3)
+
+    def _session(self, threads: int | None) -> Any:
+        session = self._sessions.get(threads)
+        if session is None:
+            from langmem_cog.runtime import onnx_session
+
+            session = self._sessions[threads] = onnx_session(self.path, kind="hidden", build=self._module, threads=threads)
+        return session
+
+    def _module(self) -> Any:
+        import torch
+
+        bert = self.model[0].auto_model
+        accepts_types = "token_type_ids" in bert.forward.__code__.co_varnames
+
+        class Hidden(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.bert = bert
+
+            def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+                extra = {"token_type_ids": token_type_ids} if accepts_types else {}
+                return self.bert(input_ids=input_ids, attention_mask=attention_mask, **extra).last_hidden_state
+
+        return Hidden()
+
+    def encode(self, texts: list[str], batch_size: int, threads: int | None) -> np.ndarray:
+        """Mean-pooled (and normalised) vectors of ``texts``, float32, in input order."""
+        from langmem_cog.runtime import run_session
+
+        session = self._session(threads)
+        enc = self.tokenizer(texts, truncation=True, max_length=self.max_length)
+        order = sorted(range(len(texts)), key=lambda i: len(enc["input_ids"][i]))
+        parts: list[tuple[list[int], np.ndarray]] = []
+        for start in range(0, len(order), max(1, batch_size)):
+            idx = order[start : start + batch_size]
+            padded = self.tokenizer.pad({k: [v[i] for i in idx] for k, v in enc.items()}, return_tensors="np")
+            hidden = run_session(session, padded)
+            mask = np.asarray(padded["attention_mask"], dtype=np.float32)[..., None]
+            vecs = (hidden * mask).sum(1) / np.maximum(mask.sum(1), 1e-9)
+            if self.normalize:
+                vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+            parts.append((idx, vecs))
+        out = np.zeros((len(texts), parts[0][1].shape[1] if parts else 0), dtype=np.float32)
+        for idx, vecs in parts:
+            out[idx] = vecs
+        return out
 
 
 class CachedEmbeddings(Embeddings):
@@ -321,7 +421,8 @@ class CachedEmbeddings(Embeddings):
 
 
 def resolve_embedder(
-    spec: str = "minilm", batch_size: int = 64, device: str = "cpu", max_seq_length: int | None = None
+    spec: str = "minilm", batch_size: int = 64, device: str = "cpu", max_seq_length: int | None = None,
+    backend: str = "auto",
 ) -> LocalSentenceEmbeddings:
     """Build the embedder named by ``spec`` (``minilm``, ``mpnet`` or a path).
 
@@ -329,7 +430,7 @@ def resolve_embedder(
         ModelNotFoundError: If the model is not installed.
     """
     return LocalSentenceEmbeddings(
-        resolve_model_path(spec), batch_size=batch_size, device=device, max_seq_length=max_seq_length
+        resolve_model_path(spec), batch_size=batch_size, device=device, max_seq_length=max_seq_length, backend=backend
     )
 
 

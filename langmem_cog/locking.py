@@ -23,10 +23,13 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 from pathlib import Path
+
+from langmem_cog.errors import StoreError
 
 try:  # POSIX only; elsewhere the lock is in-process only
     import fcntl
@@ -46,6 +49,9 @@ class DirLock:
 
     Args:
         directory: The data directory (created if missing).
+
+    Raises:
+        StoreError: On entry, if the lock file cannot be opened (a read-only data directory).
     """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
@@ -58,8 +64,16 @@ class DirLock:
         self._thread_lock.acquire()
         try:
             if self._depth == 0:
-                self.directory.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self.directory / _LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+                try:
+                    self.directory.mkdir(parents=True, exist_ok=True)
+                    fd = os.open(self.directory / _LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+                except OSError as exc:  # read-only directory or file system, no permission
+                    raise StoreError(
+                        f"cannot open the lock file {self.directory / _LOCK_FILE} ({type(exc).__name__}: "
+                        f"{exc.strerror or exc}): the data directory {self.directory} must be writable to be "
+                        "opened or written; make it writable (e.g. chmod -R u+w), or copy it to a writable "
+                        "place and open the copy. Nothing was written"
+                    ) from exc
                 try:
                     if fcntl is not None:
                         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -100,12 +114,25 @@ class DirLock:
             return 0, 0
 
     def bump(self) -> int:
-        """Record a write by this process (call while holding the lock); returns the new generation."""
+        """Record a write by this process (call while holding the lock); returns the new generation.
+
+        Raises:
+            StoreError: If the counter cannot be written (a read-only data directory, a full disk).
+        """
         gen = self.read()[0] + 1
         path = self.directory / _GEN_FILE
         tmp = path.with_name(f"{_GEN_FILE}.{os.getpid()}.tmp")
-        tmp.write_text(f"{gen} {os.getpid()}\n", encoding="ascii")
-        os.replace(tmp, path)
+        try:
+            tmp.write_text(f"{gen} {os.getpid()}\n", encoding="ascii")
+            os.replace(tmp, path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            raise StoreError(
+                f"cannot update the change counter {path} ({type(exc).__name__}: {exc.strerror or exc}): other "
+                f"processes may not see this write until it is; make the data directory {self.directory} "
+                "writable or free disk space"
+            ) from exc
         return gen
 
 

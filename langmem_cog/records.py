@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from datetime import datetime
@@ -31,6 +32,7 @@ __all__ = [
     "validate_namespace",
     "make_turn",
     "nameable",
+    "unstorable_values",
     "split_text",
     "storable_speaker",
     "storable_text",
@@ -42,6 +44,10 @@ NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
 
 #: Longest text accepted for one turn (characters).
 MAX_TEXT_CHARS = 100_000
+
+#: The integers SQLite (and so Chroma) stores as integers: signed 64-bit. A larger one comes back
+#: from a reopened store as a float (or is refused), so a turn would not read back as it was written.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 _ID_PATTERN = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
 _SCALAR = (str, int, float, bool)
@@ -145,6 +151,44 @@ def split_text(text: str, limit: int = MAX_TEXT_CHARS) -> list[str]:
     return pieces
 
 
+def unstorable_values(position: Any, metadata: Any) -> list[str]:
+    """What of a turn's ``position`` and ``metadata`` would not read back unchanged after a reopen.
+
+    Chroma keeps them in SQLite: integers outside the signed 64-bit range come back as floats
+    (or are refused) and NaN / infinite floats are dropped (their keys vanish). Bools are fine.
+
+    Returns:
+        One message per problem, each saying what to do (empty: everything is storable).
+
+    Example:
+        >>> unstorable_values(3, {"mood": True, "score": 0.5})
+        []
+        >>> unstorable_values(10**30, {})[0][:40]
+        'position=1000000000000000000000000000000'
+    """
+    problems: list[str] = []
+    if isinstance(position, int) and not isinstance(position, bool) and not INT64_MIN <= position <= INT64_MAX:
+        problems.append(
+            f"position={position} is outside the signed 64-bit range Chroma stores (at most {INT64_MAX}, "
+            "2**63 - 1): use a smaller position (it only orders the turns of a conversation)"
+        )
+    for key, value in (metadata.items() if isinstance(metadata, dict) else ()):
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+            problems.append(
+                f"metadata[{key!r}]={value} is outside the signed 64-bit range ({INT64_MIN} to {INT64_MAX}) that "
+                "Chroma stores as an integer (it would read back as a float): store it as a string, e.g. "
+                f"str({value})"
+            )
+        elif isinstance(value, float) and not math.isfinite(value):
+            problems.append(
+                f"metadata[{key!r}]={value!r} is not a finite number (Chroma drops NaN and infinities, so the key "
+                "would vanish after a reopen): use a finite number, a string such as 'nan', or leave the key out"
+            )
+    return problems
+
+
 def validate_namespace(namespace: Any) -> str:
     """Return ``namespace`` if it is a valid namespace id, else raise.
 
@@ -181,8 +225,9 @@ class Turn(BaseModel):
             :func:`storable_speaker`).
         text: What was said (non-empty, at most :data:`MAX_TEXT_CHARS` characters).
         timestamp: When it was said; must be timezone-aware.
-        position: Chronological position within the conversation (0-based).
-        metadata: Extra scalar metadata (str, int, float or bool values).
+        position: Chronological position within the conversation (0-based, at most ``2**63 - 1``).
+        metadata: Extra scalar metadata (str, int, float or bool values; ints within signed 64-bit,
+            floats finite: what Chroma stores and reads back unchanged).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -218,6 +263,22 @@ class Turn(BaseModel):
                     f"{s[:40]!r} is not valid Unicode (lone surrogate at position {exc.start}): "
                     "decode the source with errors='replace' first"
                 ) from None
+        return v
+
+    @field_validator("position")
+    @classmethod
+    def _check_position(cls, v: int) -> int:
+        problems = unstorable_values(v, {})
+        if problems:
+            raise ValueError(problems[0])
+        return v
+
+    @field_validator("metadata")
+    @classmethod
+    def _check_metadata(cls, v: dict[str, Any]) -> dict[str, Any]:
+        problems = unstorable_values(0, v)
+        if problems:
+            raise ValueError("; ".join(problems))
         return v
 
     @field_validator("namespace")

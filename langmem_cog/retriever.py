@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import numbers
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,7 @@ from langmem_cog.config import RetrievalMode
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.filters import TurnFilter
 from langmem_cog.records import Turn, validate_namespace
-from langmem_cog.store import ScoredTurn, TurnStore
+from langmem_cog.store import ScoredTurn, TurnStore, _check_weight
 from langmem_cog.tokens import count_tokens
 
 if TYPE_CHECKING:
@@ -76,6 +77,30 @@ def turn_document(t: Turn, *, score: float, dense_score: float, lexical_score: f
             **extra,
         },
     )
+
+
+def _check_k(value: Any) -> int:
+    """``k``: a positive integer (``numpy`` integers too), as an ``int``.
+
+    Raises:
+        InvalidInputError: If it is anything else (``0``, ``-1``, ``"a"``, ``2.5``, ``True``).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise InvalidInputError(f"k={value!r} is invalid: pass a positive integer")
+    return int(value)
+
+
+def _check_budget(value: Any) -> int | None:
+    """``max_tokens``: a positive integer or ``None``.
+
+    Raises:
+        InvalidInputError: If it is anything else.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise InvalidInputError(f"max_tokens={value!r} is invalid: pass a positive integer, or None")
+    return int(value)
 
 
 def trim_to_budget(docs: list[Document], max_tokens: int | None) -> list[Document]:
@@ -165,6 +190,11 @@ class CogMemRetriever(BaseRetriever):
     ``stage`` (``"raw"`` for raw-turn evidence, ``"graph"`` / ``"raw+graph"`` for turns the operator
     loop grounded); after a compressor also ``relevance_score`` and ``reranked``.
 
+    Raises:
+        InvalidInputError: At construction, for a malformed namespace, ``k`` or ``max_tokens`` that is
+            not a positive integer, or a ``lexical_weight`` that is not a finite number >= 0; per call,
+            for a bad ``k`` / ``max_tokens`` / filter argument.
+
     Example:
         >>> retriever = CogMemRetriever(memory=memory, namespace="demo-1")  # doctest: +SKIP
         >>> [d.metadata["stage"] for d in retriever.invoke("What is Leo allergic to?", k=3)]  # doctest: +SKIP
@@ -195,6 +225,12 @@ class CogMemRetriever(BaseRetriever):
         # Checked before pydantic runs, so callers get our named errors rather than a ValidationError.
         if "namespace" in data:
             validate_namespace(data["namespace"])
+        if "k" in data:
+            data["k"] = _check_k(data["k"])
+        if "max_tokens" in data:
+            data["max_tokens"] = _check_budget(data["max_tokens"])
+        if data.get("lexical_weight") is not None:
+            data["lexical_weight"] = _check_weight(data["lexical_weight"])
         if data.get("store") is None and data.get("memory") is None:
             raise InvalidInputError("CogMemRetriever needs store=TurnStore(...) or memory=CogMemory(...)")
         if data.get("use_graph") and data.get("memory") is None:
@@ -230,7 +266,8 @@ class CogMemRetriever(BaseRetriever):
             if "compressor" not in self.model_fields_set:
                 from langmem_cog.rank.defaults import default_compressor
 
-                self.compressor = default_compressor(threads=cfg.rerank_threads, models_dir=cfg.models_dir)
+                self.compressor = default_compressor(threads=cfg.rerank_threads, models_dir=cfg.models_dir,
+                                                     backend=cfg.inference_backend)
         return self
 
     @classmethod
@@ -289,12 +326,8 @@ class CogMemRetriever(BaseRetriever):
 
     def _search(self, query: str, k: int | None, max_tokens: int | None, *, now: datetime | str | None = None,
                 where: TurnFilter | None = None) -> list[Document]:
-        k_eff = self.k if k is None else k
-        if isinstance(k_eff, bool) or not isinstance(k_eff, int) or k_eff < 1:
-            raise InvalidInputError(f"k={k_eff!r} is invalid: pass a positive integer")
-        budget = self.max_tokens if max_tokens is None else max_tokens
-        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
-            raise InvalidInputError(f"max_tokens={budget!r} is invalid: pass a positive integer, or None")
+        k_eff = _check_k(self.k if k is None else k)
+        budget = _check_budget(self.max_tokens if max_tokens is None else max_tokens)
         store = self.store
         assert store is not None  # set by the validator
         if self.missing_ok and not store.has_namespace(self.namespace):

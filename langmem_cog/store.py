@@ -32,6 +32,7 @@ import json
 import logging
 import math
 import os
+import re
 import struct
 import threading
 import time
@@ -51,6 +52,7 @@ from langchain_core.embeddings import Embeddings
 from langmem_cog.config import CogMemConfig
 from langmem_cog.context import ContextIndex
 from langmem_cog.errors import (
+    ConfigError,
     DuplicateTurnError,
     InvalidInputError,
     StoreError,
@@ -59,7 +61,7 @@ from langmem_cog.errors import (
 from langmem_cog.fusion import rrf_fuse, zscore_fuse
 from langmem_cog.lexical import LexicalIndex
 from langmem_cog.locking import DirLock, fsync_dir
-from langmem_cog.records import Turn, validate_namespace
+from langmem_cog.records import Turn, unstorable_values, validate_namespace
 
 __all__ = ["TurnStore", "ScoredTurn", "PoolScores", "SearchMode"]
 
@@ -77,6 +79,8 @@ _CHROMA_CLIENTS: dict[str, Any] = {}
 _CHROMA_RELOAD_LOCK = threading.RLock()
 #: The folder (under the data directory) of the records of deletes and forgets in progress.
 _INTENT_DIR = "intents"
+#: Chroma's refusal of vectors of another dimension than the collection's.
+_DIMENSION_CLASH = re.compile(r"expecting embedding with dimension of (\d+), got (\d+)")
 
 
 @dataclass(frozen=True)
@@ -161,6 +165,10 @@ def _turn_list(turns: Any) -> list[Turn]:
             raise InvalidInputError(
                 f"item {i} is a {type(t).__name__}, not a Turn: build turns with langmem_cog.make_turn"
             )
+        # Turn's validators check these too; a model_copy(update=...) or model_construct skips them.
+        problems = unstorable_values(t.position, t.metadata)
+        if problems:
+            raise InvalidInputError(f"turn {t.id!r} (item {i}) cannot be stored unchanged: {'; '.join(problems)}")
     return list(turns)
 
 
@@ -364,6 +372,43 @@ def _drop_ephemeral_database(admin: Any, database: str) -> None:
         admin.delete_database(database)
     except Exception as exc:  # a stopped system (interpreter shutdown), or already gone
         logger.debug("could not drop the in-memory Chroma database %s: %s", database, exc)
+
+
+def _drop_chroma_system(identifier: str) -> None:
+    """Forget the embedded Chroma system of ``identifier`` (a path) that failed to start, so the next
+    open builds a new one instead of reusing it."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    system = SharedSystemClient._identifier_to_system.pop(identifier, None)
+    SharedSystemClient._identifier_to_refcount.pop(identifier, None)
+    if system is not None:
+        try:
+            system.stop()
+        except Exception as exc:  # it never started: nothing to stop
+            logger.debug("stopping the Chroma system of %s that failed to start: %s", identifier, exc)
+
+
+def _open_failure(db: Path, exc: BaseException) -> str:
+    """The message of an embedded Chroma database that cannot be opened: which file, why, what to do."""
+    text = f"{type(exc).__name__}: {exc}"
+    low = text.lower()
+    if "readonly" in low or "read-only" in low or "permission denied" in low or isinstance(exc, PermissionError):
+        return (
+            f"cannot open the Chroma database {db} for writing ({text}): langmem-cog opens it read-write even "
+            f"to read. Make {db} and its folder writable (e.g. chmod -R u+w {db.parent.parent}), or copy the data "
+            "directory to a writable place and open the copy. Nothing was written"
+        )
+    if "not a database" in low or "malformed" in low or "corrupt" in low or "file is encrypted" in low:
+        return (
+            f"the Chroma database {db} is damaged ({text}): it is not a readable SQLite file. Restore it (the whole "
+            f"folder {db.parent}) from a backup, or move the data directory aside and re-ingest the turns into a "
+            "new one. Nothing was written"
+        )
+    return (
+        f"cannot open the Chroma database {db} ({text}): check that it is a langmem-cog data directory written by "
+        "a compatible chromadb version, that the disk is not full and the files are readable and writable; "
+        "restore it from a backup or re-ingest the turns into a new data directory if it is damaged"
+    )
 
 
 def collection_name(namespace: str) -> str:
@@ -577,7 +622,8 @@ class TurnStore:
         if embeddings is None:
             from langmem_cog.embeddings import resolve_embedder
 
-            embeddings = resolve_embedder(self.config.embedder, batch_size=self.config.embed_batch_size)
+            embeddings = resolve_embedder(self.config.embedder, batch_size=self.config.embed_batch_size,
+                                          backend=self.config.inference_backend)
         self.embeddings = embeddings
         _register_chroma_embedding_function()
         self._chroma_ef = _ChromaEmbeddingFunction(embeddings)
@@ -629,9 +675,26 @@ class TurnStore:
                     if outer:
                         self._finish_intents(reload=True)
                     yield
-                finally:
-                    self._seen_gen = self.dir_lock.bump()
-                    _CHROMA_SYNCED[str(self.data_dir)] = self._seen_gen
+                except BaseException:
+                    self._record_generation(quiet=True)
+                    raise
+                self._record_generation()
+
+    def _record_generation(self, *, quiet: bool = False) -> None:
+        """Bump the data directory's change counter after a write (the caller holds the lock).
+
+        With ``quiet``, a counter that cannot be written is only logged: the write's own error,
+        being raised, says more.
+        """
+        assert self.dir_lock is not None
+        try:
+            self._seen_gen = self.dir_lock.bump()
+        except StoreError as exc:
+            if not quiet:
+                raise
+            logger.warning("%s", exc)
+            return
+        _CHROMA_SYNCED[str(self.data_dir)] = self._seen_gen
 
     def _fresh(self) -> None:
         """Reload in-memory state if another process or store object wrote since we last looked."""
@@ -721,7 +784,13 @@ class TurnStore:
         from chromadb.api.shared_system_client import SharedSystemClient
 
         path = self.data_dir / "chroma"
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the Chroma folder {path} ({type(exc).__name__}: {exc.strerror or exc}): make the "
+                f"data directory {self.data_dir} writable, or choose another data_dir"
+            ) from exc
         key = str(self.data_dir)
         new_system = str(path) not in SharedSystemClient._identifier_to_system
         lock = self.dir_lock or DirLock(self.data_dir)
@@ -729,7 +798,12 @@ class TurnStore:
         # Processes opening a new data dir at once would each create Chroma's tables ("table
         # collections already exists"): open under the directory lock.
         with lock:
-            client = chromadb.PersistentClient(path=str(path), settings=settings)
+            try:
+                client = chromadb.PersistentClient(path=str(path), settings=settings)
+            except Exception as exc:  # chromadb's errors share no base class worth naming
+                if new_system:  # Chroma keeps the system it failed to start: a retry would reuse it
+                    _drop_chroma_system(str(path))
+                raise StoreError(_open_failure(path / "chroma.sqlite3", exc)) from exc
         with _CHROMA_RELOAD_LOCK:
             if new_system:
                 _CHROMA_SYNCED[key] = gen
@@ -875,11 +949,14 @@ class TurnStore:
             The ids of ``turns`` (stored now or before), in order.
 
         Raises:
-            InvalidInputError: If an item is not a :class:`Turn`.
+            InvalidInputError: If an item is not a :class:`Turn`, or holds a position or metadata value
+                that Chroma would not read back unchanged (see :func:`~langmem_cog.records.unstorable_values`).
             DuplicateTurnError: If an id repeats in ``turns``, or is already stored in its namespace
                 with other content (nothing is written).
             StoreError: If Chroma or the BM25 log cannot be written; the message says what was
                 stored and what to fix (then retry the same call).
+            ConfigError: If the embedder's vectors have another dimension than a namespace's stored
+                ones (the data directory was built with another embedder; nothing is written).
         """
         turns = _turn_list(turns)
         by_ns = _group_by_namespace(turns)
@@ -892,15 +969,19 @@ class TurnStore:
         vectors = {ns: self._vectors(todo, {}) for ns, todo in new.items()}
         with self.writing():
             # Again under the write lock: another thread or process may have added them meanwhile.
+            # Every namespace is checked (ids, vector dimension) before any is written.
             for ns, group in by_ns.items():
                 with self._ns_lock(ns):
                     cache = self._load_cache(ns)
                     cached = {t.id: cache.turns[cache.pos[t.id]] for t in group if t.id in cache.pos}
                     new[ns] = _unstored(ns, group, cached)
+                    vectors[ns] = self._vectors(new[ns], vectors[ns])
+                    if new[ns]:
+                        self._check_dimension(ns, cache.emb, len(next(iter(vectors[ns].values()))),
+                                              collection=True)
             for ns, group in by_ns.items():
                 with self._ns_lock(ns):
-                    todo = new[ns]
-                    self._write(ns, group, todo, self._vectors(todo, vectors[ns]))
+                    self._write(ns, group, new[ns], vectors[ns])
         return [t.id for t in turns]
 
     def _stored_versions(self, namespace: str, group: list[Turn]) -> dict[str, Turn]:
@@ -978,7 +1059,41 @@ class TurnStore:
                 )
         except Exception as exc:  # chromadb's errors share no base class worth naming
             undone = self._undo_chroma_add(namespace, col, [t.id for t in turns], created)
+            dims = _DIMENSION_CLASH.search(str(exc))
+            if dims and undone:  # the collection's vectors have another dimension (checked before, by the cache)
+                raise ConfigError(self._dimension_message(namespace, int(dims[1]), int(dims[2]))) from exc
             raise StoreError(self._chroma_failure(namespace, len(turns), exc, undone)) from exc
+
+    def _check_dimension(self, namespace: str, stored: np.ndarray | None, got: int, *,
+                         collection: bool = False) -> None:
+        """Raise unless vectors of dimension ``got`` fit the namespace's stored vectors ``stored``.
+
+        With ``collection``, a namespace whose turns were all deleted is checked against the dimension
+        its Chroma collection recorded (Chroma refuses other vectors).
+
+        Raises:
+            ConfigError: If the dimensions differ (the store was built with another embedder).
+        """
+        want: int | None = None
+        if stored is not None and stored.ndim == 2 and len(stored):
+            want = int(stored.shape[1])
+        elif collection:
+            col = self._collection(namespace, create=False)
+            recorded = getattr(getattr(col, "_model", None), "dimension", None)  # Chroma's collection model
+            want = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else None
+        if want is not None and want != int(got):
+            raise ConfigError(self._dimension_message(namespace, want, int(got)))
+
+    def _dimension_message(self, namespace: str, stored: int, got: int) -> str:
+        where = {"persistent": f"the data directory {self.data_dir}", "http": "the Chroma server's collection"}.get(
+            self.config.chroma_mode, "this store"
+        )
+        return (
+            f"{where} was built with {stored}-dimensional vectors (namespace {namespace!r}), but the embedder "
+            f"{type(self.embeddings).__name__} gives {got}-dimensional ones: open it with the embedder it was built "
+            "with (the same CogMemConfig.embedder or embeddings=), or re-ingest the turns into a new data directory "
+            "with this embedder"
+        )
 
     def _chroma_failure(self, namespace: str, n: int, exc: BaseException, undone: bool) -> str:
         """The message of a failed Chroma write: what happened, what is stored, what to fix."""
@@ -1201,10 +1316,12 @@ class TurnStore:
         with self._write_lock, self.dir_lock:
             self._sync_with_disk()
             try:
-                return self._finish_intents(reload=self._opened)
-            finally:
-                self._seen_gen = self.dir_lock.bump()
-                _CHROMA_SYNCED[str(self.data_dir)] = self._seen_gen
+                done = self._finish_intents(reload=self._opened)
+            except BaseException:
+                self._record_generation(quiet=True)
+                raise
+            self._record_generation()
+            return done
 
     def _replay_at_open(self) -> None:
         """Finish interrupted deletes and forgets when the store opens; a failure is logged (reads still
@@ -1642,15 +1759,24 @@ class TurnStore:
 
         Raises:
             UnknownNamespaceError: If the namespace does not exist.
+            ConfigError: If the query vector's dimension is not that of the namespace's stored vectors
+                (the store was built with another embedder).
         """
         _check_query(query)
+        qv = query_vector
+        if qv is None and context:  # before the context vectors are built: another embedder is named first
+            qv = self.embed_query(query)
         with self._ns_lock(namespace):
             cache = self._require(namespace)
             ids = list(cache.ids)
             emb = cache.emb
+            if qv is not None:
+                self._check_dimension(namespace, emb, np.shape(qv)[-1])
             ctx = self._context_matrix(namespace, cache) if context and ids else None
             ctx_index = self._contexts[namespace] if ctx is not None else None
-        qv = self.embed_query(query) if query_vector is None else query_vector
+        if qv is None:
+            qv = self.embed_query(query)
+            self._check_dimension(namespace, emb, np.shape(qv)[-1])
         dense = emb @ qv if emb is not None and len(ids) else np.zeros(0, dtype=np.float32)
         lexical = self._lexical_index(namespace).scores_for(query, ids)
         context = context_lexical = None
@@ -1685,8 +1811,10 @@ class TurnStore:
             Up to ``k`` scored turns, best first.
 
         Raises:
-            InvalidInputError: If the query is empty or ``k`` is not a positive integer.
+            InvalidInputError: If the query is empty, ``k`` is not a positive integer or ``lexical_weight``
+                is not a finite number >= 0.
             UnknownNamespaceError: If the namespace does not exist.
+            ConfigError: If the embedder's vectors have another dimension than the namespace's stored ones.
         """
         _check_query(query)
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -1732,6 +1860,8 @@ class TurnStore:
         n = self.config.candidates
         if col is None:
             raise self._gone(namespace)
+        with self._ns_lock(namespace):
+            self._check_dimension(namespace, self._load_cache(namespace).emb, len(qv))
         try:
             res = col.query(query_embeddings=[qv], n_results=n, include=["distances"])
         except Exception as exc:  # as in _read_cache

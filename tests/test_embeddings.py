@@ -1,4 +1,7 @@
-"""The packaged embedder: one query embedded on one thread, batches on torch's setting."""
+"""The packaged embedder on the torch backend: one query embedded on one thread, batches on torch's setting.
+
+The ONNX Runtime backend (the default) is tested in ``test_runtime.py``.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from langmem_cog.errors import InvalidInputError
 
 
 def test_a_single_text_is_embedded_on_single_threads_and_torch_is_restored(monkeypatch) -> None:
-    emb = LocalSentenceEmbeddings(resolve_model_path("minilm"))
+    emb = LocalSentenceEmbeddings(resolve_model_path("minilm"), backend="torch")
     assert emb.single_threads == 1
     seen: list[int] = []
     encode = type(emb.model).encode
@@ -27,7 +30,7 @@ def test_a_single_text_is_embedded_on_single_threads_and_torch_is_restored(monke
     both = emb.embed_array(texts)
     assert seen == [1, before] and torch.get_num_threads() == before
     assert np.allclose(one[0], both[0], atol=1e-5)
-    default = LocalSentenceEmbeddings(resolve_model_path("minilm"), single_threads=None)
+    default = LocalSentenceEmbeddings(resolve_model_path("minilm"), single_threads=None, backend="torch")
     seen.clear()
     default.embed_array(texts[:1])
     assert seen == [before]

@@ -234,3 +234,36 @@ def test_intersect_per_entity_cap_on_a_busy_entity() -> None:
     G.add_nodes_from(["person:a", "person:b"], type="Person")
     assert {n for n, _ in intersect(G, ["person:a", "person:b"])} == {"concept:c03", "concept:c17", "concept:c29"}
     assert len(intersect(G, ["person:a", "person:b"], per_entity=2)) == 2
+
+
+def test_anchor_keeps_the_full_sort_order_with_ties_at_the_cut() -> None:
+    import networkx as nx
+    import numpy as np
+
+    from langmem_cog.graph import operators as ops
+
+    G = nx.MultiDiGraph()
+    for i in range(40):  # many nodes share a text, so their scores tie at the cut
+        G.add_node(f"event:{i:02d}", type="Event", text=["Maya ran a race", "Leo baked bread", "a race"][i % 3])
+    got = ops.anchor(G, "maya race", limit=5)
+    scores = {n: s for n, s in ops.anchor(G, "maya race", limit=40)}
+    full = sorted(scores, key=lambda n: (-scores[n], n))[:5]
+    assert [n for n, _ in got] == full
+    vecs = ops.NodeVectors(lambda texts: np.eye(len(texts), 4, dtype=np.float32) + 1.0)
+    texts = ["a", "b", "c"]
+    m = vecs.vectors(texts)
+    assert vecs.vectors(list(texts)) is m  # the same texts again: the kept matrix
+    assert vecs.vectors(["a", "b"]) is not m and np.allclose(vecs.vectors(["a", "b"]), m[:2])
+
+
+def test_node_vectors_keep_no_matrix_over_the_byte_budget(monkeypatch) -> None:
+    import numpy as np
+
+    from langmem_cog.graph import operators as ops
+
+    monkeypatch.setattr(ops, "_MATRIX_BYTES", 16)
+    vecs = ops.NodeVectors(lambda texts: np.ones((len(texts), 4), dtype=np.float32))
+    m = vecs.vectors(["a", "b"])  # 32 bytes: built, not kept
+    assert vecs.vectors(["a", "b"]) is not m
+    small = vecs.vectors(["a"])  # 16 bytes: kept
+    assert vecs.vectors(["a"]) is small

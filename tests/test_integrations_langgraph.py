@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import re
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -292,6 +294,52 @@ def test_operator_subgraph_inside_a_parent_agent_graph(memory: CogMemory, seeded
                                                                      "Pickle [t0]."]
     with pytest.raises(InvalidInputError, match="user_id"):
         build_memory_agent_graph(memory, scripted(AIMessage(content="x"))).invoke({"messages": [("user", "hi")]})
+
+
+def test_the_graph_agent_names_turns_as_the_middleware_does_and_never_stores_them_twice(memory: CogMemory) -> None:
+    ns = unique_namespace("graph")
+    store_new_turns(memory, ns, [HumanMessage("I keep bees on the roof.", id="old-1")])  # an earlier version's raw id
+    model = scripted(AIMessage(content="Bees on the roof, noted."), AIMessage(content="Blue hives, noted."),
+                     AIMessage(content="Your hives are blue."))
+    app = build_memory_agent_graph(memory, model, k=3, checkpointer=InMemorySaver(), context_schema=MemoryContext)
+    ctx = MemoryContext(user_id=ns)
+    thread_id = unique_namespace("thread")
+    thread = {"configurable": {"thread_id": thread_id}}
+
+    def tid(message_id: str, scope: str = thread_id) -> str:
+        return f"{scope}:{hashlib.sha256(message_id.encode()).hexdigest()[:12]}"
+
+    said = {"messages": [HumanMessage("I keep bees on the roof.", id="old-1"), HumanMessage("My hives are blue.", id="h-1")]}
+    app.invoke(said, config=thread, context=ctx)
+    app.invoke(said, config=thread, context=ctx)  # the same messages again (replaced in place): only the new reply is new
+    replies = [m for m in app.get_state(thread).values["messages"] if isinstance(m, AIMessage)]
+    turns = {t.id: t.text for t in memory.store.get_turns(ns)}
+    assert turns == {"old-1": "I keep bees on the roof.", tid("h-1"): "My hives are blue.",
+                     tid(replies[0].id): "Bees on the roof, noted.", tid(replies[1].id): "Blue hives, noted."}
+    assert all(re.fullmatch(r"[^:]+:[0-9a-f]{12}", i) for i in turns if i != "old-1")
+    # The thread's own turns are never shown back to it as memories.
+    assert not [x for x in system_text(model.prompts[1]).splitlines() if parse_evidence_line(x)]
+    # Another thread recalls them, under the same ids, and its question is stored in its own scope.
+    other = unique_namespace("thread")
+    out = app.invoke({"messages": [HumanMessage("What colour are my hives?", id="q-1")]},
+                     config={"configurable": {"thread_id": other}}, context=ctx)
+    assert out["messages"][-1].text == "Your hives are blue."
+    cited = {parse_evidence_line(x)[0] for x in system_text(model.prompts[2]).splitlines() if parse_evidence_line(x)}
+    assert tid("h-1") in cited
+    assert memory.store.get_turns(ns, [tid("q-1", other)])[0].text == "What colour are my hives?"
+    assert memory.store.count(ns) == 6
+
+
+def test_the_graph_agent_without_langchain_keeps_raw_message_ids(
+    memory: CogMemory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setitem(sys.modules, "integrations.langgraph.middleware", None)  # as if langchain were missing
+    with caplog.at_level(logging.WARNING):
+        app = build_memory_agent_graph(memory, scripted(AIMessage(content="Tea, noted.", id="r-1")))
+    assert "langchain is not installed" in caplog.text
+    ns = unique_namespace("nolc")
+    app.invoke({"messages": [HumanMessage("I drink green tea.", id="m-1")]}, context={"user_id": ns})
+    assert sorted(t.id for t in memory.store.get_turns(ns)) == ["m-1", "r-1"]
 
 
 # ---------------------------------------------------------------------------- issue 20: nothing breaks a conversation

@@ -3,13 +3,20 @@
 Raw turns in Chroma are the source of truth; the BM25 log and the graph files are derived
 from them. Each test damages a file of a persistent data directory, reopens it with a
 fresh :class:`CogMemory`, and checks that the namespace works again with every turn still
-there, and that a warning said what was repaired (issue 21, defects 3 and 4).
+there, and that a warning said what was repaired (issue 21, defects 3 and 4). Chroma's own database,
+the source of truth, cannot be repaired: a damaged or read-only one is a :class:`StoreError` that names
+the file and what to do, and nothing is written (defect 6).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import random
+import shutil
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +27,7 @@ from langmem_cog.errors import StoreError
 from langmem_cog.graph.rule_extractor import RuleExtractor
 from langmem_cog.graph.store import GraphMemory, graphs_equal
 from langmem_cog.memory import CogMemory
+from langmem_cog.store import TurnStore
 
 NS = "damaged"
 TEXTS = [
@@ -197,3 +205,113 @@ def test_the_graph_memory_recipe_in_the_error_works(tmp_path: Path, damage: str)
     graphs.save(NS)
     assert graphs_equal(GraphMemory(tmp_path).graph(NS), rebuilt)
     assert rebuilt.number_of_nodes() > 0
+
+
+# ---------------------------------------------------------------------- Chroma's database (defect 6)
+def _files(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` with its bytes."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("damage", ["header-garbage", "random-bytes"])
+def test_a_damaged_chroma_database_is_a_store_error_naming_the_file(tmp_path: Path, damage: str) -> None:
+    good = tmp_path / "good"
+    _memory(good).add_turns(make_turns(NS, TEXTS))
+    data = tmp_path / "damaged"  # a copy: this process's Chroma system of ``good`` stays as it is
+    shutil.copytree(good, data)
+    db = data / "chroma" / "chroma.sqlite3"
+    healthy = db.read_bytes()
+    if damage == "header-garbage":
+        db.write_bytes(bytes(range(100)) + healthy[100:])  # the first 100 bytes (SQLite's header) overwritten
+    else:
+        db.write_bytes(random.Random(7).randbytes(64 * 1024))
+    before = _files(data)
+    for opener in (_memory, lambda d: TurnStore(CogMemConfig(data_dir=d), embeddings=FakeEmbeddings())):
+        with pytest.raises(StoreError) as info:  # was chromadb's InternalError: "file is not a database"
+            opener(data)
+        message = str(info.value)
+        assert str(db) in message and "damaged" in message
+        assert "backup" in message and "re-ingest" in message  # what to do
+    assert _files(data) == before  # nothing written
+    db.write_bytes(healthy)  # restored from the "backup": the same process opens it now
+    assert _memory(data).store.count(NS) == len(TEXTS)
+
+
+def _make_read_only(paths: list[Path]) -> Callable[[], None]:
+    """Make ``paths`` read-only for this process (file modes; ``chattr +i`` as root, whom modes do not
+    bind); returns the undo."""
+    if os.geteuid() != 0:
+        modes = {p: p.stat().st_mode for p in paths}
+        for p in paths:
+            p.chmod(0o555 if p.is_dir() else 0o444)
+
+        def restore() -> None:
+            for p, mode in modes.items():
+                p.chmod(mode)
+
+        return restore
+    chattr = shutil.which("chattr")
+    done: list[Path] = []
+
+    def undo() -> None:
+        for p in done:
+            subprocess.run([chattr, "-i", str(p)], check=False, capture_output=True)
+
+    for p in paths:
+        if chattr is None or subprocess.run([chattr, "+i", str(p)], capture_output=True).returncode != 0:
+            undo()
+            pytest.skip("root ignores file modes and chattr +i is not available here")
+        done.append(p)
+    return undo
+
+
+@pytest.mark.parametrize("what", ["chroma-database", "data-dir"])
+def test_a_read_only_chroma_database_or_data_dir_is_a_store_error_and_nothing_is_written(
+    tmp_path: Path, what: str
+) -> None:
+    source = tmp_path / "source"
+    _memory(source).add_turns(make_turns(NS, TEXTS))
+    data = tmp_path / "data"  # a copy: a path this process's Chroma has not opened yet (it keeps connections)
+    shutil.copytree(source, data)
+    db = data / "chroma" / "chroma.sqlite3"
+    paths = [db] if what == "chroma-database" else sorted(data.rglob("*"), reverse=True) + [data]
+    before = _files(data)
+    undo = _make_read_only(paths)
+    try:
+        for opener in (_memory, lambda d: TurnStore(CogMemConfig(data_dir=d), embeddings=FakeEmbeddings())):
+            try:  # reads may work where they can; a write never does, and every failure is named
+                opened = opener(data)
+                store = opened.store if isinstance(opened, CogMemory) else opened
+                assert store.count(NS) == len(TEXTS)
+                opened.add_turns(make_turns(NS, ["A turn for a read-only data dir"], id_prefix="ro"))
+                pytest.fail(f"{opener} wrote to a read-only {what}")
+            except StoreError as exc:  # was chromadb's InternalError / a raw PermissionError
+                message = str(exc)
+            want = "cannot open the Chroma database" if what == "chroma-database" else "cannot open the lock file"
+            assert want in message and str(data) in message, message
+            assert "writable" in message and "Nothing was written" in message, message
+        assert _files(data) == before  # not one byte changed
+    finally:
+        undo()
+    mem = _memory(data)  # made writable again: the same process opens and writes it
+    assert mem.add_turns(make_turns(NS, ["A turn once writable"], id_prefix="rw")) == ["rw0"]
+    assert mem.store.count(NS) == len(TEXTS) + 1
+
+
+def test_a_data_dir_made_read_only_while_open_still_reads_and_refuses_writes_by_name(tmp_path: Path) -> None:
+    mem = _memory(tmp_path)
+    mem.add_turns(make_turns(NS, TEXTS))
+    before = _files(tmp_path)
+    undo = _make_read_only(sorted(tmp_path.rglob("*"), reverse=True) + [tmp_path])
+    try:
+        with pytest.raises(StoreError, match="cannot open the lock file.*must be writable") as info:
+            mem.add_turns(make_turns(NS, ["A turn for a read-only data dir"], id_prefix="ro"))
+        assert str(tmp_path) in str(info.value)
+        assert mem.store.count(NS) == len(TEXTS)  # reads keep working
+        assert mem.store.search(NS, UNIQUE["t2"], k=1)[0].turn.id == "t2"
+        assert _files(tmp_path) == before
+    finally:
+        undo()
+    # (A write right after this may still fail: Chroma can keep a database connection it opened read-only
+    # meanwhile. It is then a StoreError, and an identical retry completes it, as for any failed write.)
+    assert mem.store.count(NS) == len(TEXTS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import numpy as np
 import pytest
 from fakes import make_turns
 from langchain_core.documents import Document
@@ -175,10 +176,37 @@ def test_missing_ok_after_forget(filled):
 def test_invalid_construction(fake_store):
     with pytest.raises(InvalidNamespaceError, match="etc"):  # our named error, not pydantic's
         CogMemRetriever(store=fake_store, namespace="../etc")
-    with pytest.raises(ValidationError):
+    with pytest.raises(InvalidInputError, match="k=0"):
         CogMemRetriever(store=fake_store, namespace="ok", k=0)
     with pytest.raises(ValidationError):
         CogMemRetriever(store=fake_store, namespace="ok", mode="sparse")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("k", 0), ("k", -1), ("k", "a"), ("k", "5"), ("k", 2.5), ("k", True), ("k", None),
+     ("max_tokens", 0), ("max_tokens", -3), ("max_tokens", "a"), ("max_tokens", 1.5), ("max_tokens", False),
+     ("lexical_weight", -1.0), ("lexical_weight", float("nan")), ("lexical_weight", float("inf")),
+     ("lexical_weight", "abc")],
+)
+def test_bad_construction_values_are_named_errors_not_pydantic_ones(fake_store, field, value):
+    # Issue 21, defect 6: these raised pydantic's ValidationError (no LangMemCogError, no fix to make).
+    with pytest.raises(InvalidInputError, match=rf"{field}=.*(pass a positive integer|pass a finite number)") as info:
+        CogMemRetriever(store=fake_store, namespace="ok", **{field: value})
+    assert not isinstance(info.value, ValidationError)
+
+
+def test_good_construction_values_are_kept(fake_store):
+    r = CogMemRetriever(store=fake_store, namespace="ok", k=np.int64(3), max_tokens=None, lexical_weight=0)
+    assert (r.k, type(r.k), r.max_tokens, r.lexical_weight) == (3, int, None, 0.0)
+    assert CogMemRetriever(store=fake_store, namespace="ok", max_tokens=50).max_tokens == 50
+
+
+@pytest.mark.parametrize(("arg", "value"), [("k", "a"), ("k", 0), ("k", [3]), ("max_tokens", "a"), ("max_tokens", -1)])
+def test_bad_k_or_max_tokens_per_call_is_a_named_error(retriever, arg, value):
+    with pytest.raises(InvalidInputError, match=f"{arg}="):
+        retriever.invoke("puppy", **{arg: value})
+    assert len(retriever.invoke("puppy", k=np.int64(2))) == 2  # numpy integers are integers
 
 
 async def test_ainvoke(retriever):

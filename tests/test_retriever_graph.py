@@ -32,7 +32,8 @@ def test_a_present_belief_question_gets_the_current_claim_before_the_superseded_
     docs = CogMemRetriever(memory=memory, namespace=ns, k=10, now=now).invoke("Does Maya like running now?")
     ids = _ids(docs)
     assert "D5:5" in ids and "D1:15" in ids
-    assert ids.index("D5:5") < ids.index("D1:15")  # "I love running now" above "I hate running"
+    assert ids[0] == "D5:5"  # the CURRENT claim "I love running now" first, above "I hate running"
+    assert ids.index("D5:5") < ids.index("D1:15")
     by_id = {d.metadata["turn_id"]: d.metadata for d in docs}
     hate = next(c for c in by_id["D1:15"]["claims"] if c["claim_id"] == "claim:D1:15#0")
     assert hate == {"claim_id": "claim:D1:15#0", "status": "SUPERSEDED", "polarity": -1, "superseded_by_turn": "D5:5"}
@@ -151,3 +152,22 @@ def test_the_node_vectors_are_embedded_at_ingest_for_the_cascade_only() -> None:
                 {node_text(G, n) for n in G.nodes}))
         finally:
             memory.forget(ns)
+
+
+def test_prefer_current_is_a_permutation_that_leads_with_the_newer_side_of_each_change() -> None:
+    from langmem_cog.graph.provenance import TurnClaim, TurnRecords, prefer_current
+
+    recs = {
+        "a1": TurnRecords(claims=(TurnClaim("claim:a1", "SUPERSEDED", -1, "a2"),)),  # a1 -> a2 -> a3
+        "a2": TurnRecords(claims=(TurnClaim("claim:a2", "SUPERSEDED", 1, "a3"),)),
+        "a3": TurnRecords(claims=(TurnClaim("claim:a3", "CURRENT", -1),)),
+        "c1": TurnRecords(claims=(TurnClaim("claim:c1", "CONFLICTING", 1),)),
+        "b1": TurnRecords(claims=(TurnClaim("claim:b1", "SUPERSEDED", -1, "b9"),)),  # b9 not in the list
+    }
+    ids = ["x", "a1", "c1", "b1", "a2", "y", "a3"]
+    out = prefer_current(ids, recs)
+    assert sorted(out) == sorted(ids)
+    assert out[:2] == ["a3", "a2"]  # the current end of the chain first, then the claim it superseded
+    assert out.index("a2") < out.index("a1")
+    assert [t for t in out if t in {"x", "c1", "b1", "y"}] == ["x", "c1", "b1", "y"]  # the rest keep their order
+    assert prefer_current(["x", "b1", "y"], recs) == ["x", "b1", "y"]  # one side only: nothing moves

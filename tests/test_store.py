@@ -16,6 +16,7 @@ from fakes import FakeEmbeddings, make_turns
 
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import (
+    ConfigError,
     DuplicateTurnError,
     InvalidInputError,
     InvalidNamespaceError,
@@ -23,7 +24,7 @@ from langmem_cog.errors import (
     UnknownNamespaceError,
 )
 from langmem_cog.memory import CogMemory
-from langmem_cog.records import make_turn
+from langmem_cog.records import Turn, make_turn
 from langmem_cog.store import TurnStore, _ChromaEmbeddingFunction, collection_name
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -684,3 +685,68 @@ class TestValidationGaps:
         with pytest.raises(InvalidInputError, match="get_turns"):
             store.get_turns(ns, ids)
         assert [t.id for t in store.get_turns(ns, ("t1",))] == ["t1"]
+
+    # Values Chroma does not read back as written (issue 21, defect 6): refused before anything is stored.
+    @pytest.mark.parametrize("position", [10**30, 2**63])
+    def test_a_position_outside_signed_64_bit_is_refused(self, ns, position) -> None:
+        fields = {"id": "t0", "namespace": ns, "speaker": "Ann", "text": "one",
+                  "timestamp": datetime(2024, 1, 1, tzinfo=UTC), "position": position}
+        with pytest.raises(InvalidInputError, match=r"position=.*64-bit.*use a smaller position"):
+            make_turn(**fields)
+        with pytest.raises(ValueError, match=r"position=.*64-bit"):  # the model itself refuses it too
+            Turn(**fields)
+
+    @pytest.mark.parametrize(
+        ("value", "fix"),
+        [(2**70, "store it as a string"), (-(2**70), "store it as a string"), (2**63, "store it as a string"),
+         (float("nan"), "not a finite number"), (float("inf"), "not a finite number"),
+         (float("-inf"), "not a finite number")],
+    )
+    def test_metadata_values_chroma_would_change_are_refused(self, ns, value, fix) -> None:
+        with pytest.raises(InvalidInputError, match=rf"metadata\['score'\].*{fix}"):
+            make_turns(ns, ["one"], metadata={"score": value, "ok": 1})
+
+    def test_a_turn_that_skipped_validation_is_refused_by_add_turns(self, filled) -> None:
+        store, ns = filled
+        before = snapshot(store, ns)
+        (good,) = make_turns(ns, ["a new turn"], id_prefix="new")
+        for update in ({"position": 10**30}, {"metadata": {"score": float("nan")}}, {"metadata": {"n": 2**64}}):
+            with pytest.raises(InvalidInputError, match="cannot be stored unchanged"):
+                store.add_turns([good, good.model_copy(update={**update, "id": "bad"})])  # model_copy skips validators
+        assert snapshot(store, ns) == before
+
+    def test_extreme_storable_values_read_back_unchanged_after_a_reopen(self, persistent_store_factory, ns) -> None:
+        meta = {"big": 2**63 - 1, "small": -(2**63), "flag": True, "off": False, "x": 1e308, "tiny": -5e-324, "s": "nan"}
+        turns = make_turns(ns, ["one", "two"], metadata=meta)
+        turns[1] = make_turn(**{**turns[1].model_dump(), "position": 2**63 - 1})
+        persistent_store_factory().add_turns(turns)
+        gc.collect()
+        back = persistent_store_factory().get_turns(ns)
+        assert back == turns
+        assert {k: type(v) for k, v in back[0].metadata.items()} == {k: type(v) for k, v in meta.items()}
+
+    # An embedder of another dimension than the stored vectors (issue 21, defect 6).
+    @pytest.mark.parametrize("emptied", [False, True])
+    def test_an_embedder_of_another_dimension_is_named(self, tmp_path, ns, ns_factory, emptied) -> None:
+        from langchain_core.embeddings import DeterministicFakeEmbedding
+
+        cfg = CogMemConfig.preset("default", data_dir=tmp_path)
+        first = TurnStore(cfg, embeddings=FakeEmbeddings())  # 256-d
+        first.add_turns(make_turns(ns, TEXTS))
+        if emptied:  # every turn deleted: the collection still holds 256-d vectors' dimension
+            first.delete_turns(ns, [f"t{i}" for i in range(len(TEXTS))])
+        count = first.count(ns)
+        other = TurnStore(cfg, embeddings=DeterministicFakeEmbedding(size=8))
+        fresh = ns_factory("fresh")
+        with pytest.raises(ConfigError, match=r"built with 256-dimensional vectors.*gives 8-dimensional.*"
+                                              r"same CogMemConfig.embedder.*re-ingest") as info:
+            other.add_turns([*make_turns(fresh, ["a turn of a new namespace"]), *make_turns(ns, ["x y"], id_prefix="n")])
+        assert str(tmp_path) in str(info.value)
+        assert not other.has_namespace(fresh) and other.count(ns) == count  # nothing of the call was stored
+        if not emptied:
+            for mode in ("hybrid", "dense"):
+                with pytest.raises(ConfigError, match="256-dimensional.*8-dimensional"):
+                    other.search(ns, "puppy", mode=mode)
+            with pytest.raises(ConfigError, match="256-dimensional.*8-dimensional"):
+                other.pool_scores(ns, "puppy", context=True)
+        assert TurnStore(cfg, embeddings=FakeEmbeddings()).count(ns) == count  # the right embedder still works

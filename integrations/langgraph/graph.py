@@ -11,6 +11,14 @@ namespace or the runtime context; ``recall`` *is* the compiled graph of
 with the cited evidence (graph evidence first, topped up with hybrid retrieval) in the system
 message; ``remember`` stores the new turns.
 
+Stored turns are named as :class:`~integrations.langgraph.middleware.CogMemoryMiddleware` names
+them, ``<thread>:<12 hex digits of the message id>`` (see
+:meth:`~integrations.langgraph.middleware.CogMemoryMiddleware.turn_id`; the scope is the
+checkpointer thread, else ``"chat"``), so a thread replayed or invoked again is never stored twice,
+and a turn an earlier version stored under its raw message id is recognised. Every user message and
+assistant text reply is stored (the graph keeps no filler rule). Without the ``langchain`` package
+(``langmem-cog[agents]``), which the middleware needs, turns keep their raw message ids.
+
 Example:
     >>> import uuid
     >>> from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -29,21 +37,30 @@ Example:
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import SystemMessage
+from langchain_core.messages import BaseMessage, SystemMessage
+from langgraph.errors import GraphBubbleUp
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from integrations.evidence import format_evidence, search_evidence
-from integrations.langgraph.tools import context_value, last_user_text, namespace_from_context, store_new_turns
+from integrations.langgraph.tools import (
+    context_value,
+    last_user_text,
+    message_turn_ids,
+    namespace_from_context,
+    store_new_turns,
+)
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.graph.loop import build_operator_graph
 from langmem_cog.records import validate_namespace
 
 if TYPE_CHECKING:
+    from integrations.langgraph.middleware import CogMemoryMiddleware
     from langmem_cog.memory import CogMemory
 
 __all__ = ["MemoryAgentState", "build_memory_agent_graph", "DEFAULT_SYSTEM_PROMPT"]
@@ -64,6 +81,30 @@ class MemoryAgentState(MessagesState, total=False):
     namespace: str
     now: str | None
     evidence: list[dict[str, Any]]
+
+
+def _turn_namer(memory: CogMemory) -> Callable[[str], CogMemoryMiddleware] | None:
+    """Make, per namespace, the middleware that names and selects the turns the graph stores (every
+    user message and assistant text reply: no filler rule, questions kept); ``None`` without
+    ``langchain``, which the middleware needs."""
+    try:
+        from integrations.langgraph.middleware import CogMemoryMiddleware
+    except ImportError:
+        return None
+    return lambda namespace: CogMemoryMiddleware(memory, namespace=namespace, min_words=0, min_chars=0,
+                                                 skip_questions=False)
+
+
+def _conversation_turn_ids(messages: Sequence[BaseMessage], runtime: Runtime[Any],
+                           namer: CogMemoryMiddleware | None) -> set[str]:
+    """The turn ids the conversation's messages are (or were) stored under: raw message ids and
+    their parts, and the ids :meth:`CogMemoryMiddleware.turn_id` gives them in this run's scope."""
+    present = {str(m.id) for m in messages if m.id} | {i for m in messages for i in message_turn_ids(m)}
+    if namer is not None:
+        scope = namer.scope_of(runtime)
+        present |= {i for m in messages if m.id
+                    for i in message_turn_ids(m.model_copy(update={"id": namer.turn_id(m, scope=scope)}))}
+    return present
 
 
 def build_memory_agent_graph(
@@ -92,7 +133,8 @@ def build_memory_agent_graph(
         system_prompt: The system prompt (the evidence is appended).
         hybrid_top_up: Fill up to ``k`` evidence turns with hybrid retrieval when the graph
             grounds fewer.
-        store_turns: Store the new user and assistant turns after replying.
+        store_turns: Store the new user and assistant turns after replying, as turns
+            ``<thread>:<12 hex digits>`` (see the module docs); a failure is logged, never raised.
         checkpointer: A LangGraph checkpointer for the parent graph.
         context_schema: The runtime context's type (e.g. ``MemoryContext``; a dict works without one).
         **operator_kwargs: Passed to :func:`~langmem_cog.graph.loop.build_operator_graph`.
@@ -114,8 +156,14 @@ def build_memory_agent_graph(
         ns = namespace or state.get("namespace") or namespace_from_context(runtime.context, context_key)
         return {"query": query, "namespace": validate_namespace(ns), "evidence": []}
 
-    def respond(state: MemoryAgentState) -> dict[str, Any]:
-        present = {str(m.id) for m in state["messages"] if m.id}
+    namer_for = _turn_namer(memory)
+    if namer_for is None and store_turns:
+        logger.warning("langchain is not installed: build_memory_agent_graph stores turns under their raw "
+                       "message ids; install langmem-cog[agents] for stable <thread>:<hex> turn ids")
+
+    def respond(state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any]:
+        present = _conversation_turn_ids(state["messages"], runtime,
+                                         namer_for(state["namespace"]) if namer_for else None)
         evidence: list[Any] = [e for e in state.get("evidence") or [] if e["turn_id"] not in present][:k]
         if hybrid_top_up and len(evidence) < k:
             seen = present | {e["turn_id"] for e in evidence}
@@ -131,8 +179,18 @@ def build_memory_agent_graph(
         ctx = runtime.context
         name = context_value(ctx, "user_name") if ctx is not None else None
         session = context_value(ctx, "session_id") if ctx is not None else None
-        store_new_turns(memory, state["namespace"], state["messages"], session_id=str(session or "0"),
-                        user_name=str(name) if name else None)
+        ns = state["namespace"]
+        messages: Sequence[BaseMessage] = state["messages"]
+        namer = namer_for(ns) if namer_for else None
+        if namer is not None:
+            try:
+                messages = namer.messages_to_store(messages, runtime)
+            except GraphBubbleUp:
+                raise
+            except Exception:
+                logger.exception("could not select the new turns of namespace %r; nothing was remembered", ns)
+                return {}
+        store_new_turns(memory, ns, messages, session_id=str(session or "0"), user_name=str(name) if name else None)
         return {}
 
     builder = StateGraph(MemoryAgentState, context_schema=context_schema)

@@ -63,7 +63,8 @@ def run_latency(on: str, data: str | Path, *, questions: int = 200, conversation
     if on not in ("locomo", "longmemeval"):
         raise InvalidInputError(f"on={on!r} is invalid: use 'locomo' or 'longmemeval'")
     cfg = config or CogMemConfig.preset("ephemeral")
-    emb = resolve_embedder(cfg.embedder, batch_size=cfg.embed_batch_size, max_seq_length=max_seq_length)
+    emb = resolve_embedder(cfg.embedder, batch_size=cfg.embed_batch_size, max_seq_length=max_seq_length,
+                           backend=cfg.inference_backend)
     memory = CogMemory(cfg, embeddings=emb)
     memory.embeddings.embed_query("warm up")
     run = uuid.uuid4().hex[:8]

@@ -327,7 +327,8 @@ def run_longmemeval(
     if embeddings is None:
         from langmem_cog.embeddings import resolve_embedder
 
-        embeddings = resolve_embedder(embedder, batch_size=cfg.embed_batch_size, max_seq_length=max_seq_length)
+        embeddings = resolve_embedder(embedder, batch_size=cfg.embed_batch_size, max_seq_length=max_seq_length,
+                                      backend=cfg.inference_backend)
     cache = None
     if embedding_cache is not None:
         from langmem_cog.embeddings import CachedEmbeddings

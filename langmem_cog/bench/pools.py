@@ -158,7 +158,8 @@ def collect_lme_pools(
     if embeddings is None:
         from langmem_cog.embeddings import resolve_embedder
 
-        embeddings = resolve_embedder(cfg.embedder, batch_size=cfg.embed_batch_size, max_seq_length=max_seq_length)
+        embeddings = resolve_embedder(cfg.embedder, batch_size=cfg.embed_batch_size, max_seq_length=max_seq_length,
+                           backend=cfg.inference_backend)
     memory = CogMemory(cfg, embeddings=embeddings)
     cascade = Cascade(store=memory.store, memory=memory if with_graph else None, use_graph=with_graph)
     out = PoolSet()

@@ -28,13 +28,15 @@ Example:
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
 import networkx as nx
 import numpy as np
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.graph.schema import RELATION_EDGES, EdgeType, NodeType
@@ -52,6 +54,10 @@ __all__ = [
 ]
 
 EmbedFn = Callable[[list[str]], np.ndarray]
+#: Node-text matrices a :class:`NodeVectors` keeps (per namespace and node-type filter in use), and
+#: their total size: a larger graph's matrix is built per query, as if none were kept.
+_MATRICES_KEPT = 8
+_MATRIX_BYTES = 64 * 2**20
 
 
 def node_text(G: nx.MultiDiGraph, node: Any) -> str:
@@ -76,6 +82,8 @@ class NodeVectors:
     def __init__(self, embed: EmbedFn) -> None:
         self._embed = embed
         self._cache: dict[str, np.ndarray] = {}
+        self._matrices: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()  # the last few matrices built
+        self._lock = threading.Lock()
 
     def warm(self, texts: Iterable[str]) -> int:
         """Embed the texts not seen yet (one batch); returns how many were embedded."""
@@ -88,11 +96,28 @@ class NodeVectors:
         return len(missing)
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors of ``texts`` (rows aligned), embedding only the unseen ones."""
-        self.warm(texts)
-        if not texts:
+        """Vectors of ``texts`` (rows aligned), embedding only the unseen ones.
+
+        The last few matrices are kept: asking again for the same texts (a graph that did not change
+        between two queries) returns one without stacking the rows anew. Treat it as read-only.
+        """
+        key = tuple(texts)
+        with self._lock:
+            matrix = self._matrices.get(key)
+            if matrix is not None:
+                self._matrices.move_to_end(key)
+                return matrix
+        self.warm(key)
+        if not key:
             return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([self._cache[t] for t in texts])
+        matrix = np.stack([self._cache[t] for t in key])
+        if matrix.nbytes <= _MATRIX_BYTES:
+            with self._lock:
+                self._matrices[key] = matrix
+                while (len(self._matrices) > _MATRICES_KEPT
+                       or sum(m.nbytes for m in self._matrices.values()) > _MATRIX_BYTES):
+                    self._matrices.popitem(last=False)
+        return matrix
 
 
 def anchor(
@@ -134,13 +159,18 @@ def anchor(
         return []
     texts = [node_text(G, n) for n in nodes]
     q = query.lower()
-    lexical = np.array([fuzz.token_set_ratio(q, t.lower()) / 100.0 for t in texts])
+    lexical = process.cdist([q], [t.lower() for t in texts], scorer=fuzz.token_set_ratio, dtype=np.float64)[0] / 100.0
     if vectors is not None and query_vector is not None and a < 1.0:
         cos = vectors.vectors(texts) @ np.asarray(query_vector, dtype=np.float32)
         scores = a * lexical + (1.0 - a) * cos
     else:
         scores = lexical
-    order = sorted(range(len(nodes)), key=lambda i: (-scores[i], str(nodes[i])))
+    if len(nodes) > limit:  # only the nodes that can make the cut (ties at the cut included) are sorted
+        cut = np.partition(scores, len(nodes) - limit)[len(nodes) - limit]
+        head = np.flatnonzero(scores >= cut).tolist()
+    else:
+        head = list(range(len(nodes)))
+    order = sorted(head, key=lambda i: (-scores[i], str(nodes[i])))
     return [(nodes[i], float(scores[i])) for i in order[:limit] if scores[i] >= min_score]
 
 

@@ -2,8 +2,8 @@
 
 :func:`turn_records` is a pure function of a PEC2F graph: for every turn that is the provenance of
 a Claim or an Event it lists those records. The retriever puts them in each returned document's
-metadata, and :func:`prefer_current` uses the claims to put a reconciled CURRENT claim before the
-claim it superseded when a question asks what someone thinks now. :func:`prefer_records` keeps one
+metadata, and :func:`prefer_current` puts a reconciled CURRENT claim first, before the claim it
+superseded, when a question asks what someone thinks now. :func:`prefer_records` keeps one
 speaker's opinion from answering a question about another person's record: an opinion is a Claim
 attributed to its speaker, never a fact about whoever it mentions.
 
@@ -17,7 +17,7 @@ Example:
     >>> recs["t1"].claims[0].status, recs["t1"].claims[0].superseded_by_turn
     ('SUPERSEDED', 't9')
     >>> prefer_current(["t1", "t5", "t9"], recs)
-    ['t5', 't9', 't1']
+    ['t9', 't1', 't5']
 """
 
 from __future__ import annotations
@@ -103,21 +103,35 @@ def turn_records(G: nx.MultiDiGraph) -> dict[str, TurnRecords]:
 
 
 def prefer_current(turn_ids: Sequence[str], records: Mapping[str, TurnRecords]) -> list[str]:
-    """``turn_ids`` with each turn whose claims were all superseded moved to just after the turn of
-    the claim that superseded it, where that turn is in the list and ranked below it.
+    """``turn_ids`` reordered for a question about what someone thinks now.
 
-    Every other turn keeps its relative order, and no turn enters or leaves the list.
+    Where the list holds both sides of a reconciled change of mind (a SUPERSEDED claim and the
+    claim that superseded it), the superseding turns lead (in their relative order): the graph
+    knows the belief changed, and they hold the current one. Each turn whose claims were all
+    superseded then sits below the turn of the claim that superseded it. Every other turn keeps
+    its relative order, and no turn enters or leaves the list.
+
+    Example:
+        >>> recs = {"t1": TurnRecords(claims=(TurnClaim("claim:a", "SUPERSEDED", -1, "t9"),)),
+        ...         "t9": TurnRecords(claims=(TurnClaim("claim:b", "CURRENT", 1),))}
+        >>> prefer_current(["t5", "t1", "t9"], recs)
+        ['t9', 't5', 't1']
+        >>> prefer_current(["t5", "t1"], recs)  # the newer claim is not in the list: nothing moves
+        ['t5', 't1']
     """
-    out = list(turn_ids)
-    for tid in list(turn_ids):
+    present = set(turn_ids)
+    newer = {c.superseded_by_turn for t in turn_ids for c in (records[t].claims if t in records else ())
+             if c.status == ClaimStatus.SUPERSEDED and c.superseded_by_turn in present}
+    out = [t for t in turn_ids if t in newer] + [t for t in turn_ids if t not in newer]
+    for tid in list(out):
         rec = records.get(tid)
         if rec is None or not rec.only_superseded:
             continue
-        newer = [c.superseded_by_turn for c in rec.claims if c.superseded_by_turn in out]
-        if not newer:
+        later = [c.superseded_by_turn for c in rec.claims if c.superseded_by_turn in present]
+        if not later:
             continue
         i = out.index(tid)
-        j = max(out.index(n) for n in newer)
+        j = max(out.index(n) for n in later)
         if j > i:
             out.insert(j, out.pop(i))
     return out

@@ -74,23 +74,28 @@ class LocalCrossEncoder(BaseCrossEncoder):
 
     Pairs are tokenized once, sorted by length and cut into the batches that waste the least
     padding (:func:`length_batches`), so a few long memories do not make every pair pay for them.
+    The forward pass runs in ONNX Runtime by default (about a fifth faster on ten pairs, 2 cores).
 
     Args:
         path: A checkpoint directory (``config.json``, weights, tokenizer files).
         max_length: Token limit of a pair (the longer side is truncated).
         batch_size: At most this many pairs per forward pass.
-        threads: torch intra-op threads while scoring (``None``: leave torch's setting).
+        threads: Intra-op threads while scoring (``None``: torch's setting).
         quantize: Run the linear layers in int8 (``torch`` dynamic quantisation): faster on CPU,
-            scores shift slightly.
+            scores shift slightly. Runs on the ``torch`` backend.
+        backend: ``auto`` (``onnx`` when ONNX Runtime is installed), ``onnx`` or ``torch``
+            (:mod:`langmem_cog.runtime`). The ``onnx`` backend runs the same fp32 weights, exported
+            once by :func:`langmem_cog.runtime.onnx_session`: logits agree with torch's to ~1e-5.
 
     Raises:
         ModelNotFoundError: If ``path`` holds no checkpoint.
     """
 
     def __init__(self, path: str | Path, *, max_length: int = 128, batch_size: int = 32, threads: int | None = None,
-                 quantize: bool = False) -> None:
-        import torch
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+                 quantize: bool = False, backend: str = "auto") -> None:
+        from transformers import AutoTokenizer
+
+        from langmem_cog.runtime import resolve_backend
 
         self.path = Path(path)
         if not (self.path / "config.json").exists():
@@ -98,24 +103,41 @@ class LocalCrossEncoder(BaseCrossEncoder):
         if max_length < 8:
             raise InvalidInputError(f"max_length={max_length} is too small: use at least 8 tokens")
         check_threads(threads)
+        if quantize and backend == "onnx":
+            raise InvalidInputError("quantize=True runs in torch (dynamic int8): pass backend='torch' or 'auto'")
         self.max_length = max_length
         self.batch_size = batch_size
         self.threads = threads
-        self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
-        model = AutoModelForSequenceClassification.from_pretrained(
-            str(self.path), local_files_only=True, num_labels=1, dtype=torch.float32
-        )
-        model.eval()
-        if quantize:
-            model = _quantize_int8(model)
         self.quantize = quantize
-        self.model = model
+        self.backend = "torch" if quantize else resolve_backend(backend)
+        self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
+        self._model: Any = None
+        self._session: Any = None
         self._lock = threading.Lock()
+        if self.backend == "onnx":
+            from langmem_cog.runtime import onnx_session
+
+            self._session = onnx_session(self.path, kind="pair_logit", build=lambda: _pair_logit_module(self.model),
+                                         threads=threads)
+        else:
+            _ = self.model
+
+    @property
+    def model(self) -> Any:
+        """The torch checkpoint (loaded on first use: the ``onnx`` backend needs it only to export)."""
+        if self._model is None:
+            import torch
+            from transformers import AutoModelForSequenceClassification
+
+            model = AutoModelForSequenceClassification.from_pretrained(
+                str(self.path), local_files_only=True, num_labels=1, dtype=torch.float32
+            )
+            model.eval()
+            self._model = _quantize_int8(model) if self.quantize else model
+        return self._model
 
     def score(self, text_pairs: list[tuple[str, str]]) -> list[float]:
         """One relevance logit per (query, memory) pair (higher is more relevant)."""
-        import torch
-
         pairs = list(text_pairs)
         for p in pairs:
             if not (isinstance(p, Sequence) and len(p) == 2 and all(isinstance(x, str) for x in p)):
@@ -123,19 +145,29 @@ class LocalCrossEncoder(BaseCrossEncoder):
         if not pairs:
             return []
         scores = [0.0] * len(pairs)
-        with self._lock, torch_threads(self.threads or None):
-            enc = self.tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation="longest_first",
-                                 max_length=self.max_length)
-            with torch.inference_mode():
-                for batch in length_batches([len(x) for x in enc["input_ids"]], self.batch_size):
-                    padded = self.tokenizer.pad({k: [v[i] for i in batch] for k, v in enc.items()}, return_tensors="pt")
-                    logits = pair_logits(self.model, padded)
-                    for i, x in zip(batch, logits.tolist(), strict=True):
-                        scores[i] = float(x)
+        enc = self.tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation="longest_first",
+                             max_length=self.max_length)
+        batches = length_batches([len(x) for x in enc["input_ids"]], self.batch_size)
+        if self._session is not None:
+            from langmem_cog.runtime import run_session
+
+            for batch in batches:
+                padded = self.tokenizer.pad({k: [v[i] for i in batch] for k, v in enc.items()}, return_tensors="np")
+                for i, x in zip(batch, run_session(self._session, padded).reshape(-1).tolist(), strict=True):
+                    scores[i] = float(x)
+            return scores
+        import torch
+
+        with self._lock, torch_threads(self.threads or None), torch.inference_mode():
+            for batch in batches:
+                padded = self.tokenizer.pad({k: [v[i] for i in batch] for k, v in enc.items()}, return_tensors="pt")
+                for i, x in zip(batch, pair_logits(self.model, padded).tolist(), strict=True):
+                    scores[i] = float(x)
         return scores
 
     def __repr__(self) -> str:
-        return f"LocalCrossEncoder({str(self.path)!r}, max_length={self.max_length}, quantize={self.quantize})"
+        return (f"LocalCrossEncoder({str(self.path)!r}, max_length={self.max_length}, quantize={self.quantize}, "
+                f"backend={self.backend!r})")
 
 
 #: The fixed cost of one forward pass, in padded tokens, used by :func:`length_batches`. Timing ten
@@ -213,6 +245,22 @@ def pair_logits(model: Any, enc: Any) -> Any:
     mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
     pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
     return model.classifier(model.dropout(pooled)).reshape(-1)
+
+
+def _pair_logit_module(model: Any) -> Any:
+    """The torch module exported for the ``onnx`` backend: :func:`pair_logits` over token ids."""
+    import torch
+
+    class PairLogit(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return pair_logits(self.model, {"input_ids": input_ids, "attention_mask": attention_mask,
+                                            "token_type_ids": token_type_ids})
+
+    return PairLogit()
 
 
 def load_backbone(path: str | Path, *, num_layers: int | None = None, pooling: str | None = None) -> Any:

@@ -54,13 +54,13 @@ def _scorer_at(models_dir: str) -> FusionScorer:
     return FusionScorer.untrained()
 
 
-def default_compressor(*, threads: int | None = None, models_dir: str | Path | None = None,
+def default_compressor(*, threads: int | None = None, models_dir: str | Path | None = None, backend: str = "auto",
                        **kwargs: Any) -> ConvMemoryCompressor:
     """ConvMemory v2 over the cross-encoder of a models folder (default: the shipped one) with its
     blend weights.
 
     Args:
-        threads: torch threads while the cross-encoder scores (``None``: torch's setting).
+        threads: Threads while the cross-encoder scores (``None``: torch's setting).
         models_dir: A folder written by ``langmem-cog train-models`` (``None``: the shipped models).
         **kwargs: Passed to :class:`ConvMemoryCompressor` (they override the folder's weights).
 
@@ -71,16 +71,17 @@ def default_compressor(*, threads: int | None = None, models_dir: str | Path | N
     kwargs.setdefault("cross_encoder_weight", float(settings.get("cross_encoder_weight", 1.0)))
     kwargs.setdefault("first_stage_weight", float(settings.get("first_stage_weight", 1.0)))
     reranker = str((Path(models_dir) / "reranker").resolve()) if models_dir else None
-    ce = shipped_cross_encoder(int(settings.get("max_length", 128)), threads, reranker)
+    ce = shipped_cross_encoder(int(settings.get("max_length", 128)), threads, reranker, backend)
     return ConvMemoryCompressor(cross_encoder=ce, **kwargs)
 
 
 @lru_cache(maxsize=8)
-def shipped_cross_encoder(max_length: int, threads: int | None = None, path: str | None = None) -> LocalCrossEncoder:
+def shipped_cross_encoder(max_length: int, threads: int | None = None, path: str | None = None,
+                          backend: str = "auto") -> LocalCrossEncoder:
     """A cross-encoder checkpoint (default: the shipped one), loaded once per process per setting
     (every retriever shares it).
 
     Raises:
         ModelNotFoundError: If the reranker checkpoint is missing.
     """
-    return LocalCrossEncoder(path or default_reranker_path(), max_length=max_length, threads=threads)
+    return LocalCrossEncoder(path or default_reranker_path(), max_length=max_length, threads=threads, backend=backend)

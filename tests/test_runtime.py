@@ -1,0 +1,162 @@
+"""The ONNX Runtime backend: the same numbers as torch, exported once into a keyed cache, repaired if damaged."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from langmem_cog import runtime
+from langmem_cog.embeddings import LocalSentenceEmbeddings, resolve_model_path
+from langmem_cog.errors import InvalidInputError
+from langmem_cog.rank.cross_encoder import LocalCrossEncoder, default_reranker_path
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("onnx")
+
+TEXTS = [
+    "What is Leo allergic to?",
+    "Leo: I am allergic to shellfish.",
+    "",
+    "Ünïcode, 東京 and 🙂 " * 60,  # longer than the model's 256 tokens: truncated alike
+    "Maya: I love running now, it clears my head before work.",
+]
+PAIRS = [
+    ("QUERY_TIME: 9. What is Leo allergic to?", "MEMORY_TIME: 3. Leo: I am allergic to shellfish."),
+    ("QUERY_TIME: 9. What is Leo allergic to?", "MEMORY_TIME: 5. Maya: I love running now."),
+    ("QUERY_TIME: 9. Does Maya like running?", "MEMORY_TIME: 1. Maya: I hate running. " * 20),
+]
+
+
+def test_onnx_vectors_equal_sentence_transformers_and_a_query_runs_on_one_thread(monkeypatch):
+    seen: list[int | None] = []
+    real = runtime.onnx_session
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("threads"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runtime, "onnx_session", spy)
+    fast = LocalSentenceEmbeddings(resolve_model_path("minilm"))
+    slow = LocalSentenceEmbeddings(resolve_model_path("minilm"), backend="torch")
+    assert fast.backend == "onnx"
+    batch = fast.embed_array(TEXTS)
+    one = fast.embed_array(TEXTS[:1])
+    assert np.abs(batch - slow.embed_array(TEXTS)).max() < 1e-5
+    assert np.abs(one[0] - batch[0]).max() < 1e-5
+    assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
+    assert seen == [None, 1]  # the batch on the default threads, the one text on single_threads
+    fast.embed_array(TEXTS[:1])
+    assert seen == [None, 1]  # sessions are kept by the encoder
+
+
+def test_onnx_cross_encoder_scores_equal_torch():
+    fast = LocalCrossEncoder(default_reranker_path(), max_length=64)
+    slow = LocalCrossEncoder(default_reranker_path(), max_length=64, backend="torch")
+    assert fast.backend == "onnx" and "backend='onnx'" in repr(fast)
+    assert np.abs(np.array(fast.score(PAIRS)) - np.array(slow.score(PAIRS))).max() < 1e-4
+    assert fast.score([]) == []
+    assert [fast.score([p])[0] for p in PAIRS] == pytest.approx(fast.score(PAIRS), abs=1e-4)
+
+
+def test_quantize_runs_in_torch():
+    q = LocalCrossEncoder(default_reranker_path(), max_length=64, quantize=True)
+    assert q.backend == "torch"
+    with pytest.raises(InvalidInputError, match="quantize=True runs in torch"):
+        LocalCrossEncoder(default_reranker_path(), quantize=True, backend="onnx")
+
+
+def test_backend_names_and_a_missing_runtime(monkeypatch):
+    with pytest.raises(InvalidInputError, match="backend='gpu' is unknown"):
+        runtime.resolve_backend("gpu")
+    with pytest.raises(InvalidInputError, match="backend='gpu' is unknown"):
+        LocalSentenceEmbeddings(resolve_model_path("minilm"), backend="gpu")
+    monkeypatch.setattr(runtime, "onnx_available", lambda: False)
+    assert runtime.resolve_backend("auto") == "torch"
+    with pytest.raises(InvalidInputError, match="pip install onnxruntime onnx"):
+        runtime.resolve_backend("onnx")
+    assert LocalSentenceEmbeddings(resolve_model_path("minilm")).backend == "torch"
+
+
+@pytest.fixture
+def tiny_bert(tmp_path):
+    """A 2-layer BERT with random weights (exports in a fraction of a second)."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    path = tmp_path / "tiny"
+    BertModel(BertConfig(vocab_size=200, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                         intermediate_size=32)).eval().save_pretrained(path)
+    return path
+
+
+def _hidden(path):
+    from transformers import BertModel
+
+    model = BertModel.from_pretrained(str(path)).eval()
+
+    class Hidden(__import__("torch").nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.model(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+
+    return Hidden()
+
+
+def test_the_export_is_cached_by_key_and_a_changed_checkpoint_exports_again(tiny_bert, tmp_path, monkeypatch):
+    import torch
+
+    cache = tmp_path / "cache"
+    builds: list[int] = []
+
+    def build():
+        builds.append(1)
+        return _hidden(tiny_bert)
+
+    monkeypatch.setattr(runtime, "_SESSIONS", {})
+    s = runtime.onnx_session(tiny_bert, kind="hidden", build=build, threads=1, cache_dir=cache)
+    assert runtime.onnx_session(tiny_bert, kind="hidden", build=build, threads=1, cache_dir=cache) is s
+    enc = {"input_ids": [[101, 5, 7, 102, 0]], "attention_mask": [[1, 1, 1, 1, 0]], "token_type_ids": [[0] * 5]}
+    out = runtime.run_session(s, enc)
+    with torch.no_grad():
+        ref = _hidden(tiny_bert)(*(torch.tensor(enc[k]) for k in runtime.INPUT_NAMES)).numpy()
+    assert out.shape == (1, 5, 16) and np.abs(out - ref).max() < 1e-5
+    monkeypatch.setattr(runtime, "_SESSIONS", {})  # a new process: the file is reused, nothing is built
+    runtime.onnx_session(tiny_bert, kind="hidden", build=build, threads=1, cache_dir=cache)
+    assert builds == [1]
+    weights = next(tiny_bert.glob("*.safetensors"))
+    weights.write_bytes(weights.read_bytes())  # a retrained checkpoint: new mtime, new key
+    runtime.onnx_session(tiny_bert, kind="hidden", build=build, threads=1, cache_dir=cache)
+    assert builds == [1, 1] and len(list(cache.iterdir())) == 2
+
+
+def test_a_damaged_cached_graph_is_exported_again(tiny_bert, tmp_path, monkeypatch, caplog):
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(runtime, "_SESSIONS", {})
+    runtime.onnx_session(tiny_bert, kind="hidden", build=lambda: _hidden(tiny_bert), threads=1, cache_dir=cache)
+    (target,) = cache.glob("*/model.onnx")
+    target.write_bytes(b"not an onnx graph")
+    monkeypatch.setattr(runtime, "_SESSIONS", {})
+    s = runtime.onnx_session(tiny_bert, kind="hidden", build=lambda: _hidden(tiny_bert), threads=1, cache_dir=cache)
+    assert "exporting it again" in caplog.text
+    assert runtime.run_session(s, {"input_ids": [[101, 102]], "attention_mask": [[1, 1]]}).shape == (1, 2, 16)
+
+
+def test_the_config_chooses_the_backend_of_every_model(monkeypatch):
+    from langmem_cog.config import CogMemConfig
+    from langmem_cog.memory import CogMemory
+    from langmem_cog.retriever import CogMemRetriever
+
+    assert CogMemConfig().inference_backend == "auto"
+    cfg = CogMemConfig.from_env("ephemeral", environ={"LANGMEM_COG_INFERENCE_BACKEND": "torch"})
+    assert cfg.inference_backend == "torch"
+    memory = CogMemory(cfg)
+    retriever = CogMemRetriever(memory=memory, namespace="runtime-test")
+    assert memory.store.embeddings.backend == "torch"
+    assert retriever.compressor.cross_encoder.backend == "torch"
+    auto = CogMemRetriever(memory=CogMemory(CogMemConfig.preset("ephemeral")), namespace="runtime-test")
+    assert auto.store.embeddings.backend == "onnx" and auto.compressor.cross_encoder.backend == "onnx"
