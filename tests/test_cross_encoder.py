@@ -167,3 +167,20 @@ def test_cascades_share_one_operator_loop_and_embed_the_query_once(memory, ns):
         del memory.store.embed_texts
     assert one._retrieval is two._retrieval is shared_retrieval(memory)
     assert queries == ["What is Leo allergic to?"]  # raw scores and the loop share one embedding
+
+
+def test_clipping_long_memories_keeps_the_tokens(shipped):
+    import random
+
+    rng = random.Random(0)
+    vocab = ["running", "Maya", "the", "—", "!!!", "東京", "naïve", "x" * 40, "2023-05-01,", "🙂", "a.b.c", "\t"]
+    texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(100, 900))) for _ in range(60)]
+    texts += ["— " * 2000 + "late words", "word " * 200, "nospace" * 400]
+    queries = ["QUERY_TIME: 9. Does Maya like running?", "QUERY_TIME: 9. " + "how many times " * 30]
+    for q in queries:
+        whole = shipped.tokenizer([q] * len(texts), texts, truncation="longest_first", max_length=shipped.max_length)
+        clipped = shipped.tokenizer([q] * len(texts), [shipped._clip(t) for t in texts], truncation="longest_first",
+                                    max_length=shipped.max_length)
+        assert whole["input_ids"] == clipped["input_ids"]
+    assert len(shipped._clip(texts[0])) < len(texts[0])  # long texts are cut
+    assert shipped._clip("— " * 2000 + "late words") == "— " * 2000 + "late words"  # too few words that count

@@ -145,7 +145,7 @@ class LocalCrossEncoder(BaseCrossEncoder):
         if not pairs:
             return []
         scores = [0.0] * len(pairs)
-        enc = self.tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation="longest_first",
+        enc = self.tokenizer([a for a, _ in pairs], [self._clip(b) for _, b in pairs], truncation="longest_first",
                              max_length=self.max_length)
         batches = length_batches([len(x) for x in enc["input_ids"]], self.batch_size)
         if self._session is not None:
@@ -164,6 +164,28 @@ class LocalCrossEncoder(BaseCrossEncoder):
                 for i, x in zip(batch, pair_logits(self.model, padded).tolist(), strict=True):
                     scores[i] = float(x)
         return scores
+
+    def _clip(self, text: str) -> str:
+        """``text`` cut at a space after enough words that truncation keeps the same tokens.
+
+        A pair keeps at most ``max_length`` tokens, so a long memory's tail never reaches the model,
+        yet tokenizing it costs more than scoring on long turns. The cut is made only when the kept
+        words give ``max_length`` tokens or more for sure (that many of them hold a letter or digit,
+        each at least one token); then ``longest_first`` truncation ends with the same tokens as on
+        the whole text (``test_clipping_long_memories_keeps_the_tokens``).
+        """
+        words = 2 * self.max_length
+        if len(text) <= 8 * words:
+            return text
+        cut = -1
+        for _ in range(words):
+            cut = text.find(" ", cut + 1)
+            if cut < 0:
+                return text
+        head = text[:cut]
+        if sum(1 for w in head.split() if any(c.isalnum() for c in w)) < self.max_length:
+            return text
+        return head
 
     def __repr__(self) -> str:
         return (f"LocalCrossEncoder({str(self.path)!r}, max_length={self.max_length}, quantize={self.quantize}, "
