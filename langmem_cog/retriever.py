@@ -332,16 +332,17 @@ class CogMemRetriever(BaseRetriever):
         assert store is not None  # set by the validator
         if self.missing_ok and not store.has_namespace(self.namespace):
             return []
-        if self.cascade_on:
-            from langmem_cog.rank.cascade import Cascade
+        with store.reading(self.namespace):  # one freshness check for the query's reads (a Chroma server: one request)
+            if self.cascade_on:
+                from langmem_cog.rank.cascade import Cascade
 
-            if self._cascade is None:  # built once: the operator loop's compiled graph is reused
-                self._cascade = Cascade(store=store, memory=self.memory, scorer=self.fusion,
-                                        compressor=self.compressor, use_graph=bool(self.use_graph))
-            when = self.now if now is None else now
-            docs = self._cascade.rank(self.namespace, query, k=k_eff, now=when, where=where).documents
-        else:
-            docs = self._plain(query, k_eff, where)
+                if self._cascade is None:  # built once: the operator loop's compiled graph is reused
+                    self._cascade = Cascade(store=store, memory=self.memory, scorer=self.fusion,
+                                            compressor=self.compressor, use_graph=bool(self.use_graph))
+                when = self.now if now is None else now
+                docs = self._cascade.rank(self.namespace, query, k=k_eff, now=when, where=where).documents
+            else:
+                docs = self._plain(query, k_eff, where)
         return trim_to_budget(docs, budget)
 
     def _plain(self, query: str, k: int, where: TurnFilter | None) -> list[Document]:
