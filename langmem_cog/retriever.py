@@ -268,6 +268,10 @@ class CogMemRetriever(BaseRetriever):
 
                 self.compressor = default_compressor(threads=cfg.rerank_threads, models_dir=cfg.models_dir,
                                                      backend=cfg.inference_backend)
+            if self.use_graph and self.memory is not None:
+                from langmem_cog.graph.loop import shared_retrieval
+
+                shared_retrieval(self.memory)  # built (imported, compiled) now, not inside the first query
         return self
 
     @classmethod

@@ -171,3 +171,14 @@ def test_prefer_current_is_a_permutation_that_leads_with_the_newer_side_of_each_
     assert out.index("a2") < out.index("a1")
     assert [t for t in out if t in {"x", "c1", "b1", "y"}] == ["x", "c1", "b1", "y"]  # the rest keep their order
     assert prefer_current(["x", "b1", "y"], recs) == ["x", "b1", "y"]  # one side only: nothing moves
+
+
+def test_the_operator_loop_is_built_with_the_retriever_not_in_its_first_query(sample) -> None:
+    from langmem_cog.graph.loop import GraphRetrieval, shared_retrieval
+
+    memory, ns, _ = sample
+    retriever = CogMemRetriever(memory=memory, namespace=ns)
+    built = shared_retrieval(memory)
+    assert isinstance(built, GraphRetrieval)
+    retriever.invoke("Does Maya like running now?")
+    assert shared_retrieval(memory) is built  # the query reused it

@@ -232,32 +232,34 @@ def _static(text: str, speaker: str) -> tuple[float, float, str, float, float]:
             float(bool(_DIGIT.search(text))), float(bool(_TIME_WORD.search(text))))
 
 
-@dataclass(frozen=True)
-class _AnswerTypes:
-    """What kinds of answer a text holds (query-independent, cached per text)."""
-
-    lower: str
-    capitals: frozenset[str]
-    place: bool
-    number: bool
-    title: bool
-    like: bool
-    reason: bool
-    bigrams: frozenset[tuple[str, str]]
-
-
 def _bigrams(text: str) -> frozenset[tuple[str, str]]:
     words = [w.lower() for w in _WORD.findall(text)]
     return frozenset(zip(words, words[1:], strict=False))
 
 
+#: The answer types a turn may hold, each found by one pattern (computed per turn text only when a
+#: question asks for that type: a namespace's first query pays only for what it needs).
+_TYPE_PATTERNS = {"place": _PLACE, "number": _NUMBER, "title": _TITLE, "like": _LIKE, "reason": _REASON}
+
+
+@lru_cache(maxsize=400_000)
+def _holds(kind: str, text: str) -> bool:
+    return bool(_TYPE_PATTERNS[kind].search(text))
+
+
 @lru_cache(maxsize=200_000)
-def _answer_types(text: str) -> _AnswerTypes:
-    return _AnswerTypes(
-        lower=text.lower(), capitals=frozenset(w.lower() for w in _CAPITAL.findall(text)),
-        place=bool(_PLACE.search(text)), number=bool(_NUMBER.search(text)), title=bool(_TITLE.search(text)),
-        like=bool(_LIKE.search(text)), reason=bool(_REASON.search(text)), bigrams=_bigrams(text),
-    )
+def _capitals(text: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _CAPITAL.findall(text))
+
+
+@lru_cache(maxsize=200_000)
+def _lower(text: str) -> str:
+    return text.lower()
+
+
+@lru_cache(maxsize=200_000)
+def _turn_bigrams(text: str) -> frozenset[tuple[str, str]]:
+    return _bigrams(text)
 
 
 def _answer_type_features(query: str, turns: Sequence[Turn], speakers: set[str]) -> np.ndarray:
@@ -266,19 +268,19 @@ def _answer_type_features(query: str, turns: Sequence[Turn], speakers: set[str])
     Only the columns the question asks for are computed (most questions ask for one kind at most).
     """
     out = np.zeros((len(turns), 8))
-    types = [_answer_types(t.text) for t in turns]
+    texts = [t.text for t in turns]
     if _ASKS_WHO.search(query):
-        out[:, 0] = [bool(a.capitals - speakers) for a in types]
-    for j, (asks, attr) in enumerate(((_ASKS_WHERE, "place"), (_ASKS_COUNT, "number"), (_ASKS_TITLE, "title"),
+        out[:, 0] = [bool(_capitals(x) - speakers) for x in texts]
+    for j, (asks, kind) in enumerate(((_ASKS_WHERE, "place"), (_ASKS_COUNT, "number"), (_ASKS_TITLE, "title"),
                                       (_ASKS_LIKE, "like"), (_ASKS_WHY, "reason")), start=1):
         if asks.search(query):
-            out[:, j] = [getattr(a, attr) for a in types]
+            out[:, j] = [_holds(kind, x) for x in texts]
     proper = {w.lower() for w in _CAPITAL.findall(query)} - speakers
     if proper:
-        out[:, 6] = [sum(p in a.lower for p in proper) / len(proper) for a in types]
+        out[:, 6] = [sum(p in _lower(x) for p in proper) / len(proper) for x in texts]
     qgrams = {g for g in _bigrams(query) if not (g[0] in _STOP and g[1] in _STOP)}
     if qgrams:
-        out[:, 7] = np.log1p([len(qgrams & a.bigrams) for a in types])
+        out[:, 7] = np.log1p([len(qgrams & _turn_bigrams(x)) for x in texts])
     return out
 
 
