@@ -63,6 +63,10 @@ class CogMemConfig(BaseModel):
         rrf_k: The ``k`` constant of reciprocal-rank fusion.
         bm25_k1: BM25 ``k1`` (Anserini's default 0.9).
         bm25_b: BM25 ``b`` (Anserini's default 0.4).
+        min_free_mb: ``add_turns`` on an embedded database refuses (``StoreError``, nothing written)
+            when the data directory's disk would keep less than this many MiB free after the write
+            (an estimate of the write's size is added); ``0`` never refuses. Chroma can hang or fail
+            half-way when the disk fills during a write (docs/RELIABILITY.md, disk full).
         exact_search_max: Namespaces up to this many turns are scored exactly (every turn);
             larger ones use Chroma's HNSW index and BM25 top-N candidates.
         candidates: Candidates taken from each of the dense and lexical sides in the HNSW path.
@@ -98,6 +102,7 @@ class CogMemConfig(BaseModel):
     rrf_k: int = Field(default=60, ge=1)
     bm25_k1: float = Field(default=0.9, gt=0.0, le=10.0)
     bm25_b: float = Field(default=0.4, ge=0.0, le=1.0)
+    min_free_mb: int = Field(default=64, ge=0)
     exact_search_max: int = Field(default=50_000, ge=0)
     candidates: int = Field(default=200, ge=1)
     k: int = Field(default=10, ge=1)

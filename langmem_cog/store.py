@@ -33,6 +33,7 @@ import logging
 import math
 import os
 import re
+import shutil
 import struct
 import threading
 import time
@@ -1440,10 +1441,40 @@ class TurnStore:
                     if new[ns]:
                         self._check_dimension(ns, cache.emb, len(next(iter(vectors[ns].values()))),
                                               collection=True)
+            self._check_free_space([t for todo in new.values() for t in todo])
             for ns, group in by_ns.items():
                 with self._ns_lock(ns):
                     self._write(ns, group, new[ns], vectors[ns])
         return [t.id for t in turns]
+
+    def _check_free_space(self, turns: list[Turn]) -> None:
+        """Refuse a write of ``turns`` that would leave the data directory's disk nearly full.
+
+        Chroma's embedded database does not fail cleanly on a full disk: a write can fail half-way
+        ("Error in compaction") and the undo that follows can hang. So a write is refused before it
+        starts when the free space minus an estimate of what it needs (16 KiB and 8 times the text
+        per turn: the vector in the write-ahead log and the index, the metadata, the full-text
+        index) is below ``CogMemConfig.min_free_mb``.
+
+        Raises:
+            StoreError: If the space is short (nothing was written), or the disk cannot be queried.
+        """
+        if self.config.chroma_mode != "persistent" or not self.config.min_free_mb or not turns:
+            return
+        try:
+            free = shutil.disk_usage(self.data_dir).free
+        except OSError as exc:
+            raise StoreError(f"cannot read the free space of {self.data_dir} ({exc}): check that the data "
+                             "directory exists and is readable, then retry the same call") from exc
+        need = sum(16 * 1024 + 8 * len(t.text.encode("utf-8")) for t in turns)
+        floor = self.config.min_free_mb * 2**20
+        if free - need < floor:
+            raise StoreError(
+                f"only {free / 2**20:.1f} MiB free on the disk of {self.data_dir}: storing {len(turns)} turns "
+                f"(about {need / 2**20:.1f} MiB) would leave less than CogMemConfig.min_free_mb="
+                f"{self.config.min_free_mb} MiB. Nothing was written: free some space (or lower min_free_mb) "
+                "and retry the same call"
+            )
 
     def _stored_versions(self, namespace: str, group: list[Turn]) -> dict[str, Turn]:
         """The turns of ``group``'s ids that Chroma already holds in ``namespace``, by id."""
