@@ -666,6 +666,21 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_ingest(args: argparse.Namespace) -> int:
+    from langmem_cog.bench.ingest import run_ingest
+
+    data = _dataset_path(args.on, args.data)
+    res = run_ingest(args.on, data, limit=args.limit, data_dir=args.data_dir, progress=_progress)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    shares = "  ".join(f"{k} {v:.0%}" for k, v in res["shares"].items())
+    print(f"ingest {args.on}: {res['turns']} turns in {res['units']} calls, {res['turns_per_s']:.1f} turns/s end to "
+          f"end ({res['backend']}); plain fp32 encode {res['reference_turns_per_s']:.1f} turns/s; ratio "
+          f"{res['ratio']:.2f}; time: {shares}")
+    return 0
+
+
 def cmd_bench_transfer(args: argparse.Namespace) -> int:
     from langmem_cog.bench.locomo import write_outputs
     from langmem_cog.bench.transfer import run_transfer
@@ -1084,6 +1099,15 @@ def build_parser() -> argparse.ArgumentParser:
     lat.add_argument("--max-seq-length", type=int, default=None, help="embedder truncation (default: the model's)")
     lat.add_argument("--out", help="summary JSON path")
     lat.set_defaults(func=cmd_bench_latency)
+    ing = bench.add_parser("ingest", help="cold ingest into a persistent data dir, graph on: turns/s end to end, "
+                           "the time's shares, and plain fp32 encoding of the same texts")
+    ing.add_argument("--on", required=True, choices=["locomo", "longmemeval"], help="the dataset to ingest")
+    ing.add_argument("--data", help="the dataset file (default: ../shared/data/...)")
+    ing.add_argument("--limit", type=int, default=None,
+                     help="conversations (LoCoMo, default 10) or haystacks (LongMemEval, default 20)")
+    ing.add_argument("--data-dir", help="ingest here (default: a temporary directory, removed after)")
+    ing.add_argument("--out", help="summary JSON path")
+    ing.set_defaults(func=cmd_bench_ingest)
     tf = bench.add_parser("transfer", help="the default retriever with a models folder, on every question of a "
                           "dataset (leave-one-dataset-out: models fitted on the other one)")
     tf.add_argument("--models", help="models folder of `langmem-cog train-models` (default: the shipped models)")

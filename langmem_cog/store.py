@@ -64,7 +64,7 @@ from langmem_cog.lexical import LexicalIndex
 from langmem_cog.locking import DirLock, fsync_dir
 from langmem_cog.records import Turn, unstorable_values, validate_namespace
 
-__all__ = ["TurnStore", "ScoredTurn", "PoolScores", "SearchMode"]
+__all__ = ["TurnStore", "ScoredTurn", "PoolScores", "SearchMode", "StageTimes"]
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +88,28 @@ _VERSION_KEY = "lmc_version"
 #: ``http`` mode: the prefix of the collection of a namespace collection's delete records (one record per
 #: delete, its document the JSON list of the deleted ids, never text). Not ``lmc_``: it is no namespace.
 _TOMBSTONE_PREFIX = "lmcdel_"
+
+
+@dataclass
+class StageTimes:
+    """Seconds ``add_turns`` spent in each of its steps since the store was opened (or :meth:`reset`).
+
+    ``embed``: the embedder; ``chroma``: Chroma's write; ``bm25``: the BM25 index and its log;
+    ``context``: the context vectors (only for namespaces that have them); ``total``: the whole calls;
+    ``turns``: the turns the calls were given. ``langmem-cog bench ingest`` reports the shares.
+    """
+
+    embed: float = 0.0
+    chroma: float = 0.0
+    bm25: float = 0.0
+    context: float = 0.0
+    total: float = 0.0
+    turns: int = 0
+
+    def reset(self) -> None:
+        """Set every figure back to zero."""
+        self.embed = self.chroma = self.bm25 = self.context = self.total = 0.0
+        self.turns = 0
 
 
 @dataclass(frozen=True)
@@ -684,6 +706,8 @@ class TurnStore:
         # (collection id, version token) read before this store's view of it was last brought up to date.
         self._server_seen: dict[str, tuple[str, str | None]] = {}
         self._unannounced: set[str] = set()  # namespaces written whose version token could not be written
+        #: Where ``add_turns`` spends its time (accumulated; see :class:`StageTimes`).
+        self.stage_times = StageTimes()
         self._lexical_behind: set[str] = set()  # BM25 logs behind memory (a catch-up without the lock)
         self._local_stale: set[str] = set()  # local files of namespaces gone from the server, to remove
         self._tombstone_cols: dict[str, Any] = {}  # by namespace collection id
@@ -1413,7 +1437,15 @@ class TurnStore:
             ConfigError: If the embedder's vectors have another dimension than a namespace's stored
                 ones (the data directory was built with another embedder; nothing is written).
         """
+        t0 = time.perf_counter()
+        try:
+            return self._add_turns(turns)
+        finally:
+            self.stage_times.total += time.perf_counter() - t0
+
+    def _add_turns(self, turns: Sequence[Turn]) -> list[str]:
         turns = _turn_list(turns)
+        self.stage_times.turns += len(turns)
         by_ns = _group_by_namespace(turns)
         self._fresh()
         if self._shared:  # other workers' writes (a delete of one of these ids) count as stored state too
@@ -1504,8 +1536,10 @@ class TurnStore:
         """Vectors of ``turns`` by id: those in ``known``, the others embedded now (one batch)."""
         missing = [t for t in turns if t.id not in known]
         if missing:
+            t0 = time.perf_counter()
             known = {**known, **dict(zip([t.id for t in missing], self.embed_texts([t.memory_text for t in missing]),
                                          strict=True))}
+            self.stage_times.embed += time.perf_counter() - t0
         return {t.id: known[t.id] for t in turns}
 
     def embed_texts(self, texts: list[str]) -> np.ndarray:
@@ -1525,13 +1559,18 @@ class TurnStore:
         # written whatever happens next (the BM25 log may fail; a failed Chroma write may be half undone).
         announce = self._shared and (bool(new) or namespace in self._unannounced)
         try:
+            times, t0 = self.stage_times, time.perf_counter()
             if new:
                 emb = np.stack([vectors[t.id] for t in new])
                 self._chroma_add(namespace, new, emb)
                 cache.append(new, emb)
+            t1 = time.perf_counter()
             self._index_lexical(namespace, lexical, group)
+            t2 = time.perf_counter()
             if new:
                 self._refresh_context(namespace, cache)
+            times.chroma, times.bm25 = times.chroma + t1 - t0, times.bm25 + t2 - t1
+            times.context += time.perf_counter() - t2
         except BaseException:
             if announce:
                 self._announce(namespace, quiet=True)

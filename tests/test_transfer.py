@@ -110,3 +110,31 @@ def test_latency_times_the_default_retriever_on_the_live_path(two_conversations:
     assert len(res["first_query_raw_ms"]) == 1 and res["first_query_ms"]["p50"] > 0 and res["query_ms"]["p50"] > 0
     with pytest.raises(InvalidInputError, match="on='x'"):
         run_latency("x", two_conversations)
+
+
+def test_bench_ingest_times_a_cold_persistent_ingest_beside_plain_encoding(two_conversations, tmp_path, capsys):
+    from langmem_cog.bench.ingest import run_ingest
+    from langmem_cog.cli import main
+
+    res = run_ingest("locomo", two_conversations, limit=2, data_dir=tmp_path / "d")
+    assert res["units"] == 2 and res["turns"] > 0 and res["turns_per_s"] > 0 and res["reference_turns_per_s"] > 0
+    assert set(res["shares"]) == {"embed", "chroma", "bm25", "context", "graph", "other"}
+    assert all(v >= 0 for v in res["shares"].values()) and 0.5 < sum(res["shares"].values()) <= 1.001
+    assert res["shares"]["embed"] > 0 and res["shares"]["chroma"] > 0 and res["shares"]["graph"] > 0
+    assert (tmp_path / "d" / "chroma").is_dir()  # a persistent ingest
+    assert main(["bench", "ingest", "--on", "locomo", "--data", str(two_conversations), "--limit", "1"]) == 0
+    assert "turns/s end to end" in capsys.readouterr().out
+    with pytest.raises(InvalidInputError):
+        run_ingest("x", two_conversations)
+
+
+def test_stage_times_add_up_what_add_turns_spent(fake_store, ns) -> None:
+    from fakes import make_turns
+
+    times = fake_store.stage_times
+    times.reset()
+    fake_store.add_turns(make_turns(ns, ["I adopted a puppy", "My sister paints", "We ran a marathon"]))
+    assert times.turns == 3 and times.total > 0 and times.embed > 0 and times.chroma > 0
+    assert times.embed + times.chroma + times.bm25 + times.context <= times.total
+    times.reset()
+    assert (times.total, times.turns) == (0.0, 0)
