@@ -26,6 +26,7 @@ from langchain_core.embeddings import Embeddings
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import ExtractionError, InvalidInputError, LangMemCogError, StoreError
 from langmem_cog.graph.operators import NodeVectors, node_text
+from langmem_cog.graph.reconcile import natural_key
 from langmem_cog.graph.schema import Extractor
 from langmem_cog.graph.store import GraphMemory
 from langmem_cog.records import Turn, validate_namespace
@@ -246,6 +247,24 @@ class CogMemory:
                 tmp.unlink(missing_ok=True)
         return stats.turns_removed > 0
 
+    def _repair_graph(self, namespace: str, *, missing: set[str], deleted: set[str]) -> None:
+        """Bring a shared graph in step with the fresh raw view by difference (see :meth:`sync_graph`)."""
+        logger.warning("graph of namespace %r is out of step with the raw store (%d turns missing, %d deleted): "
+                       "repairing it from the raw turns", namespace, len(missing), len(deleted))
+        try:
+            extractions = self.extractor.extract(_chronological(self.store.get_turns(namespace, sorted(missing)))) \
+                if missing else []
+            with self._lock, self.store.writing():
+                if deleted:
+                    self.graphs.delete_turns(namespace, sorted(deleted))
+                if extractions:
+                    self.graphs.apply(namespace, extractions)
+                self.graphs.commit(namespace)
+        except Exception as exc:
+            self._reload_graph(namespace)
+            raise _graph_failure(namespace, len(missing), exc) from exc
+        self._warm_node_vectors(namespace)
+
     def graph(self, namespace: str) -> nx.MultiDiGraph:
         """The namespace's PEC2F graph (repaired from the raw store on first use if behind)."""
         self._check_graph(validate_namespace(namespace))
@@ -261,12 +280,20 @@ class CogMemory:
         return out
 
     def rebuild_graph(self, namespace: str) -> nx.MultiDiGraph:
-        """Recreate a namespace's graph from its raw turns alone."""
+        """Recreate a namespace's graph from its raw turns alone.
+
+        The raw turns are read fresh (in ``http`` mode, after catching up with every worker's writes).
+        With a graph store shared by several workers (a journaled backend), the journal's heads are read
+        first: the rebuild supersedes the entries they name (their turns are in the raw view read after),
+        and entries other workers append meanwhile are applied on top of it, so nothing is lost.
+        """
         with self._lock, self.store.writing():
+            seen = self.graphs.journal_mark(namespace)  # before the raw read: every entry follows its raw write
             turns = self.store.get_turns(namespace)
-            G = self.graphs.rebuild(namespace, turns, self.extractor)
+            G = self.graphs.rebuild(namespace, turns, self.extractor, seen=seen)
             self.graphs.save(namespace)
-        return G
+        # A shared graph: what every worker reads, the rebuild plus what others appended meanwhile.
+        return self.graphs.graph(namespace) if self.graphs.journaled else G
 
     def sync_graph(self, namespace: str) -> bool:
         """Rebuild the graph if its provenance does not match the raw store (e.g. after a crash).
@@ -274,17 +301,29 @@ class CogMemory:
         Every applied turn is in the provenance of at least its speaker's Person node, so the
         union of node provenance equals the raw turn ids exactly when the graph is in step.
 
+        The graph is brought up to date first (from the shared store, when several workers share one),
+        then the raw turns are read fresh (``http`` mode: after catching up with every worker's writes).
+        Every graph update is written after the raw turns it comes from, so a raw view read after the
+        graph holds every turn the graph knows, unless it was deleted since: a stale view never
+        counts another worker's turns as extra. A shared graph that is consistent in itself is repaired
+        by difference (the missing turns extracted and applied, the deleted ones removed) rather than
+        rebuilt: a turn another worker is adding at that moment is then applied twice, harmlessly.
+
         Returns:
-            Whether a rebuild was needed.
+            Whether a repair (or rebuild) was needed.
         """
         validate_namespace(namespace)
+        G = self.graphs.graph(namespace)  # the graph first, then the raw turns (see above)
         raw = {t.id for t in self.store.get_turns(namespace)}
-        G = self.graphs.graph(namespace)
         derived: set[str] = set()
         for _, d in G.nodes(data=True):
             derived |= set(d.get("provenance", ()))
-        if derived == raw and set(G.graph.get("turns", ())) == raw:
+        applied = set(G.graph.get("turns", ()))
+        if derived == raw and applied == raw:
             return False
+        if self.graphs.journaled and derived == applied and raw:
+            self._repair_graph(namespace, missing=raw - applied, deleted=applied - raw)
+            return True
         if not raw and not self.store.has_namespace(namespace):
             logger.warning("graph of namespace %r has no raw turns behind it (forgotten): deleting it", namespace)
             with self._lock, self.store.writing():
@@ -293,6 +332,10 @@ class CogMemory:
         logger.warning("graph of namespace %r is out of step with the raw store: rebuilding", namespace)
         self.rebuild_graph(namespace)
         return True
+
+
+def _chronological(turns: Iterable[Turn]) -> list[Turn]:
+    return sorted(turns, key=lambda t: (t.timestamp, t.conversation_id, t.position, natural_key(t.id)))
 
 
 def _graph_failure(namespace: str, n: int, exc: BaseException) -> LangMemCogError:

@@ -463,6 +463,19 @@ def _open_failure(db: Path, exc: BaseException) -> str:
     )
 
 
+def _lexical_add(namespace: str, index: LexicalIndex, turns: list[Turn], persist: bool, what: str) -> bool:
+    """Add turns to a BM25 index and its log; ``False`` if the log could not be written (the index
+    then holds them in memory only: an unwritable log must not make the namespace unreadable)."""
+    ids, texts = [t.id for t in turns], [t.memory_text for t in turns]
+    try:
+        index.add(ids, texts, persist=persist)
+    except StoreError as exc:
+        logger.warning("namespace %r: %s; BM25 %s in memory only", namespace, exc, what)
+        index.add(ids, texts, persist=False)
+        return False
+    return True
+
+
 def collection_name(namespace: str) -> str:
     """The Chroma collection of a namespace: a fixed prefix plus a hash (never the raw id)."""
     return _COLLECTION_PREFIX + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:40]
@@ -1008,12 +1021,7 @@ class TurnStore:
                     self._check_dimension(namespace, cache.emb, int(emb.shape[1]))
                 cache.append(turns, emb)
                 todo = [t for t in turns if t.id not in lexical]
-                ids, texts = [t.id for t in todo], [t.memory_text for t in todo]
-                try:
-                    lexical.add(ids, texts, persist=persist)
-                except StoreError as exc:  # an unwritable log must not make the namespace unreadable
-                    logger.warning("namespace %r: %s; BM25 updated in memory only", namespace, exc)
-                    lexical.add(ids, texts, persist=False)
+                if not _lexical_add(namespace, lexical, todo, persist, "updated"):
                     self._lexical_behind.add(namespace)
             if not persist:
                 self._lexical_behind.add(namespace)
@@ -1403,12 +1411,7 @@ class TurnStore:
                             namespace, len(missing))
             elif persist:
                 logger.warning("namespace %r: re-indexing %d turns missing from BM25", namespace, len(missing))
-            ids, texts = [t.id for t in missing], [t.memory_text for t in missing]
-            try:
-                idx.add(ids, texts, persist=persist)
-            except StoreError as exc:  # an unwritable log must not make the namespace unreadable
-                logger.warning("namespace %r: %s; BM25 repaired in memory only", namespace, exc)
-                idx.add(ids, texts, persist=False)
+            _lexical_add(namespace, idx, missing, persist, "repaired")
 
     # ------------------------------------------------------------------ writes
     def add_turns(self, turns: Sequence[Turn]) -> list[str]:

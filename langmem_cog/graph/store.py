@@ -63,6 +63,8 @@ import logging
 import math
 import os
 import threading
+import time
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -72,7 +74,7 @@ from typing import Any
 import networkx as nx
 
 from langmem_cog.errors import ExtractionError, InvalidInputError, StoreError
-from langmem_cog.graph.backends import atomic_write_text
+from langmem_cog.graph.backends import atomic_write_text, entry_key
 from langmem_cog.graph.consolidate import FactWriter, consolidate, consolidated_fact_id
 from langmem_cog.graph.reconcile import (
     ClaimKey,
@@ -394,6 +396,13 @@ class GraphMemory:
             outgrows this fraction of it (and ``journal_min_bytes``): a commit costs what changed,
             not the size of the graph. ``0`` rewrites the snapshot on every commit.
         journal_min_bytes: Journal size below which the snapshot is never rewritten by a commit.
+        backend: A :class:`~langmem_cog.graph.backends.GraphStore` holding the graphs instead of
+            ``data_dir`` files. With a journaled one (:class:`~langmem_cog.graph.backends.BaseStoreGraphStore`,
+            shared by many workers) every commit appends an entry to the namespace's journal in the
+            store, every read first catches up with the entries other workers appended (one listing
+            of the journal's heads when nothing changed), and the snapshot is rewritten only as a cache
+            (by ``journal_ratio`` / ``journal_min_bytes`` as above, or by :meth:`save`): concurrent
+            writers never lose each other's updates (see "Several workers" in ``docs/RELIABILITY.md``).
 
     Example:
         >>> mem = GraphMemory()
@@ -442,6 +451,9 @@ class GraphMemory:
         self._needs_snapshot: set[str] = set()  # the next commit must rewrite the snapshot
         self._seq: dict[str, int] = {}  # the last journal sequence number in memory
         self._unreadable: set[str] = set()  # namespaces whose graph on disk failed to load
+        #: This memory's writer id in journaled backends (the keys of the journal entries it appends).
+        self.writer_id = uuid.uuid4().hex[:16]
+        self._jstate: dict[str, _JournalState] = {}  # journaled backends: what this memory applied, per namespace
 
     @classmethod
     def from_config(cls, config: Any, **kwargs: Any) -> GraphMemory:
@@ -472,12 +484,24 @@ class GraphMemory:
         """
         validate_namespace(namespace)
         with self._ns_lock(namespace):
+            if self.journaled:
+                return self._journal_sync(namespace)
             G = self._graphs.get(namespace)
             persisted = self.data_dir is not None or self.backend is not None
             if G is None or (persisted and self._stamps.get(namespace) != self._stamp(namespace)):
                 # Not loaded yet, or the file was rewritten by another process / GraphMemory.
                 G = self.load(namespace)
             return G
+
+    @property
+    def journaled(self) -> bool:
+        """Whether the graphs live in a journaled backend (a store shared by many workers)."""
+        return self.backend is not None and bool(getattr(self.backend, "journaled", False))
+
+    def journal_mark(self, namespace: str) -> dict[str, int] | None:
+        """Journaled backends: the journal's heads now (writer -> last entry), to pass as ``seen`` to
+        :meth:`rebuild` when it is read *before* the raw turns the rebuild uses; ``None`` otherwise."""
+        return dict(self.backend.heads(namespace)) if self.journaled else None
 
     def _stamp(self, namespace: str) -> Any:
         if self.backend is not None:
@@ -774,7 +798,12 @@ class GraphMemory:
             known = set(ids) & set(G.graph.get("turns", {}))
             stats = self._delete(G, known)
             stats.unknown = len(set(ids) - known)
-            if known:  # the journal holds the deleted turns' records: the next write is a fresh snapshot
+            if self.journaled:
+                # Every id, known or not: an entry adding one of them, appended by another worker and not
+                # seen yet, may be ordered before this one. The commit scrubs their extractions from the journal.
+                if ids:
+                    self._record(namespace, {"op": "delete", "ids": sorted(set(ids))})
+            elif known:  # the journal holds the deleted turns' records: the next write is a fresh snapshot
                 self._needs_snapshot.add(namespace)
         if stats.turns_removed:
             self._changed(namespace)
@@ -877,7 +906,8 @@ class GraphMemory:
         return counts
 
     # ------------------------------------------------------------------ rebuild / forget
-    def rebuild(self, namespace: str, turns: Sequence[Turn], extractor: Extractor) -> nx.MultiDiGraph:
+    def rebuild(self, namespace: str, turns: Sequence[Turn], extractor: Extractor, *,
+                seen: dict[str, int] | None = None) -> nx.MultiDiGraph:
         """Rebuild a namespace graph from raw turns: extract, apply, consolidate.
 
         Turns are extracted in chronological order (timestamp, conversation, position,
@@ -889,6 +919,12 @@ class GraphMemory:
             namespace: The namespace.
             turns: Its raw turns (e.g. ``TurnStore.get_turns(namespace)``).
             extractor: Any :class:`Extractor`.
+            seen: Journaled backends only: the journal entries the rebuild supersedes, as
+                :meth:`journal_mark` returned it *before* ``turns`` were read (every entry is written after
+                the raw turns it describes, so ``turns`` hold them). The commit appends the rebuild as an
+                entry; entries it did not see (appended meanwhile by other workers) are applied on top of
+                it. ``None`` supersedes none, which loses nothing (they are all applied again on top) but
+                cannot skip damaged entries.
 
         Returns:
             The new graph.
@@ -914,8 +950,20 @@ class GraphMemory:
                 "(or out of order): it must return one Extraction per turn, in order"
             )
         G = _empty_graph()
-        self._apply(G, _validate(extractions))
+        ordered = _validate(extractions)
+        self._apply(G, ordered)
         self._consolidate(G)
+        if self.journaled:
+            with self._ns_lock(namespace):
+                # Never reads the old graph: committed as one entry, replayed by every reader in its place.
+                self._graphs[namespace] = G
+                self._pending[namespace] = [{"op": "rebuild", "seen": dict(seen or {}),
+                                             "extractions": [_extraction_payload(ex) for ex in ordered]}]
+                self._unreadable.discard(namespace)
+            logger.info("rebuilt the graph of namespace %r: %d nodes, %d edges", namespace, G.number_of_nodes(),
+                        G.number_of_edges())
+            self._changed(namespace)
+            return G
         with self._ns_lock(namespace):
             # The old graph is never read (it may be the damaged file being repaired): the new one
             # replaces it in memory, stamped as current so that save() writes it instead of loading
@@ -952,6 +1000,7 @@ class GraphMemory:
             self._needs_snapshot.discard(namespace)
             self._seq.pop(namespace, None)
             self._unreadable.discard(namespace)
+            self._jstate.pop(namespace, None)
             if self.backend is not None:
                 return self.backend.delete(namespace) or existed
             path = self.path(namespace)
@@ -971,12 +1020,18 @@ class GraphMemory:
     def save(self, namespace: str) -> Path | None:
         """Write a namespace's graph atomically (temp file, fsync, ``os.replace``).
 
+        With a journaled backend: commit what is pending (:meth:`commit`), then rewrite the snapshot
+        (never losing another worker's entries: they stay in the journal).
+
         Returns:
             The file written, or ``None`` in in-memory mode.
 
         Raises:
             StoreError: If the file cannot be written.
         """
+        if self.journaled:  # commit, then rewrite the snapshot (a cache of the journal)
+            self._journal_commit(namespace, snapshot=True)
+            return None
         if self.backend is not None:  # the backend's write is atomic
             with self._ns_lock(namespace):
                 self.backend.write(namespace, _to_payload(namespace, self.graph(namespace)))
@@ -1012,7 +1067,9 @@ class GraphMemory:
         each, fsynced); :meth:`load` replays them over the snapshot. The snapshot is rewritten
         (and the journal removed) when the journal outgrows ``journal_ratio`` of it, after
         ``delete_turns`` or ``rebuild`` (so deleted text leaves the disk), or when there is none
-        yet. With a ``backend`` this is :meth:`save`.
+        yet. With a ``backend`` this is :meth:`save`; with a journaled one (a ``BaseStore`` shared by
+        many workers) the operations are appended as one entry of the namespace's journal in the store,
+        and the snapshot is rewritten by the same rule as the journal file's.
 
         Returns:
             The snapshot file, or ``None`` in in-memory or backend mode.
@@ -1020,6 +1077,9 @@ class GraphMemory:
         Raises:
             StoreError: If the journal or the snapshot cannot be written.
         """
+        if self.journaled:
+            self._journal_commit(namespace, snapshot=False)
+            return None
         path = self.path(namespace)
         if self.backend is not None or path is None:
             return self.save(namespace)
@@ -1070,6 +1130,9 @@ class GraphMemory:
         return G
 
     def _load(self, namespace: str) -> nx.MultiDiGraph:
+        if self.journaled:
+            with self._ns_lock(namespace):
+                return self._journal_load(namespace)
         if self.backend is not None:
             with self._ns_lock(namespace):
                 stamp = self._stamp(namespace)
@@ -1136,6 +1199,231 @@ class GraphMemory:
             seq = n
         return seq
 
+    # ------------------------------------------------------------------ journaled backends (shared stores)
+    # The graph of a namespace in a journaled backend is its snapshot (a cache, folding the entries up to
+    # a vector clock) plus the journal entries past that clock, replayed in a fixed order: (hlc, writer,
+    # seq). Entries are never lost to a concurrent write (one key per entry, written once), so whichever
+    # snapshot a race left, it plus the entries past its clock is the whole graph. An entry that arrives
+    # out of that order (another worker's, appended concurrently) makes the reader replay again from the
+    # snapshot, so every worker that read the same items holds the same graph.
+    def _journal_sync(self, namespace: str) -> nx.MultiDiGraph:
+        """Bring the cached graph up to date with the journal (the caller holds the namespace lock).
+
+        One listing of the heads when nothing changed; the new entries by key otherwise. Operations of
+        this memory not committed yet (applied in memory, in ``_pending``) are never rebased: the sync
+        waits for their commit.
+        """
+        G = self._graphs.get(namespace)
+        if G is None:
+            return self.load(namespace)
+        if self._pending.get(namespace):
+            return G
+        st = self._jstate.get(namespace)
+        if st is None:  # a graph put in memory directly: as if loaded from an empty journal
+            st = self._jstate[namespace] = _JournalState()
+        heads = self.backend.heads(namespace)
+        st.seq = max(st.seq, heads.get(self.writer_id, 0))
+        if any(heads.get(w, 0) < n for w, n in st.vc.items()):  # forgotten (maybe written again) by another worker
+            return self.load(namespace)
+        keys = [entry_key(w, s) for w, top in heads.items() for s in range(st.vc.get(w, 0) + 1, top + 1)]
+        if not keys:
+            return G
+        entries = self._journal_fetch(namespace, keys)
+        if any(_is_rebuild(e) for e in entries) or (entries and _order(entries[0]) <= st.last):
+            return self.load(namespace)  # out of order, or a rebuild: replay again from the snapshot
+        for e in entries:
+            self._journal_replay(namespace, G, e, st)
+        for w, top in heads.items():
+            st.vc[w] = max(st.vc.get(w, 0), top)
+        return G
+
+    def _journal_fetch(self, namespace: str, keys: list[str]) -> list[dict[str, Any]]:
+        """The entries of ``keys``, checked, in replay order. A missing one (a head whose entries a concurrent
+        forget removed) is skipped with a warning: the raw store, not the journal, decides what is stored."""
+        got = self.backend.entries(namespace, keys)
+        out = []
+        for key in keys:
+            e = got.get(key)
+            if e is None:
+                logger.warning("graph journal of namespace %r: entry %s is missing (a concurrent forget?): skipped",
+                               namespace, key)
+                continue
+            if (not isinstance(e, dict) or not isinstance(e.get("ops"), list) or not isinstance(e.get("w"), str)
+                    or any(isinstance(e.get(f), bool) or not isinstance(e.get(f), int) for f in ("seq", "hlc"))
+                    or entry_key(e["w"], e["seq"]) != key):
+                raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} is malformed; {_REBUILD_HINT}")
+            e["_size"] = len(json.dumps(e, separators=(",", ":")))
+            out.append(e)
+        out.sort(key=_order)
+        return out
+
+    def _journal_replay(self, namespace: str, G: nx.MultiDiGraph, e: dict[str, Any], st: _JournalState) -> None:
+        """Apply one entry's operations to ``G`` and record it in ``st``."""
+        key = entry_key(e["w"], e["seq"])
+        try:
+            for op in e["ops"]:
+                kind = op.get("op")
+                if kind in ("apply", "rebuild"):
+                    extractions = _validate([_extraction_from_payload(x) for x in op["extractions"]])
+                    if kind == "rebuild":
+                        G.clear()
+                        G.graph["turns"] = {}
+                        self._apply(G, extractions)
+                        self._consolidate(G)
+                    else:
+                        self._apply(G, extractions)
+                    for ex in extractions:
+                        st.index.setdefault(ex.turn_id, set()).add(key)
+                elif kind == "delete":
+                    self._delete(G, set(op["ids"]) & set(G.graph.get("turns", {})))
+                elif kind == "consolidate":
+                    self._consolidate(G)
+                elif kind == "reconcile":
+                    reconcile_claims(G)
+                else:
+                    raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} has an unknown "
+                                     f"operation {kind!r}; {_REBUILD_HINT}")
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidInputError too
+            raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} is malformed ({exc!r}); "
+                             f"{_REBUILD_HINT}") from exc
+        st.vc[e["w"]] = max(st.vc.get(e["w"], 0), e["seq"])
+        st.last = max(st.last, _order(e))
+        st.hlc = max(st.hlc, e["hlc"])
+        st.since[key] = e.get("_size", 0)
+
+    def _journal_load(self, namespace: str) -> nx.MultiDiGraph:
+        """The graph from the store alone: the snapshot plus the entries past its clock, in replay order; or,
+        if one of those is a rebuild, the last rebuild plus every entry it did not see (the caller holds the
+        namespace lock). Drops operations not committed."""
+        heads = self.backend.heads(namespace)
+        damaged: StoreError | None = None
+        try:
+            state = self.backend.read_state(namespace)
+        except StoreError as exc:  # superseded if a rebuild follows in the journal
+            state, damaged = None, exc
+        snap_vc: dict[str, int] = dict(state["vc"]) if state else {}
+        self._pending.pop(namespace, None)
+        self._needs_snapshot.discard(namespace)
+        old = self._jstate.get(namespace)
+        st = _JournalState(seq=max(old.seq if old else 0, heads.get(self.writer_id, 0)))
+        top = {w: max(heads.get(w, 0), snap_vc.get(w, 0)) for w in heads.keys() | snap_vc.keys()}
+        entries = self._journal_fetch(
+            namespace, [entry_key(w, s) for w, n in heads.items() for s in range(snap_vc.get(w, 0) + 1, n + 1)])
+        rebuilds = [e for e in entries if _is_rebuild(e)]
+        if state:
+            st.index = {t: set(keys) for t, keys in state["index"].items()}
+            st.hlc = state["hlc"]
+        if rebuilds:
+            last = rebuilds[-1]
+            seen = last["ops"][0].get("seen") or {}
+            if not isinstance(seen, dict):
+                raise StoreError(f"graph journal of namespace {namespace!r}: a rebuild entry is malformed; "
+                                 f"{_REBUILD_HINT}")
+            fetched = {entry_key(e["w"], e["seq"]) for e in entries}
+            more = [k for w, n in top.items() for s in range(int(seen.get(w, 0)) + 1, n + 1)
+                    if (k := entry_key(w, s)) not in fetched]
+            unseen = [e for e in [*entries, *self._journal_fetch(namespace, more)]
+                      if e["seq"] > int(seen.get(e["w"], 0)) and not _is_rebuild(e)]
+            G = _empty_graph()
+            for e in [last, *sorted(unseen, key=_order)]:
+                self._journal_replay(namespace, G, e, st)
+        else:
+            if damaged is not None:
+                raise damaged
+            G = (_empty_graph() if state is None else
+                 _graph_from_snapshot(state["snapshot"], self.backend.describe(namespace), namespace))
+            st.base_vc, st.base_size = dict(snap_vc), state["size"] if state else 0
+            for e in entries:
+                self._journal_replay(namespace, G, e, st)
+        st.vc = top
+        self._graphs[namespace] = G
+        self._jstate[namespace] = st
+        return G
+
+    def _journal_commit(self, namespace: str, *, snapshot: bool) -> None:
+        """Append the operations not committed yet as one entry; then rewrite the snapshot if ``snapshot``
+        or the entries past it outgrew ``journal_ratio`` / ``journal_min_bytes``.
+
+        Raises:
+            StoreError: If the store cannot be written (the operations stay pending; ``load`` drops them).
+        """
+        with self._ns_lock(namespace):
+            st = self._jstate.get(namespace)
+            if st is None:  # this memory never read the namespace's journal (a rebuild): its own last entry
+                st = self._jstate[namespace] = _JournalState(
+                    seq=self.backend.heads(namespace).get(self.writer_id, 0))
+            ops = self._pending.get(namespace) or []
+            if ops:
+                seq = st.seq + 1
+                entry = {"namespace": namespace, "w": self.writer_id, "seq": seq,
+                         "hlc": max(time.time_ns() // 1_000_000, st.hlc + 1), "ops": ops}
+                self.backend.append(namespace, self.writer_id, seq, entry)
+                key = entry_key(self.writer_id, seq)
+                self._pending.pop(namespace, None)
+                st.seq = seq
+                st.vc[self.writer_id] = seq
+                st.last = max(st.last, _order(entry))
+                st.hlc = entry["hlc"]
+                st.since[key] = len(json.dumps(entry, separators=(",", ":")))
+                deleted = {i for op in ops if op.get("op") == "delete" for i in op["ids"]}
+                if deleted:  # every entry this memory applied is ordered before this one
+                    self._journal_scrub(namespace, st, deleted, keep=key)
+                for op in ops:
+                    for x in op.get("extractions", ()):
+                        st.index.setdefault(x["turn_id"], set()).add(key)
+                if _is_rebuild(entry):  # what readers hold: the rebuild plus the entries it did not see
+                    self._journal_load(namespace)
+                    st = self._jstate[namespace]
+            if snapshot or self._compaction_due(st):
+                self._journal_compact(namespace, st)
+
+    def _compaction_due(self, st: _JournalState) -> bool:
+        size = sum(st.since.values())
+        return bool(st.since) and (self.journal_ratio == 0 or len(st.since) >= _JOURNAL_MAX_ENTRIES
+                                   or size > max(self.journal_min_bytes, self.journal_ratio * st.base_size))
+
+    def _journal_compact(self, namespace: str, st: _JournalState) -> None:
+        """Rewrite the snapshot: the graph in memory, which folds exactly the entries of ``st.vc`` (nothing is
+        pending). Entries stay: a concurrent compaction that wins with an older snapshot costs replays only.
+        Entries still holding extractions of turns the graph no longer has are scrubbed first."""
+        G = self._graphs.get(namespace)
+        if G is None:
+            G = self._journal_load(namespace)
+            st = self._jstate[namespace]
+        turns = G.graph.get("turns", {})
+        gone = {t for t in st.index if t not in turns}
+        if gone:
+            self._journal_scrub(namespace, st, gone)
+        payload = _to_payload(namespace, G)
+        size = len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
+        self.backend.write_state(namespace, payload, vc=st.vc, hlc=st.hlc, size=size,
+                                 index={t: sorted(keys) for t, keys in st.index.items()})
+        st.base_vc, st.base_size = dict(st.vc), size
+        st.since.clear()
+
+    def _journal_scrub(self, namespace: str, st: _JournalState, ids: set[str], keep: str | None = None) -> None:
+        """Remove the extractions of deleted turns ``ids`` from the journal entries holding them (so their
+        text leaves the store); replaying a scrubbed entry and then the delete gives the same graph."""
+        by_key: dict[str, set[str]] = {}
+        for t in ids:
+            for key in st.index.pop(t, ()):
+                if key != keep:
+                    by_key.setdefault(key, set()).add(t)
+        if not by_key:
+            return
+        got = self.backend.entries(namespace, sorted(by_key))
+        for key, e in got.items():
+            if not isinstance(e, dict) or not isinstance(e.get("ops"), list):
+                continue
+            changed = False
+            for op in e["ops"]:
+                if isinstance(op, dict) and isinstance(op.get("extractions"), list):
+                    kept = [x for x in op["extractions"] if not (isinstance(x, dict) and x.get("turn_id") in by_key[key])]
+                    changed |= len(kept) != len(op["extractions"])
+                    op["extractions"] = kept
+            if changed:
+                self.backend.rewrite_entry(namespace, key, e)
+
 
 _REBUILD_HINT = (
     "the graph is derived from the raw turns: rebuild it with CogMemory.rebuild_graph(namespace) "
@@ -1163,6 +1451,35 @@ def _journal_max_seq(journal: Path) -> int:
 
 def _journal_path(path: Path) -> Path:
     return path.with_name(path.stem + ".journal")
+
+
+#: Journaled backends: entries past the snapshot after which a commit rewrites it whatever their size
+#: (a load fetches them one get each, in batches).
+_JOURNAL_MAX_ENTRIES = 256
+
+
+@dataclass
+class _JournalState:
+    """What a :class:`GraphMemory` applied of one namespace's journal (journaled backends)."""
+
+    vc: dict[str, int] = field(default_factory=dict)  # writer -> last seq applied (the snapshot's clock included)
+    last: tuple[int, str, int] = (-1, "", 0)  # replay order of the last entry applied past the snapshot
+    hlc: int = 0  # the highest hybrid clock seen (the next entry's is above it)
+    seq: int = 0  # this memory's last entry in the namespace
+    base_vc: dict[str, int] = field(default_factory=dict)  # the clock of the snapshot last read or written
+    base_size: int = 0  # its size (bytes of JSON)
+    since: dict[str, int] = field(default_factory=dict)  # entries applied past it -> their size
+    index: dict[str, set[str]] = field(default_factory=dict)  # turn id -> keys of entries holding its extraction
+
+
+def _order(entry: dict[str, Any]) -> tuple[int, str, int]:
+    """The replay order of journal entries: hybrid clock, then writer and seq (a total order, the same for all)."""
+    return (entry["hlc"], entry["w"], entry["seq"])
+
+
+def _is_rebuild(entry: dict[str, Any]) -> bool:
+    ops = entry.get("ops") or []
+    return bool(ops) and isinstance(ops[0], dict) and ops[0].get("op") == "rebuild"
 
 
 def _extraction_payload(ex: Extraction) -> dict[str, Any]:
