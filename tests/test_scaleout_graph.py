@@ -405,3 +405,50 @@ def test_a_stale_worker_keeps_the_other_workers_nodes(workers: dict[str, Worker]
     G = _shared_graph(graph_db, ns)
     assert set(G.graph["turns"]) == provenance(G) == want and a_nodes <= set(G.nodes)
     assert a("view", ns=ns)["nodes"] == sorted(G.nodes)
+
+
+def _memories(server: tuple[int, Path], ns: str) -> tuple[Any, Any, InMemoryStore]:
+    """Two CogMemory workers in this process: own data directories, the shared server and one graph store."""
+    from fakes import FakeEmbeddings
+
+    from langmem_cog import CogMemConfig
+    from langmem_cog.memory import CogMemory
+
+    port, root = server
+    shared = InMemoryStore()
+
+    def one(name: str) -> CogMemory:
+        cfg = CogMemConfig.preset("server", chroma_host="127.0.0.1", chroma_port=port, data_dir=root / f"{name}-{ns}")
+        return CogMemory(cfg, embeddings=FakeEmbeddings(), graph=_mem(shared))
+
+    return one("ia"), one("ib"), shared
+
+
+@pytest.mark.parametrize(("call", "after_read"), [("sync_graph", 2), ("rebuild_graph", 1)])
+def test_a_turn_added_while_a_worker_repairs_its_graph_is_never_erased(
+    server: tuple[int, Path], ns: str, call: str, after_read: int
+) -> None:
+    """(b), the window forced. B's graph lacks a turn of B's (a crash between its raw write and its graph
+    update), so ``sync_graph`` repairs it; A's add lands just after the raw read the repair (or an explicit
+    ``rebuild_graph``) works from. A rebuild from that raw view, written as the whole snapshot, erased A's turn."""
+    a, b, shared = _memories(server, ns)
+    a.add_turns([make(ns, f"a{i}", i, "Ann") for i in range(6)])
+    assert len(b.graph(ns).graph["turns"]) == 6  # warm
+    b.store.add_turns([make(ns, "b-crash", 20, "Bob")])  # the raw write only
+    real = b.store.get_turns
+    reads: list[int] = []
+
+    def then_a_adds(namespace: str, ids: Any = None) -> Any:
+        out = real(namespace, ids)
+        reads.append(1)
+        if len(reads) == after_read:
+            a.add_turns([make(ns, "late", 40, "Cleo")])  # raw first, then its graph entry
+        return out
+
+    b.store.get_turns = then_a_adds  # type: ignore[method-assign]
+    assert getattr(b, call)(ns)
+    del b.store.get_turns
+    want = {f"a{i}" for i in range(6)} | {"b-crash", "late"}
+    G = _mem(shared).graph(ns)
+    assert len(reads) >= after_read and set(G.graph["turns"]) == provenance(G) == want and "person:cleo" in G
+    assert set(b.graph(ns).graph["turns"]) == want and b.sync_graph(ns) is False
