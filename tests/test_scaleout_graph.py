@@ -452,3 +452,20 @@ def test_a_turn_added_while_a_worker_repairs_its_graph_is_never_erased(
     G = _mem(shared).graph(ns)
     assert len(reads) >= after_read and set(G.graph["turns"]) == provenance(G) == want and "person:cleo" in G
     assert set(b.graph(ns).graph["turns"]) == want and b.sync_graph(ns) is False
+
+
+def test_a_rebuild_supersedes_a_malformed_journal_entry(ns: str) -> None:
+    shared = InMemoryStore()
+    a = _mem(shared, journal_min_bytes=10**9)  # no compaction: the entries stay past the snapshot
+    turns = [make(ns, f"t{i}", i, "Ann") for i in range(3)]
+    for t in turns:
+        _add(a, ns, t)
+    backend = BaseStoreGraphStore(shared)
+    key = sorted(backend.entries(ns, [f"{a.writer_id}.{s:012d}" for s in (1, 2, 3)]))[1]
+    backend.rewrite_entry(ns, key, {"torn": True})
+    with pytest.raises(StoreError, match="malformed"):
+        _mem(shared).graph(ns)
+    b = _mem(shared)
+    b.rebuild(ns, turns, EXTRACTOR, seen=b.journal_mark(ns))
+    b.save(ns)
+    assert graphs_equal(_mem(shared).graph(ns), GraphMemory().rebuild(ns, turns, EXTRACTOR))

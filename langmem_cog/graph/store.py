@@ -1238,8 +1238,9 @@ class GraphMemory:
         return G
 
     def _journal_fetch(self, namespace: str, keys: list[str]) -> list[dict[str, Any]]:
-        """The entries of ``keys``, checked, in replay order. A missing one (a head whose entries a concurrent
-        forget removed) is skipped with a warning: the raw store, not the journal, decides what is stored."""
+        """The entries of ``keys`` in replay order. A missing one (a head whose entries a concurrent forget
+        removed) is skipped with a warning: the raw store, not the journal, decides what is stored. A
+        malformed one is kept as a stub that fails only if replayed (a rebuild that saw it supersedes it)."""
         got = self.backend.entries(namespace, keys)
         out = []
         for key in keys:
@@ -1251,7 +1252,8 @@ class GraphMemory:
             if (not isinstance(e, dict) or not isinstance(e.get("ops"), list) or not isinstance(e.get("w"), str)
                     or any(isinstance(e.get(f), bool) or not isinstance(e.get(f), int) for f in ("seq", "hlc"))
                     or entry_key(e["w"], e["seq"]) != key):
-                raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} is malformed; {_REBUILD_HINT}")
+                writer, _, seq = key.rpartition(".")
+                e = {"w": writer, "seq": int(seq), "hlc": -1, "ops": [], "_bad": True}
             e["_size"] = len(json.dumps(e, separators=(",", ":")))
             out.append(e)
         out.sort(key=_order)
@@ -1260,6 +1262,8 @@ class GraphMemory:
     def _journal_replay(self, namespace: str, G: nx.MultiDiGraph, e: dict[str, Any], st: _JournalState) -> None:
         """Apply one entry's operations to ``G`` and record it in ``st``."""
         key = entry_key(e["w"], e["seq"])
+        if e.get("_bad"):
+            raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} is malformed; {_REBUILD_HINT}")
         try:
             for op in e["ops"]:
                 kind = op.get("op")
@@ -1453,9 +1457,10 @@ def _journal_path(path: Path) -> Path:
     return path.with_name(path.stem + ".journal")
 
 
-#: Journaled backends: entries past the snapshot after which a commit rewrites it whatever their size
-#: (a load fetches them one get each, in batches).
-_JOURNAL_MAX_ENTRIES = 256
+#: Journaled backends: entries past the snapshot after which a commit rewrites it whatever their size.
+#: A load (and a reload after an entry arrived out of order) replays them, a few ms each on a graph of
+#: a few hundred turns: this bounds it.
+_JOURNAL_MAX_ENTRIES = 32
 
 
 @dataclass
