@@ -158,7 +158,14 @@ def onnx_session(path: str | Path, *, kind: str, build: Callable[[], Any], threa
             return session
         if not target.exists():
             logger.info("exporting %s (%s) to ONNX at %s", path, kind, target)
-            _export(build(), target)
+            try:
+                _export(build(), target)
+            except OSError as exc:  # a read-only home: export for this process only
+                import tempfile
+
+                target = Path(tempfile.mkdtemp(prefix="lmc-onnx-")) / key / "model.onnx"
+                logger.warning("cannot write the ONNX cache (%s); exporting to %s for this process", exc, target)
+                _export(build(), target)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1

@@ -160,3 +160,13 @@ def test_the_config_chooses_the_backend_of_every_model(monkeypatch):
     assert retriever.compressor.cross_encoder.backend == "torch"
     auto = CogMemRetriever(memory=CogMemory(CogMemConfig.preset("ephemeral")), namespace="runtime-test")
     assert auto.store.embeddings.backend == "onnx" and auto.compressor.cross_encoder.backend == "onnx"
+
+
+def test_an_unwritable_cache_exports_for_the_process_instead(tiny_bert, tmp_path, monkeypatch, caplog):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")  # the cache dir lies under a file: mkdir fails
+    monkeypatch.setattr(runtime, "_SESSIONS", {})
+    s = runtime.onnx_session(tiny_bert, kind="hidden", build=lambda: _hidden(tiny_bert), threads=1,
+                             cache_dir=blocked / "cache")
+    assert "exporting to" in caplog.text
+    assert runtime.run_session(s, {"input_ids": [[101, 102]], "attention_mask": [[1, 1]]}).shape == (1, 2, 16)
