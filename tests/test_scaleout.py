@@ -20,9 +20,7 @@ server. The test drives them over stdin/stdout, one JSON command a line, one ``@
 from __future__ import annotations
 
 import json
-import os
 import random
-import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -117,63 +115,16 @@ if __name__ == "__main__" and "--worker" in sys.argv:
 from datetime import UTC, datetime, timedelta  # noqa: E402
 
 import pytest  # noqa: E402
+from scaleout_helpers import WorkerProcess, chroma_server_for  # noqa: E402
 
 from langmem_cog.errors import StoreError  # noqa: E402
 
 
-class Worker:
-    """A worker process: its own data directory, the shared server."""
+class Worker(WorkerProcess):
+    """A worker process of this module: its own data directory, the shared server."""
 
     def __init__(self, port: int, data_dir: Path, *extra: str) -> None:
-        self.data_dir = data_dir
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), str(HERE), env.get("PYTHONPATH", "")])
-        env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", ANONYMIZED_TELEMETRY="False", OMP_NUM_THREADS="1")
-        self.stderr = open(data_dir.parent / f"{data_dir.name}.stderr", "w+", encoding="utf-8")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--worker", "--port", str(port), "--data-dir", str(data_dir), *extra],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, text=True, env=env,
-        )
-
-    def _answer(self) -> Any:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if line.startswith("@"):
-                return json.loads(line[1:])
-        self.stderr.seek(0)
-        raise AssertionError(f"worker {self.data_dir.name} exited: {self.stderr.read()[-3000:]}")
-
-    def wait_ready(self) -> None:
-        assert self._answer() == {"ready": True}
-
-    def send(self, **cmd: Any) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(cmd) + "\n")
-        self.proc.stdin.flush()
-
-    def result(self) -> Any:
-        out = self._answer()
-        assert "error" not in out, f"worker {self.data_dir.name}: {out['error']}"
-        return out["ok"]
-
-    def __call__(self, op: str, **cmd: Any) -> Any:
-        self.send(op=op, **cmd)
-        return self.result()
-
-    def answer(self, op: str, **cmd: Any) -> dict[str, Any]:
-        """The raw answer: ``{"ok": ...}`` or ``{"error": "Type: message"}``."""
-        self.send(op=op, **cmd)
-        return self._answer()
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                self.send(op="quit")
-                self.proc.wait(timeout=20)
-            except (OSError, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait()
-        self.stderr.close()
+        super().__init__(__file__, port, data_dir, *extra)
 
 
 def _rows(prefix: str, n: int, start: int = 0, word: str = "") -> list[list[Any]]:
@@ -185,14 +136,7 @@ def _rows(prefix: str, n: int, start: int = 0, word: str = "") -> list[list[Any]
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]]:
     """A ``chroma run`` on 127.0.0.1 (a free port) for the module; skips it when the server cannot start."""
-    from langmem_cog.bench.scale import chroma_server
-
-    root = tmp_path_factory.mktemp("scaleout")
-    try:
-        with chroma_server(root / "server", timeout_s=45) as (_host, port, _pid):
-            yield port, root
-    except StoreError as exc:  # raised on entry only: the CLI is missing or the server did not answer
-        pytest.skip(f"no Chroma server for the scale-out tests: {exc}")
+    yield from chroma_server_for(tmp_path_factory, "scaleout")
 
 
 @pytest.fixture(scope="module")

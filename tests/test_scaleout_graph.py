@@ -18,9 +18,7 @@ entries plus a snapshot that is only a cache (see ``BaseStoreGraphStore``). Two 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
 import sys
 import time
 import uuid
@@ -134,6 +132,7 @@ if __name__ == "__main__" and "--worker" in sys.argv:
 # --------------------------------------------------------------------------- the tests
 import pytest  # noqa: E402
 from langgraph.store.memory import InMemoryStore  # noqa: E402
+from scaleout_helpers import WorkerProcess, chroma_server_for  # noqa: E402
 
 from langmem_cog.errors import StoreError  # noqa: E402
 from langmem_cog.graph.backends import BaseStoreGraphStore, snapshot_key  # noqa: E402
@@ -269,68 +268,17 @@ def test_forget_removes_every_item_of_the_namespace(ns: str) -> None:
 
 
 # ------------------------------------------------------------------ across processes: a Chroma server, a SQLite file
-class Worker:
-    """A worker process: its own data directory, the shared Chroma server and graph database."""
+class Worker(WorkerProcess):
+    """A worker process of this module: its own data directory, the shared Chroma server and graph database."""
 
     def __init__(self, port: int, data_dir: Path, graph_db: Path) -> None:
-        self.data_dir = data_dir
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), str(HERE), env.get("PYTHONPATH", "")])
-        env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", ANONYMIZED_TELEMETRY="False", OMP_NUM_THREADS="1")
-        self.stderr = open(data_dir.parent / f"{data_dir.name}.stderr", "w+", encoding="utf-8")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--worker", "--port", str(port), "--data-dir", str(data_dir),
-             "--graph-db", str(graph_db)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, text=True, env=env,
-        )
-
-    def _answer(self) -> Any:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if line.startswith("@"):
-                return json.loads(line[1:])
-        self.stderr.seek(0)
-        raise AssertionError(f"worker {self.data_dir.name} exited: {self.stderr.read()[-3000:]}")
-
-    def wait_ready(self) -> None:
-        assert self._answer() == {"ready": True}
-
-    def send(self, **cmd: Any) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(cmd) + "\n")
-        self.proc.stdin.flush()
-
-    def result(self) -> Any:
-        out = self._answer()
-        assert "error" not in out, f"worker {self.data_dir.name}: {out['error']}"
-        return out["ok"]
-
-    def __call__(self, op: str, **cmd: Any) -> Any:
-        self.send(op=op, **cmd)
-        return self.result()
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                self.send(op="quit")
-                self.proc.wait(timeout=20)
-            except (OSError, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait()
-        self.stderr.close()
+        super().__init__(__file__, port, data_dir, "--graph-db", str(graph_db))
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]]:
     """A ``chroma run`` on 127.0.0.1 (a free port) for the module; skips it when the server cannot start."""
-    from langmem_cog.bench.scale import chroma_server
-
-    root = tmp_path_factory.mktemp("scaleout-graph")
-    try:
-        with chroma_server(root / "server", timeout_s=45) as (_host, port, _pid):
-            yield port, root
-    except StoreError as exc:  # raised on entry only: the CLI is missing or the server did not answer
-        pytest.skip(f"no Chroma server for the scale-out tests: {exc}")
+    yield from chroma_server_for(tmp_path_factory, "scaleout-graph")
 
 
 @pytest.fixture(scope="module")
