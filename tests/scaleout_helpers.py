@@ -22,6 +22,21 @@ from langmem_cog.errors import StoreError
 HERE = Path(__file__).resolve().parent
 
 
+def serve(run: Any) -> None:
+    """The worker's side: announce readiness, then answer each JSON command line with ``run(cmd)``
+    (``{"ok": ...}``, or ``{"error": "Type: message"}``) until ``{"op": "quit"}``."""
+    print("@" + json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        if cmd["op"] == "quit":
+            break
+        try:
+            out = {"ok": run(cmd)}
+        except Exception as exc:  # reported to the test, which fails with it
+            out = {"error": f"{type(exc).__name__}: {exc}"}
+        print("@" + json.dumps(out), flush=True)
+
+
 class WorkerProcess:
     """A worker process: ``script --worker --port PORT --data-dir DIR *extra``, its own data directory."""
 

@@ -19,7 +19,6 @@ server. The test drives them over stdin/stdout, one JSON command a line, one ``@
 
 from __future__ import annotations
 
-import json
 import random
 import sys
 import uuid
@@ -93,16 +92,9 @@ def _worker(argv: list[str]) -> None:
             return records
         raise ValueError(f"unknown op {op!r}")
 
-    print("@" + json.dumps({"ready": True}), flush=True)
-    for line in sys.stdin:
-        cmd = json.loads(line)
-        if cmd["op"] == "quit":
-            break
-        try:
-            out = {"ok": run(cmd)}
-        except Exception as exc:  # reported to the test, which fails with it
-            out = {"error": f"{type(exc).__name__}: {exc}"}
-        print("@" + json.dumps(out), flush=True)
+    from scaleout_helpers import serve
+
+    serve(run)
 
 
 if __name__ == "__main__" and "--worker" in sys.argv:

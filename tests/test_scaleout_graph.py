@@ -110,16 +110,9 @@ def _worker(argv: list[str]) -> None:
             return mem.store.count(ns)
         raise ValueError(f"unknown op {op!r}")
 
-    print("@" + json.dumps({"ready": True}), flush=True)
-    for line in sys.stdin:
-        cmd = json.loads(line)
-        if cmd["op"] == "quit":
-            break
-        try:
-            out = {"ok": run(cmd)}
-        except Exception as exc:  # reported to the test, which fails with it
-            out = {"error": f"{type(exc).__name__}: {exc}"}
-        print("@" + json.dumps(out), flush=True)
+    from scaleout_helpers import serve
+
+    serve(run)
 
 
 if __name__ == "__main__" and "--worker" in sys.argv:
