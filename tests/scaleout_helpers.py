@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,18 @@ class WorkerProcess:
                 self.proc.kill()
                 self.proc.wait()
         self.stderr.close()
+
+
+@contextmanager
+def running(made: dict[str, WorkerProcess]) -> Iterator[dict[str, WorkerProcess]]:
+    """The workers once each is ready; each is closed at the end, whatever happened."""
+    try:
+        for w in made.values():
+            w.wait_ready()
+        yield made
+    finally:
+        for w in made.values():
+            w.close()
 
 
 def chroma_server_for(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[tuple[int, Path]]:

@@ -107,7 +107,7 @@ if __name__ == "__main__" and "--worker" in sys.argv:
 from datetime import UTC, datetime, timedelta  # noqa: E402
 
 import pytest  # noqa: E402
-from scaleout_helpers import WorkerProcess, chroma_server_for  # noqa: E402
+from scaleout_helpers import WorkerProcess, chroma_server_for, running  # noqa: E402
 
 from langmem_cog.errors import StoreError  # noqa: E402
 
@@ -137,13 +137,8 @@ def workers(server: tuple[int, Path]) -> Iterator[dict[str, Worker]]:
     port, root = server
     made = {"A": Worker(port, root / "A"), "B": Worker(port, root / "B"),
             "H": Worker(port, root / "H", "--exact-max", "0")}
-    try:
-        for w in made.values():
-            w.wait_ready()
+    with running(made):
         yield made
-    finally:
-        for w in made.values():
-            w.close()
 
 
 @pytest.fixture

@@ -125,7 +125,7 @@ if __name__ == "__main__" and "--worker" in sys.argv:
 # --------------------------------------------------------------------------- the tests
 import pytest  # noqa: E402
 from langgraph.store.memory import InMemoryStore  # noqa: E402
-from scaleout_helpers import WorkerProcess, chroma_server_for  # noqa: E402
+from scaleout_helpers import WorkerProcess, chroma_server_for, running  # noqa: E402
 
 from langmem_cog.errors import StoreError  # noqa: E402
 from langmem_cog.graph.backends import BaseStoreGraphStore, snapshot_key  # noqa: E402
@@ -285,13 +285,8 @@ def graph_db(server: tuple[int, Path]) -> Path:
 def workers(server: tuple[int, Path], graph_db: Path) -> Iterator[dict[str, Worker]]:
     port, root = server
     made = {name: Worker(port, root / name, graph_db) for name in ("A", "B")}
-    try:
-        for w in made.values():
-            w.wait_ready()
+    with running(made):
         yield made
-    finally:
-        for w in made.values():
-            w.close()
 
 
 def _shared_graph(graph_db: Path, ns: str) -> Any:
