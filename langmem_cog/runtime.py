@@ -152,8 +152,9 @@ def onnx_session(path: str | Path, *, kind: str, build: Callable[[], Any], threa
         import torch
 
         threads = torch.get_num_threads()
+    cached = (str(target), threads)  # the key stays the cache path even if the export had to go elsewhere
     with _LOCK:
-        session = _SESSIONS.get((str(target), threads))
+        session = _SESSIONS.get(cached)
         if session is not None:
             return session
         if not target.exists():
@@ -177,7 +178,7 @@ def onnx_session(path: str | Path, *, kind: str, build: Callable[[], Any], threa
             logger.warning("could not open the exported graph %s (%s); exporting it again", target, exc)
             _export(build(), target)
             session = ort.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
-        _SESSIONS[(str(target), threads)] = session
+        _SESSIONS[cached] = session
         return session
 
 
