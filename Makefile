@@ -36,9 +36,15 @@ lint: setup
 test: lint
 	$(VENV)/bin/pytest -q
 
-# Long reliability runs (isolation 10k queries, 50 SIGKILLs, threads/processes, fuzzing) + a bounded load test.
+# Long reliability runs (isolation 10k queries, 50 SIGKILLs, threads/processes, fuzzing, workers sharing a graph
+# in PostgreSQL: a throwaway loopback cluster, its URL in LMC_PG_URL) + a bounded load test.
+RELIABILITY_PG_DIR ?= /tmp/langmem-cog-pg-reliability
+RELIABILITY_PG_PORT ?= 55433
 reliability: setup
-	$(VENV)/bin/pytest -q -s -m reliability tests
+	$(PIP) install -q -e ".[dev,postgres]"
+	LMC_PG_URL=$$(sh benchmarks/pg_loopback.sh start $(RELIABILITY_PG_DIR) $(RELIABILITY_PG_PORT)) && export LMC_PG_URL && \
+	  trap 'sh benchmarks/pg_loopback.sh stop $(RELIABILITY_PG_DIR)' EXIT && \
+	  $(VENV)/bin/pytest -q -s -m reliability tests
 	$(PY) benchmarks/load_test.py --seconds 60 --writers 2 --readers 4
 
 # Examples (offline: the packaged MiniLM and a stand-in chat model; LMC_CHAT_MODEL=openai:gpt-4o-mini for a real one).

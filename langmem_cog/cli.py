@@ -541,6 +541,18 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_purge_server(args: argparse.Namespace) -> int:
+    """``purge-server``: deleted text out of a stopped Chroma server's directory (its log, free pages, HNSW slots)."""
+    from langmem_cog.chroma_files import purge_chroma_dir
+
+    r = purge_chroma_dir(args.path)
+    print(f"purged {args.path}: {_count(r.superseded_records, 'deleted record')} and "
+          f"{_count(r.dropped_collection_records, 'record')} of dropped collections removed from the log, "
+          f"{_count(r.hnsw_bytes_zeroed, 'byte')} of unused HNSW slots zeroed, "
+          f"chroma.sqlite3 {r.bytes_before:,} -> {r.bytes_after:,} bytes; the server may start again")
+    return 0
+
+
 # ---------------------------------------------------------------------------- bench
 def cmd_bench_locomo(args: argparse.Namespace) -> int:
     from langmem_cog.bench.locomo import default_locomo_path, run_locomo, write_outputs
@@ -641,7 +653,8 @@ def cmd_bench_probe(args: argparse.Namespace) -> int:
     from langmem_cog.bench.probe import run_retriever_probe
     from langmem_cog.config import CogMemConfig
 
-    cfg = CogMemConfig.preset("ephemeral", models_dir=Path(args.models) if args.models else None)
+    cfg = CogMemConfig.preset("ephemeral", models_dir=Path(args.models) if args.models else None,
+                              rerank_precision=args.rerank_precision)
     res = run_retriever_probe(cfg, mode=args.mode)
     print(f"attribution probe, {res['mode']} ({res['pairs']} pairs): record questions H@1 {res['record_h1']:.3f}, "
           f"belief questions H@1 {res['belief_h1']:.3f}")
@@ -653,7 +666,8 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     from langmem_cog.config import CogMemConfig
 
     data = _dataset_path(args.on, args.data)
-    cfg = CogMemConfig.preset("ephemeral", models_dir=Path(args.models) if args.models else None)
+    cfg = CogMemConfig.preset("ephemeral", models_dir=Path(args.models) if args.models else None,
+                              rerank_precision=args.rerank_precision)
     res = run_latency(args.on, data, questions=args.questions, conversations=args.conversations,
                       haystacks=args.haystacks, config=cfg, max_seq_length=args.max_seq_length, progress=_progress)
     if args.out:
@@ -687,7 +701,7 @@ def cmd_bench_transfer(args: argparse.Namespace) -> int:
 
     data = _dataset_path(args.on, args.data)
     runs = run_transfer(args.models, args.on, data, pool_cache=args.pool_cache, lme_limit=args.lme_limit,
-                        progress=_progress)
+                        precision=args.rerank_precision, progress=_progress)
     for name, run in runs.items():
         write_outputs(run, args.out.replace("{system}", name) if args.out else None,
                       args.rows.replace("{system}", name) if args.rows else None)
@@ -843,6 +857,9 @@ def cmd_bench_scale(args: argparse.Namespace) -> int:
         for p in m["points"]:
             lat = "  ".join(f"{s} p50 {v['p50']:.1f} p95 {v['p95']:.1f}" for s, v in p["latency_ms"].items())
             srv = f" + server {p['server_rss_mb']:.0f}" if p["server_rss_mb"] else ""
+            if p.get("freshness_check_ms"):
+                c = p["freshness_check_ms"]
+                lat += f"  (freshness check p50 {c['p50']:.1f} p95 {c['p95']:.1f}, inside each)"
             print(f"{m['mode']:<8} {p['turns']:>7} turns ({p['search_path']}): ingest {p['ingest_turns_per_s']:.0f} "
                   f"turns/s  {lat} ms  RSS {p['rss_mb']:.0f} MiB (+{p['rss_growth_mb']:.0f}){srv}  disk {p['disk_mb']:.0f} MiB")
     for g in result.get("graph_stores", []):
@@ -1000,6 +1017,11 @@ def build_parser() -> argparse.ArgumentParser:
     fg.add_argument("--data-dir", help=data_dir_help)
     fg.set_defaults(func=cmd_forget)
 
+    ps = sub.add_parser("purge-server", help="remove deleted turns' text from a Chroma server's directory (its log, "
+                                             "free pages, unused HNSW slots); run on the server's host, server stopped")
+    ps.add_argument("--path", required=True, help="the directory the server runs on (chroma run --path DIR)")
+    ps.set_defaults(func=cmd_purge_server)
+
     bench = sub.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
     loc = bench.add_parser("locomo", help="the published LoCoMo retrieval protocol")
     loc.add_argument("--system", default="hybrid",
@@ -1087,6 +1109,8 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--mode", choices=["cascade", "hybrid", "dense", "lexical"], default=None,
                     help="retrieval path (default: the default retriever's)")
     pr.add_argument("--models", help="models folder (default: the shipped models)")
+    pr.add_argument("--rerank-precision", choices=["fp32", "int8"], default="fp32",
+                    help="the cross-encoder's arithmetic (default: CogMemConfig's, fp32; int8 is faster, scores move a little)")
     pr.set_defaults(func=cmd_bench_probe)
     lat = bench.add_parser("latency", help="latency of the default retriever on the live path (first query after "
                            "an ingest, and warm queries)")
@@ -1098,6 +1122,8 @@ def build_parser() -> argparse.ArgumentParser:
     lat.add_argument("--models", help="models folder (default: the shipped models)")
     lat.add_argument("--max-seq-length", type=int, default=None, help="embedder truncation (default: the model's)")
     lat.add_argument("--out", help="summary JSON path")
+    lat.add_argument("--rerank-precision", choices=["fp32", "int8"], default="fp32",
+                    help="the cross-encoder's arithmetic (default: CogMemConfig's, fp32; int8 is faster, scores move a little)")
     lat.set_defaults(func=cmd_bench_latency)
     ing = bench.add_parser("ingest", help="cold ingest into a persistent data dir, graph on: turns/s end to end, "
                            "the time's shares, and plain fp32 encoding of the same texts")
@@ -1118,6 +1144,8 @@ def build_parser() -> argparse.ArgumentParser:
     tf.add_argument("--lme-limit", type=int, default=None, help="only the first N LongMemEval questions")
     tf.add_argument("--out", help="summary JSON of the default retriever ({system} is replaced for each run)")
     tf.add_argument("--rows", help="rows JSONL ({system}: default, input, and hybrid where recorded)")
+    tf.add_argument("--rerank-precision", choices=["fp32", "int8"], default="fp32",
+                    help="the cross-encoder's arithmetic (default: CogMemConfig's, fp32; int8 is faster, scores move a little)")
     tf.set_defaults(func=cmd_bench_transfer)
     cmp_ = bench.add_parser("compare", help="paired bootstrap of two rows files (B - A)")
     cmp_.add_argument("a", help="rows JSONL of system A (the baseline)")

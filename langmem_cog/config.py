@@ -86,6 +86,9 @@ class CogMemConfig(BaseModel):
             setting). With ``OMP_NUM_THREADS=1`` and ``rerank_threads=2`` the first stage runs on
             one thread and the rerank on two; which split is fastest depends on the machine
             (docs/BENCHMARKS.md, session 10).
+        rerank_precision: Arithmetic of the cross-encoder: ``fp32`` (the default) or ``int8``
+            (weights per channel in int8 on ONNX Runtime, about 30% less time per query on 2 cores;
+            its scores move a little, its ranking cost is in docs/BENCHMARKS.md).
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -111,6 +114,7 @@ class CogMemConfig(BaseModel):
     models_dir: Path | None = None
     inference_backend: Literal["auto", "onnx", "torch"] = "auto"
     rerank_threads: int | None = Field(default=None, ge=1, le=1024)
+    rerank_precision: Literal["fp32", "int8"] = "fp32"
 
     @model_validator(mode="after")
     def _check(self) -> CogMemConfig:
@@ -150,7 +154,7 @@ class CogMemConfig(BaseModel):
         Recognised: ``LANGMEM_COG_DATA_DIR``, ``LANGMEM_COG_EMBEDDER``, ``LANGMEM_COG_CHROMA_URL``
         (``http://host:port``, switches to ``http`` mode), ``LANGMEM_COG_RETRIEVAL`` (``cascade`` or
         ``hybrid``, ``dense``, ``lexical``), ``LANGMEM_COG_INFERENCE_BACKEND`` (``auto``, ``onnx``,
-        ``torch``).
+        ``torch``), ``LANGMEM_COG_RERANK_PRECISION`` (``fp32``, ``int8``).
 
         Args:
             preset: The preset to start from.
@@ -172,6 +176,8 @@ class CogMemConfig(BaseModel):
             overrides["retrieval"] = env["LANGMEM_COG_RETRIEVAL"].strip()
         if env.get("LANGMEM_COG_INFERENCE_BACKEND"):
             overrides["inference_backend"] = env["LANGMEM_COG_INFERENCE_BACKEND"].strip()
+        if env.get("LANGMEM_COG_RERANK_PRECISION"):
+            overrides["rerank_precision"] = env["LANGMEM_COG_RERANK_PRECISION"].strip()
         return cls.preset(preset, **overrides)
 
 

@@ -267,7 +267,7 @@ class CogMemRetriever(BaseRetriever):
                 from langmem_cog.rank.defaults import default_compressor
 
                 self.compressor = default_compressor(threads=cfg.rerank_threads, models_dir=cfg.models_dir,
-                                                     backend=cfg.inference_backend)
+                                                     backend=cfg.inference_backend, precision=cfg.rerank_precision)
             if self.use_graph and self.memory is not None:
                 from langmem_cog.graph.loop import shared_retrieval
 

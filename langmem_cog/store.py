@@ -34,7 +34,6 @@ import math
 import os
 import re
 import shutil
-import struct
 import threading
 import time
 import uuid
@@ -50,6 +49,7 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langmem_cog.chroma_files import is_segment_folder, purge_dropped, purge_superseded, scrub_hnsw_segment
 from langmem_cog.config import CogMemConfig
 from langmem_cog.context import ContextIndex
 from langmem_cog.errors import (
@@ -584,58 +584,6 @@ def _remove_stale_temp(log: Path | None) -> None:
             tmp.unlink(missing_ok=True)
 
 
-#: The header of a persisted HNSW segment (``header.bin``; chroma-core/hnswlib's ``HEADER_FIELDS``,
-#: persistence version 1): version, offsetLevel0, max_elements, cur_element_count, size_data_per_element, ...
-_HNSW_HEADER = struct.Struct("<iQQQQQQiIQQQdQ")
-_SCRUB_CHUNK = 1 << 20
-
-
-def _zero_from(path: Path, start: int) -> int:
-    """Overwrite with zeros the bytes of ``path`` from ``start`` to its end that are not zero; returns how many."""
-    try:
-        fd = os.open(path, os.O_RDWR)
-    except FileNotFoundError:
-        return 0
-    written = 0
-    try:
-        size = os.fstat(fd).st_size
-        pos = start
-        while pos < size:
-            chunk = os.pread(fd, min(_SCRUB_CHUNK, size - pos), pos)
-            if not chunk:
-                break
-            if chunk.strip(b"\0"):
-                os.pwrite(fd, bytes(len(chunk)), pos)
-                written += len(chunk)
-            pos += len(chunk)
-        if written:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    return written
-
-
-def _scrub_hnsw_segment(folder: Path) -> int:
-    """Zero the slots past the live elements of a persisted HNSW segment; returns how many bytes changed.
-
-    Chroma's hnswlib fork allocates ``data_level0.bin``'s and ``length.bin``'s buffers with ``malloc``
-    and writes them at full capacity when it creates the index (chroma-core/chroma#7688), so the slots
-    no element uses yet hold whatever the writing process's heap held: documents and log records
-    included, deleted turns' text among them. Slots below ``cur_element_count`` (the header's) are
-    left alone, so are folders whose header is not the known layout.
-    """
-    try:
-        raw = (folder / "header.bin").read_bytes()
-    except OSError:
-        return 0
-    if len(raw) != _HNSW_HEADER.size:
-        return 0
-    version, _, max_elements, count, per_element = _HNSW_HEADER.unpack(raw)[:5]
-    if version != 1 or per_element <= 0 or count > max_elements:
-        return 0
-    return _zero_from(folder / "data_level0.bin", count * per_element) + _zero_from(folder / "length.bin", count * 4)
-
-
 def _turn_metadata(turn: Turn) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "namespace": turn.namespace,
@@ -899,6 +847,19 @@ class TurnStore:
         """:meth:`_fresh`, then (http mode, unless this thread's read checked already) :meth:`_check_server`."""
         self._fresh()
         if self._shared and namespace not in self._checked():
+            self._check_server(namespace)
+
+    def check_freshness(self, namespace: str) -> None:
+        """Bring this store's view of ``namespace`` up to date with the shared server (what every public
+        read does first, once per call): one request for the namespace's version token, and a catch-up only
+        if another worker wrote since. A no-op unless the store is on a Chroma server (``http`` mode).
+
+        Raises:
+            StoreError: If the server cannot be read.
+        """
+        validate_namespace(namespace)
+        if self._shared:
+            self._fresh()
             self._check_server(namespace)
 
     def _server_collection(self, namespace: str) -> Any | None:
@@ -2084,12 +2045,13 @@ class TurnStore:
 
     def _scrub_segments(self) -> None:
         """Zero the unused slots of every HNSW segment file of the embedded database (see
-        :func:`_scrub_hnsw_segment`): heap garbage that Chroma wrote there may hold deleted text."""
+        :func:`~langmem_cog.chroma_files.scrub_hnsw_segment`): heap garbage that Chroma wrote there may hold
+        deleted text."""
         root = self.data_dir / "chroma"
         if self.config.chroma_mode != "persistent" or not root.is_dir():
             return
         for folder in root.iterdir():
-            if folder.is_dir() and _is_uuid(folder.name) and _scrub_hnsw_segment(folder):
+            if is_segment_folder(folder) and scrub_hnsw_segment(folder):
                 logger.debug("zeroed the unused slots of the HNSW segment %s", folder.name)
 
     @property
@@ -2150,25 +2112,14 @@ class TurnStore:
         import sqlite3
 
         col_id = str(getattr(col, "id", col))
-        purged = 0
         with self._chroma_db(timeout=60) as conn:
             if conn is None:
                 return 0
             try:
                 with conn:
-                    for start in range(0, len(ids), 500):
-                        part = ids[start : start + 500]
-                        marks = ",".join("?" * len(part))
-                        sql = (
-                            f"DELETE FROM embeddings_queue WHERE topic LIKE ? AND operation != 3 AND id IN ({marks}) "
-                            "AND seq_id < (SELECT MAX(d.seq_id) FROM embeddings_queue AS d WHERE d.topic = "
-                            "embeddings_queue.topic AND d.id = embeddings_queue.id AND d.operation = 3)"
-                        )  # placeholders only
-                        cur = conn.execute(sql, ["%/" + col_id, *part])
-                        purged += max(cur.rowcount, 0)
+                    return purge_superseded(conn, collection_id=col_id, ids=ids)
             except sqlite3.OperationalError as exc:
                 raise StoreError(f"cannot purge deleted turns from Chroma's log at {self._chroma_db_file}: {exc}") from exc
-        return purged
 
     def _purge_dropped_collection(self, col_id: str) -> None:
         """Remove what Chroma's log still holds of a collection that no longer exists (a replayed forget)."""
@@ -2176,11 +2127,7 @@ class TurnStore:
             if conn is None:
                 return
             with conn:
-                conn.execute(
-                    "DELETE FROM embeddings_queue WHERE topic LIKE ? AND NOT EXISTS "
-                    "(SELECT 1 FROM collections WHERE id = ?)",
-                    ["%/" + col_id, col_id],
-                )
+                purge_dropped(conn, collection_id=col_id)
 
     def _has_free_pages(self) -> bool:
         """Whether Chroma's database file has unused pages (which may hold deleted rows' bytes)."""

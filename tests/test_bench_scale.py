@@ -39,6 +39,7 @@ def test_run_scale_measures_every_size_and_plots(tmp_path: Path) -> None:
     for p in mode["points"]:
         assert set(p["latency_ms"]) == {"dense", "bm25", "hybrid"} and p["ingest_turns_per_s"] > 0
         assert p["disk_mb"] > 0 and p["rss_mb"] > 0 and p["graph_nodes"] > 0
+        assert p["freshness_check_ms"] is None  # embedded: no server to check
     assert result["cache"]["hits"] >= n  # the replay reused the pool's vectors
     pytest.importorskip("matplotlib")
     png = plot_scale(result, tmp_path / "scale.png")

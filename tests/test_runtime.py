@@ -58,11 +58,36 @@ def test_onnx_cross_encoder_scores_equal_torch():
     assert [fast.score([p])[0] for p in PAIRS] == pytest.approx(fast.score(PAIRS), abs=1e-4)
 
 
-def test_quantize_runs_in_torch():
-    q = LocalCrossEncoder(default_reranker_path(), max_length=64, quantize=True)
-    assert q.backend == "torch"
-    with pytest.raises(InvalidInputError, match="quantize=True runs in torch"):
-        LocalCrossEncoder(default_reranker_path(), quantize=True, backend="onnx")
+def test_int8_runs_on_both_backends_and_tracks_fp32():
+    fp32 = np.array(LocalCrossEncoder(default_reranker_path(), max_length=64).score(PAIRS))
+    for backend in ("onnx", "torch"):
+        q = LocalCrossEncoder(default_reranker_path(), max_length=64, quantize=True, backend=backend)
+        assert q.backend == backend and "quantize=True" in repr(q)
+        b = np.array(q.score(PAIRS))
+        assert np.all(np.isfinite(b)) and np.abs(b - fp32).max() < np.ptp(fp32) / 3
+        assert list(np.argsort(b)) == list(np.argsort(fp32))  # these three pairs are far apart
+
+
+def test_the_int8_graph_is_derived_from_the_fp32_export_and_cached_under_its_own_key(tiny_bert, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    builds: list[int] = []
+
+    def build():
+        builds.append(1)
+        return _hidden(tiny_bert)
+
+    monkeypatch.setattr(runtime, "_SESSIONS", {})
+    fp32 = runtime.onnx_session(tiny_bert, kind="hidden", build=build, threads=1, cache_dir=cache)
+    int8 = runtime.onnx_session(tiny_bert, kind="hidden", build=build, threads=1, cache_dir=cache, int8=True)
+    assert builds == [1]  # the int8 graph is quantised from the cached fp32 file, not exported again
+    assert int8 is not fp32
+    assert runtime.onnx_session(tiny_bert, kind="hidden", build=build, threads=1, cache_dir=cache, int8=True) is int8
+    assert sorted(p.name.split("-")[1:-1] for p in cache.iterdir()) == [["hidden"], ["hidden", "int8"]]
+    ops = {n.op_type for n in __import__("onnx").load(str(runtime._file(int8))).graph.node}
+    assert "DynamicQuantizeLinear" in ops or "MatMulInteger" in ops
+    enc = {"input_ids": [[101, 5, 7, 102]], "attention_mask": [[1, 1, 1, 1]]}
+    a, b = runtime.run_session(fp32, enc), runtime.run_session(int8, enc)
+    assert a.shape == b.shape and np.isfinite(b).all()
 
 
 def test_backend_names_and_a_missing_runtime(monkeypatch):
@@ -160,6 +185,25 @@ def test_the_config_chooses_the_backend_of_every_model(monkeypatch):
     assert retriever.compressor.cross_encoder.backend == "torch"
     auto = CogMemRetriever(memory=CogMemory(CogMemConfig.preset("ephemeral")), namespace="runtime-test")
     assert auto.store.embeddings.backend == "onnx" and auto.compressor.cross_encoder.backend == "onnx"
+    assert auto.compressor.cross_encoder.quantize is False
+
+
+def test_the_config_chooses_the_rerank_precision():
+    from langmem_cog.config import CogMemConfig
+    from langmem_cog.errors import ConfigError
+    from langmem_cog.memory import CogMemory
+    from langmem_cog.rank.defaults import default_compressor
+    from langmem_cog.retriever import CogMemRetriever
+
+    assert CogMemConfig().rerank_precision == "fp32"
+    cfg = CogMemConfig.from_env("ephemeral", environ={"LANGMEM_COG_RERANK_PRECISION": "int8"})
+    assert cfg.rerank_precision == "int8"
+    ce = CogMemRetriever(memory=CogMemory(cfg), namespace="runtime-test").compressor.cross_encoder
+    assert ce.quantize is True and ce.backend == "onnx"
+    with pytest.raises(ConfigError, match="rerank_precision"):
+        CogMemConfig.from_env("ephemeral", environ={"LANGMEM_COG_RERANK_PRECISION": "int4"})
+    with pytest.raises(InvalidInputError, match="precision='bf16' is unknown"):
+        default_compressor(precision="bf16")
 
 
 def test_an_unwritable_cache_exports_for_the_process_instead(tiny_bert, tmp_path, monkeypatch, caplog):

@@ -7,8 +7,10 @@ entries plus a snapshot that is only a cache (see ``BaseStoreGraphStore``). Two 
   (two commits racing, a compaction by a stale worker overwriting a newer snapshot, an entry arriving out of
   order, a rebuild racing with another worker's add, a delete scrubbing the text from the journal).
 - Across processes: workers are separate processes (this file run with ``--worker``), each a ``CogMemory``
-  with its own data directory on one real ``chroma run`` (127.0.0.1) and one ``SqliteStore`` file shared by
-  all of them (WAL mode) as the graph store, driven over stdin/stdout like ``test_scaleout.py``:
+  with its own data directory on one real ``chroma run`` (127.0.0.1) and one graph store shared by all of
+  them, driven over stdin/stdout like ``test_scaleout.py``. The store is a ``SqliteStore`` file (WAL mode)
+  and, under ``make reliability`` (marked ``reliability``), a ``PostgresStore`` on the server of the URL in
+  ``LMC_PG_URL`` (a fresh schema per run, dropped at the end; skipped when the variable is unset):
   (a) two workers make 20 single-turn adds each at the same moment, 5 runs: the shared graph holds the
   records of all 40 acknowledged turns; (b) a stale worker's add and ``sync_graph`` (and ``rebuild_graph``)
   keep the other worker's nodes; (c) the shared graph after the concurrent run equals a graph built
@@ -18,11 +20,13 @@ entries plus a snapshot that is only a cache (see ``BaseStoreGraphStore``). Two 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -53,6 +57,23 @@ def open_sqlite_store(path: Path) -> Any:
     return store
 
 
+@contextmanager
+def open_graph_store(spec: str) -> Iterator[Any]:
+    """The shared graph store of ``spec``: ``sqlite:PATH`` or ``postgres:DSN`` (tables already set up)."""
+    kind, _, where = spec.partition(":")
+    if kind == "postgres":
+        from langgraph.store.postgres import PostgresStore
+
+        with PostgresStore.from_conn_string(where) as store:
+            yield store
+    else:
+        store = open_sqlite_store(Path(where))
+        try:
+            yield store
+        finally:
+            store.conn.close()
+
+
 def make(ns: str, tid: str, minute: int, speaker: str) -> Any:
     from langmem_cog.records import make_turn
 
@@ -69,8 +90,8 @@ def provenance(G: Any) -> set[str]:
 
 
 # --------------------------------------------------------------------------- the worker process
-def _worker(argv: list[str]) -> None:
-    """``--worker --port P --data-dir D --graph-db F``: serve commands from stdin until ``quit``."""
+def _worker(argv: list[str], stack: ExitStack) -> None:
+    """``--worker --port P --data-dir D --graph-store SPEC``: serve commands from stdin until ``quit``."""
     from fakes import FakeEmbeddings
 
     from langmem_cog import CogMemConfig
@@ -82,8 +103,8 @@ def _worker(argv: list[str]) -> None:
     cfg = CogMemConfig.preset("server", chroma_host="127.0.0.1", chroma_port=int(opt["--port"]),
                               data_dir=Path(opt["--data-dir"]), retrieval="hybrid")
     # Small journal thresholds: snapshots are rewritten every few commits, so compactions race too.
-    graphs = GraphMemory(backend=BaseStoreGraphStore(open_sqlite_store(Path(opt["--graph-db"]))),
-                         journal_min_bytes=0, journal_ratio=0.2)
+    store = stack.enter_context(open_graph_store(opt["--graph-store"]))
+    graphs = GraphMemory(backend=BaseStoreGraphStore(store), journal_min_bytes=0, journal_ratio=0.2)
     mem = CogMemory(cfg, embeddings=FakeEmbeddings(), graph=graphs)
 
     def view(ns: str) -> dict[str, Any]:
@@ -118,7 +139,8 @@ def _worker(argv: list[str]) -> None:
 if __name__ == "__main__" and "--worker" in sys.argv:
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(HERE.parent))
-    _worker(sys.argv[sys.argv.index("--worker") + 1 :])
+    with ExitStack() as stack:
+        _worker(sys.argv[sys.argv.index("--worker") + 1 :], stack)
     sys.exit(0)
 
 
@@ -260,12 +282,12 @@ def test_forget_removes_every_item_of_the_namespace(ns: str) -> None:
     assert set(_mem(shared).graph(ns).graph["turns"]) == {"t2"}
 
 
-# ------------------------------------------------------------------ across processes: a Chroma server, a SQLite file
+# ------------------------------------------------------------------ across processes: a Chroma server, SQLite / PostgreSQL
 class Worker(WorkerProcess):
-    """A worker process of this module: its own data directory, the shared Chroma server and graph database."""
+    """A worker process of this module: its own data directory, the shared Chroma server and graph store."""
 
-    def __init__(self, port: int, data_dir: Path, graph_db: Path) -> None:
-        super().__init__(__file__, port, data_dir, "--graph-db", str(graph_db))
+    def __init__(self, port: int, data_dir: Path, graph_store: str) -> None:
+        super().__init__(__file__, port, data_dir, "--graph-store", graph_store)
 
 
 @pytest.fixture(scope="module")
@@ -274,32 +296,50 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path
     yield from chroma_server_for(tmp_path_factory, "scaleout-graph")
 
 
-@pytest.fixture(scope="module")
-def graph_db(server: tuple[int, Path]) -> Path:
-    path = server[1] / "graphs.sqlite"
-    open_sqlite_store(path).conn.close()  # tables made once, before the workers open the file
-    return path
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.reliability)])
+def graph_store(request: pytest.FixtureRequest, server: tuple[int, Path]) -> Iterator[str]:
+    """The shared graph store's spec for ``open_graph_store``, its tables made once before the workers open it:
+    a SQLite file, or a fresh schema on the PostgreSQL server of ``LMC_PG_URL`` (dropped at the end)."""
+    if request.param == "sqlite":
+        path = server[1] / "graphs.sqlite"
+        open_sqlite_store(path).conn.close()
+        yield f"sqlite:{path}"
+        return
+    url = os.environ.get("LMC_PG_URL")
+    if not url:
+        pytest.skip("no PostgreSQL for the shared-graph tests: set LMC_PG_URL (make reliability starts one)")
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    schema = f"lmc_scaleout_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f"CREATE SCHEMA {schema}")
+        try:
+            spec = "postgres:" + make_conninfo(url, options=f"-csearch_path={schema}")
+            with open_graph_store(spec) as store:
+                store.setup()
+            yield spec
+        finally:
+            admin.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 @pytest.fixture(scope="module")
-def workers(server: tuple[int, Path], graph_db: Path) -> Iterator[dict[str, Worker]]:
+def workers(server: tuple[int, Path], graph_store: str) -> Iterator[dict[str, Worker]]:
     port, root = server
-    made = {name: Worker(port, root / name, graph_db) for name in ("A", "B")}
+    kind = graph_store.partition(":")[0]
+    made = {name: Worker(port, root / f"{name}-{kind}", graph_store) for name in ("A", "B")}
     with running(made):
         yield made
 
 
-def _shared_graph(graph_db: Path, ns: str) -> Any:
+def _shared_graph(graph_store: str, ns: str) -> Any:
     """The graph as a fresh reader of the shared store holds it (no raw store, no cache)."""
-    store = open_sqlite_store(graph_db)
-    try:
+    with open_graph_store(graph_store) as store:
         return GraphMemory(backend=BaseStoreGraphStore(store)).graph(ns)
-    finally:
-        store.conn.close()
 
 
 @pytest.mark.parametrize("run", range(5))
-def test_concurrent_single_turn_adds_keep_every_record(workers: dict[str, Worker], graph_db: Path, ns: str,
+def test_concurrent_single_turn_adds_keep_every_record(workers: dict[str, Worker], graph_store: str, ns: str,
                                                        run: int) -> None:
     """(a) and (c): 20 single-turn adds by each of two workers, started at the same moment."""
     a, b = workers["A"], workers["B"]
@@ -309,7 +349,7 @@ def test_concurrent_single_turn_adds_keep_every_record(workers: dict[str, Worker
     b.send(op="adds", ns=ns, turns=plan["B"], start_at=start_at)
     acked = set(a.result()) | set(b.result())
     assert len(acked) == 40
-    G = _shared_graph(graph_db, ns)
+    G = _shared_graph(graph_store, ns)
     assert set(G.graph["turns"]) == acked, f"run {run}: missing {sorted(acked - set(G.graph['turns']))}"
     assert provenance(G) == acked, f"run {run}: records missing for {sorted(acked - provenance(G))}"
     for w in (a, b):  # every worker's view is the shared one, and in step with the raw store
@@ -321,7 +361,7 @@ def test_concurrent_single_turn_adds_keep_every_record(workers: dict[str, Worker
     assert graphs_equal(G, _sequential(ns, turns)), f"run {run}: the shared graph differs from a sequential build"
 
 
-def test_a_stale_worker_keeps_the_other_workers_nodes(workers: dict[str, Worker], graph_db: Path, ns: str) -> None:
+def test_a_stale_worker_keeps_the_other_workers_nodes(workers: dict[str, Worker], graph_store: str, ns: str) -> None:
     """(b) B is warm on 6 turns; A adds 6 more; B's add, ``sync_graph`` and ``rebuild_graph`` keep A's nodes."""
     a, b = workers["A"], workers["B"]
     a("adds", ns=ns, turns=[[f"a{i}", i, "Ann"] for i in range(6)])
@@ -333,12 +373,12 @@ def test_a_stale_worker_keeps_the_other_workers_nodes(workers: dict[str, Worker]
     b("adds", ns=ns, turns=[["b0", 30, "Bob"]])
     assert b("sync", ns=ns) is False  # in step: B caught up with the graph before comparing with the raw turns
     want = {f"a{i}" for i in range(12)} | {"b0"}
-    G = _shared_graph(graph_db, ns)
+    G = _shared_graph(graph_store, ns)
     assert set(G.graph["turns"]) == provenance(G) == want
     assert a_nodes <= set(G.nodes)
     rebuilt = b("rebuild", ns=ns)  # derived from the fresh raw turns: A's 12 and B's one
     assert set(rebuilt["turns"]) == want and a_nodes <= set(rebuilt["nodes"])
-    G = _shared_graph(graph_db, ns)
+    G = _shared_graph(graph_store, ns)
     assert set(G.graph["turns"]) == provenance(G) == want and a_nodes <= set(G.nodes)
     assert a("view", ns=ns)["nodes"] == sorted(G.nodes)
 

@@ -223,11 +223,20 @@ def _one_mode(
                 memory.store.search(ns, q, k=10, mode=smode, fusion=fusion)
                 times.append((time.perf_counter() - t1) * 1000)
             latency[system] = percentiles(times)
+        check = None
+        if server is not None:  # what each read pays to see the other workers' writes (issue #22)
+            times = []
+            for _ in questions:
+                t1 = time.perf_counter()
+                memory.store.check_freshness(ns)
+                times.append((time.perf_counter() - t1) * 1000)
+            check = percentiles(times)
         point = {
             "turns": size,
             "ingest_turns": len(todo),
             "ingest_turns_per_s": len(todo) / ingest_s if ingest_s > 0 else float("inf"),
             "latency_ms": latency,
+            "freshness_check_ms": check,
             "search_path": "exact" if size <= cfg.exact_search_max else "hnsw+bm25",
             "rss_mb": rss_mb(),
             "rss_growth_mb": rss_mb() - rss0,

@@ -71,7 +71,8 @@ def _summary(on: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, pool_cache: str | Path | None = None,
-                 lme_limit: int | None = None, progress: Progress = _no_progress) -> dict[str, LocomoRun]:
+                 lme_limit: int | None = None, precision: str = "fp32",
+                 progress: Progress = _no_progress) -> dict[str, LocomoRun]:
     """Score the default retriever with the models of ``models_dir`` on every question of ``on``.
 
     Args:
@@ -80,6 +81,7 @@ def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, po
         data: The dataset file.
         pool_cache: Read the labelled pools from here if it exists, else build and write them.
         lme_limit: LongMemEval: only the first N scorable questions (bit-reversed order).
+        precision: The cross-encoder's arithmetic (``fp32`` or ``int8``, ``CogMemConfig.rerank_precision``).
         progress: Progress wrapper.
 
     Returns:
@@ -97,9 +99,10 @@ def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, po
         raise InvalidInputError(f"on={on!r} is invalid: use 'locomo' or 'longmemeval'")
     ps = load_or_collect_pools(on, data, cache=pool_cache, lme_limit=lme_limit, progress=progress)
     qps = [qp for group in ps.by_sample.values() for qp in group]
-    cfg = CogMemConfig.preset("ephemeral")
+    cfg = CogMemConfig.preset("ephemeral", rerank_precision=precision)
     scorer = default_scorer(models_dir)
-    compressor = default_compressor(models_dir=models_dir)
+    compressor = default_compressor(models_dir=models_dir, backend=cfg.inference_backend,
+                                    precision=cfg.rerank_precision)
     shared = _SharedScores(inner=compressor)
     runs: dict[str, list[dict[str, Any]]] = {
         "default": _rows(on, rank_pools(progress(qps, "default", len(qps)), scorer, shared, cfg)),
@@ -112,6 +115,7 @@ def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, po
     out: dict[str, LocomoRun] = {}
     for name, rows in runs.items():
         summary = {"system": name, "on": on, "data": str(data), "models": str(models_dir or "shipped"),
+                   "rerank_precision": cfg.rerank_precision,
                    "scorer": scorer.trained_on, "n_questions": len(rows), **_summary(on, rows)}
         out[name] = LocomoRun(summary=summary, rows=rows)
     cmp = compare_rows(runs["input"], runs["default"])

@@ -81,8 +81,9 @@ class LocalCrossEncoder(BaseCrossEncoder):
         max_length: Token limit of a pair (the longer side is truncated).
         batch_size: At most this many pairs per forward pass.
         threads: Intra-op threads while scoring (``None``: torch's setting).
-        quantize: Run the linear layers in int8 (``torch`` dynamic quantisation): faster on CPU,
-            scores shift slightly. Runs on the ``torch`` backend.
+        quantize: Run the linear layers in int8: faster on CPU, scores shift slightly. On ``onnx``,
+            ONNX Runtime's per-channel dynamic quantisation of the exported graph
+            (:func:`langmem_cog.runtime.quantize_int8`); on ``torch``, torch's dynamic quantisation.
         backend: ``auto`` (``onnx`` when ONNX Runtime is installed), ``onnx`` or ``torch``
             (:mod:`langmem_cog.runtime`). The ``onnx`` backend runs the same fp32 weights, exported
             once by :func:`langmem_cog.runtime.onnx_session`: logits agree with torch's to ~1e-5.
@@ -103,13 +104,11 @@ class LocalCrossEncoder(BaseCrossEncoder):
         if max_length < 8:
             raise InvalidInputError(f"max_length={max_length} is too small: use at least 8 tokens")
         check_threads(threads)
-        if quantize and backend == "onnx":
-            raise InvalidInputError("quantize=True runs in torch (dynamic int8): pass backend='torch' or 'auto'")
         self.max_length = max_length
         self.batch_size = batch_size
         self.threads = threads
         self.quantize = quantize
-        self.backend = "torch" if quantize else resolve_backend(backend)
+        self.backend = resolve_backend(backend)
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         self._model: Any = None
         self._session: Any = None
@@ -117,8 +116,8 @@ class LocalCrossEncoder(BaseCrossEncoder):
         if self.backend == "onnx":
             from langmem_cog.runtime import onnx_session
 
-            self._session = onnx_session(self.path, kind="pair_logit", build=lambda: _pair_logit_module(self.model),
-                                         threads=threads)
+            self._session = onnx_session(self.path, kind="pair_logit", build=lambda: _pair_logit_module(self._fp32()),
+                                         threads=threads, int8=quantize)
         else:
             _ = self.model
 
@@ -126,15 +125,18 @@ class LocalCrossEncoder(BaseCrossEncoder):
     def model(self) -> Any:
         """The torch checkpoint (loaded on first use: the ``onnx`` backend needs it only to export)."""
         if self._model is None:
-            import torch
-            from transformers import AutoModelForSequenceClassification
-
-            model = AutoModelForSequenceClassification.from_pretrained(
-                str(self.path), local_files_only=True, num_labels=1, dtype=torch.float32
-            )
-            model.eval()
-            self._model = _quantize_int8(model) if self.quantize else model
+            model = self._fp32()
+            self._model = _quantize_int8(model) if self.quantize and self.backend == "torch" else model
         return self._model
+
+    def _fp32(self) -> Any:
+        import torch
+        from transformers import AutoModelForSequenceClassification
+
+        model = AutoModelForSequenceClassification.from_pretrained(
+            str(self.path), local_files_only=True, num_labels=1, dtype=torch.float32
+        )
+        return model.eval()
 
     def score(self, text_pairs: list[tuple[str, str]]) -> list[float]:
         """One relevance logit per (query, memory) pair (higher is more relevant)."""

@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from langmem_cog.errors import InvalidInputError
 from langmem_cog.rank.compressor import ConvMemoryCompressor
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder, default_reranker_path
 from langmem_cog.rank.scorer import FusionScorer
@@ -55,13 +56,15 @@ def _scorer_at(models_dir: str) -> FusionScorer:
 
 
 def default_compressor(*, threads: int | None = None, models_dir: str | Path | None = None, backend: str = "auto",
-                       **kwargs: Any) -> ConvMemoryCompressor:
+                       precision: str = "fp32", **kwargs: Any) -> ConvMemoryCompressor:
     """ConvMemory v2 over the cross-encoder of a models folder (default: the shipped one) with its
     blend weights.
 
     Args:
         threads: Threads while the cross-encoder scores (``None``: torch's setting).
         models_dir: A folder written by ``langmem-cog train-models`` (``None``: the shipped models).
+        backend: The cross-encoder's runtime (:data:`langmem_cog.runtime.BACKENDS`).
+        precision: ``fp32`` or ``int8`` (``CogMemConfig.rerank_precision``).
         **kwargs: Passed to :class:`ConvMemoryCompressor` (they override the folder's weights).
 
     Raises:
@@ -71,17 +74,20 @@ def default_compressor(*, threads: int | None = None, models_dir: str | Path | N
     kwargs.setdefault("cross_encoder_weight", float(settings.get("cross_encoder_weight", 1.0)))
     kwargs.setdefault("first_stage_weight", float(settings.get("first_stage_weight", 1.0)))
     reranker = str((Path(models_dir) / "reranker").resolve()) if models_dir else None
-    ce = shipped_cross_encoder(int(settings.get("max_length", 128)), threads, reranker, backend)
+    if precision not in ("fp32", "int8"):
+        raise InvalidInputError(f"precision={precision!r} is unknown: use 'fp32' or 'int8'")
+    ce = shipped_cross_encoder(int(settings.get("max_length", 128)), threads, reranker, backend, precision == "int8")
     return ConvMemoryCompressor(cross_encoder=ce, **kwargs)
 
 
 @lru_cache(maxsize=8)
 def shipped_cross_encoder(max_length: int, threads: int | None = None, path: str | None = None,
-                          backend: str = "auto") -> LocalCrossEncoder:
+                          backend: str = "auto", quantize: bool = False) -> LocalCrossEncoder:
     """A cross-encoder checkpoint (default: the shipped one), loaded once per process per setting
     (every retriever shares it).
 
     Raises:
         ModelNotFoundError: If the reranker checkpoint is missing.
     """
-    return LocalCrossEncoder(path or default_reranker_path(), max_length=max_length, threads=threads, backend=backend)
+    return LocalCrossEncoder(path or default_reranker_path(), max_length=max_length, threads=threads, backend=backend,
+                             quantize=quantize)
