@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langmem_cog.checks import positive_int
 from langmem_cog.errors import InvalidInputError, ModelNotFoundError
 
 __all__ = [
@@ -165,9 +166,7 @@ class LocalSentenceEmbeddings(Embeddings):
         from langmem_cog.runtime import resolve_backend
 
         self.model_path = Path(model_path)
-        if single_threads is not None and (isinstance(single_threads, bool) or int(single_threads) < 1):
-            raise InvalidInputError(f"single_threads={single_threads!r} is invalid: pass a positive integer, or None")
-        self.single_threads = single_threads
+        self.single_threads = positive_int(single_threads, "single_threads", allow_none=True)
         if not self.model_path.is_dir():
             raise ModelNotFoundError(f"model directory {self.model_path} does not exist")
         if max_seq_length is not None and (isinstance(max_seq_length, bool) or int(max_seq_length) < 8):

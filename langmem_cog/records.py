@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from langmem_cog.checks import positive_int
 from langmem_cog.errors import InvalidInputError, InvalidNamespaceError
 
 __all__ = [
@@ -132,8 +133,7 @@ def split_text(text: str, limit: int = MAX_TEXT_CHARS) -> list[str]:
         >>> split_text("one two three", limit=8)
         ['one two', 'three']
     """
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidInputError(f"limit={limit!r} is invalid: pass a positive integer")
+    limit = positive_int(limit, "limit")
     if len(text) <= limit:
         return [text] if text.strip() else []
     pieces: list[str] = []

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import numbers
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -29,11 +28,13 @@ from langchain_core.runnables import RunnableConfig, ensure_config
 from langchain_core.runnables.utils import ConfigurableFieldSpec
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from langmem_cog.checks import positive_int
 from langmem_cog.config import RetrievalMode
+from langmem_cog.documents import scored_turn_to_document, turn_document
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.filters import TurnFilter
-from langmem_cog.records import Turn, validate_namespace
-from langmem_cog.store import ScoredTurn, TurnStore, _check_weight
+from langmem_cog.records import validate_namespace
+from langmem_cog.store import TurnStore, _check_weight
 from langmem_cog.tokens import count_tokens
 
 if TYPE_CHECKING:
@@ -48,46 +49,13 @@ logger = logging.getLogger(__name__)
 CONFIGURABLE_KEYS = ("k", "max_tokens")
 
 
-def scored_turn_to_document(hit: ScoredTurn, stage: str = "raw") -> Document:
-    """A search hit as a ``Document``: ``"speaker: text"`` plus full metadata."""
-    return turn_document(hit.turn, score=hit.score, dense_score=hit.dense_score, lexical_score=hit.lexical_score,
-                         rank=hit.rank, stage=stage)
-
-
-def turn_document(t: Turn, *, score: float, dense_score: float, lexical_score: float, rank: int, stage: str,
-                  **extra: Any) -> Document:
-    """A turn as a ``Document`` with the standard metadata (plus ``extra`` keys)."""
-    return Document(
-        id=t.id,
-        page_content=t.memory_text,
-        metadata={
-            "turn_id": t.id,
-            "namespace": t.namespace,
-            "conversation_id": t.conversation_id,
-            "session_id": t.session_id,
-            "speaker": t.speaker,
-            "timestamp": t.timestamp.isoformat(),
-            "position": t.position,
-            "score": score,
-            "dense_score": dense_score,
-            "lexical_score": lexical_score,
-            "rank": rank,
-            "stage": stage,
-            **{f"turn_{k}": v for k, v in t.metadata.items()},
-            **extra,
-        },
-    )
-
-
 def _check_k(value: Any) -> int:
     """``k``: a positive integer (``numpy`` integers too), as an ``int``.
 
     Raises:
         InvalidInputError: If it is anything else (``0``, ``-1``, ``"a"``, ``2.5``, ``True``).
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InvalidInputError(f"k={value!r} is invalid: pass a positive integer")
-    return int(value)
+    return positive_int(value, "k")
 
 
 def _check_budget(value: Any) -> int | None:
@@ -96,11 +64,7 @@ def _check_budget(value: Any) -> int | None:
     Raises:
         InvalidInputError: If it is anything else.
     """
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InvalidInputError(f"max_tokens={value!r} is invalid: pass a positive integer, or None")
-    return int(value)
+    return positive_int(value, "max_tokens", allow_none=True)
 
 
 def trim_to_budget(docs: list[Document], max_tokens: int | None) -> list[Document]:

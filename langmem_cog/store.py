@@ -49,6 +49,7 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langmem_cog.checks import positive_int
 from langmem_cog.chroma_files import is_segment_folder, purge_dropped, purge_superseded, scrub_hnsw_segment
 from langmem_cog.config import CogMemConfig
 from langmem_cog.context import ContextIndex
@@ -2334,8 +2335,7 @@ class TurnStore:
             ConfigError: If the embedder's vectors have another dimension than the namespace's stored ones.
         """
         _check_query(query)
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise InvalidInputError(f"k={k!r} is invalid: pass a positive integer")
+        k = positive_int(k, "k")
         if mode not in ("hybrid", "dense", "lexical"):
             raise InvalidInputError(f"mode={mode!r} is invalid: use 'hybrid', 'dense' or 'lexical'")
         weight = self.config.lexical_weight if lexical_weight is None else _check_weight(lexical_weight)

@@ -74,6 +74,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from langmem_cog.checks import positive_int
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.graph.operators import (
     TimeWindow,
@@ -722,8 +723,7 @@ class GraphRetrieval:
         Raises:
             InvalidInputError: If ``k`` is not a positive integer or the query is empty.
         """
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise InvalidInputError(f"k={k!r} is invalid: pass a positive integer")
+        k = positive_int(k, "k")
         state = self.run(namespace, query, now=now)
         return [{**e, "rank": r} for r, e in enumerate(state.get("evidence") or [], 1)][:k]
 

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from langchain_core.documents import BaseDocumentCompressor, Document
 
-from langmem_cog.errors import InvalidInputError
+from langmem_cog.checks import positive_int
+from langmem_cog.documents import turn_document
 from langmem_cog.filters import TurnFilter
 from langmem_cog.fusion import zscore_fuse
 from langmem_cog.graph.provenance import TurnRecords, prefer_current, prefer_records, turn_records
@@ -187,8 +188,7 @@ class Cascade:
         Raises:
             InvalidInputError: If ``k`` is not a positive integer.
         """
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise InvalidInputError(f"k={k!r} is invalid: pass a positive integer")
+        k = positive_int(k, "k")
         t0 = time.perf_counter()
         pool, signals, fused = self.first_stage(namespace, query, now=now, where=where)
         t1 = time.perf_counter()
@@ -243,8 +243,6 @@ def pool_documents(pool: CandidatePool, signals: GraphSignals | None, fused: np.
                    hybrid: np.ndarray | None = None) -> list[Document]:
     """The candidates ``idx`` of a pool as ``Document`` objects with stage labels and fused scores
     (``hybrid``: the pool's hybrid scores when the caller has them, else computed with ``lexical_weight``)."""
-    from langmem_cog.retriever import turn_document
-
     hybrid = pool.hybrid(lexical_weight) if hybrid is None else hybrid
     raw_top = set(np.argsort(-hybrid, kind="stable")[:raw_candidates].tolist())
     grounded = set(signals.grounded) if signals is not None else set()

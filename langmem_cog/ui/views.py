@@ -30,6 +30,7 @@ from typing import Any
 
 import networkx as nx
 
+from langmem_cog.checks import positive_int
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.graph.reconcile import natural_key
 from langmem_cog.graph.resolve import normalize_name
@@ -166,8 +167,7 @@ def graph_view(G: nx.MultiDiGraph, limit: int = 500) -> dict[str, Any]:
     Lists are in time order (Persons and Concepts by how many turns mention them, most first);
     ``counts`` and ``edges`` count everything, ``truncated`` says which lists were cut.
     """
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidInputError(f"limit={limit!r} is invalid: pass a positive integer")
+    limit = positive_int(limit, "limit")
     by_type: dict[str, list[tuple[Any, Mapping[str, Any]]]] = {t: [] for t in _TYPES}
     for n, d in G.nodes(data=True):
         by_type.setdefault(str(d.get("type")), []).append((n, d))

@@ -1,0 +1,46 @@
+"""Argument checks shared by the public API: one rule, one message.
+
+Example:
+    >>> positive_int(3, "k")
+    3
+    >>> positive_int(None, "max_tokens", allow_none=True) is None
+    True
+    >>> positive_int(0, "k")
+    Traceback (most recent call last):
+    ...
+    langmem_cog.errors.InvalidInputError: k=0 is invalid: pass a positive integer
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Literal, overload
+
+from langmem_cog.errors import InvalidInputError
+
+__all__ = ["positive_int"]
+
+
+@overload
+def positive_int(value: Any, name: str, *, allow_none: Literal[False] = False) -> int: ...
+@overload
+def positive_int(value: Any, name: str, *, allow_none: Literal[True]) -> int | None: ...
+
+
+def positive_int(value: Any, name: str, *, allow_none: bool = False) -> int | None:
+    """``value`` as an ``int`` if it is a positive integer (``numpy`` integers too; never a ``bool``).
+
+    Args:
+        value: The argument.
+        name: Its name, for the message.
+        allow_none: Accept ``None`` (returned as is).
+
+    Raises:
+        InvalidInputError: If it is anything else (``0``, ``-1``, ``"a"``, ``2.5``, ``True``).
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        hint = ", or None" if allow_none else ""
+        raise InvalidInputError(f"{name}={value!r} is invalid: pass a positive integer{hint}")
+    return int(value)
