@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 from langchain_core.embeddings import Embeddings
@@ -31,6 +31,9 @@ from langmem_cog.graph.schema import Extractor
 from langmem_cog.graph.store import GraphMemory
 from langmem_cog.records import Turn, validate_namespace
 from langmem_cog.store import TurnStore
+
+if TYPE_CHECKING:
+    from langmem_cog.graph.loop import GraphRetrieval
 
 __all__ = ["CogMemory"]
 
@@ -77,6 +80,7 @@ class CogMemory:
         self._lock = threading.RLock()
         self._checked: set[str] = set()  # namespaces whose graph was checked against the raw store
         self.node_vectors = NodeVectors(self.store.embed_texts)
+        self._retrieval: GraphRetrieval | None = None
         # Deletes and forgets cut short by a crash end with the graph's step: finish them now.
         self.store.intent_finisher = self._finish_intent
         try:
@@ -90,6 +94,20 @@ class CogMemory:
             return
         G = self.graphs.graph(namespace)
         self.node_vectors.warm(node_text(G, n) for n in G.nodes)
+
+    @property
+    def retrieval(self) -> GraphRetrieval:
+        """The memory's operator loop (:class:`~langmem_cog.graph.loop.GraphRetrieval`), built on first use.
+
+        Every retriever of this memory shares it: one compiled loop and one node-vector cache, so a
+        node's text is embedded once per memory rather than once per retriever.
+        """
+        with self._lock:
+            if self._retrieval is None:
+                from langmem_cog.graph.loop import GraphRetrieval  # the loop imports this module's types
+
+                self._retrieval = GraphRetrieval(self)
+            return self._retrieval
 
     @property
     def embeddings(self) -> Embeddings:

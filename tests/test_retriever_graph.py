@@ -174,15 +174,16 @@ def test_prefer_current_is_a_permutation_that_leads_with_the_newer_side_of_each_
 
 
 def test_the_operator_loop_is_built_with_the_retriever_not_in_its_first_query(sample) -> None:
-    from langmem_cog.graph.loop import _CACHE_ATTR, GraphRetrieval, shared_retrieval
+    from langmem_cog.graph.loop import GraphRetrieval, shared_retrieval
 
     fresh = CogMemory(CogMemConfig.preset("ephemeral"))
-    assert getattr(fresh, _CACHE_ATTR, None) is None
+    assert fresh._retrieval is None
     CogMemRetriever(memory=fresh, namespace="nobody-yet")
-    assert isinstance(getattr(fresh, _CACHE_ATTR, None), GraphRetrieval)  # built by the constructor
+    assert isinstance(fresh._retrieval, GraphRetrieval)  # built by the constructor
+    assert fresh.retrieval is fresh._retrieval is shared_retrieval(fresh)
     plain = CogMemory(CogMemConfig.preset("ephemeral", retrieval="hybrid"))
     CogMemRetriever(memory=plain, namespace="nobody-yet")
-    assert getattr(plain, _CACHE_ATTR, None) is None  # plain hybrid search builds no loop
+    assert plain._retrieval is None  # plain hybrid search builds no loop
     memory, ns, _ = sample
     retriever = CogMemRetriever(memory=memory, namespace=ns)
     built = shared_retrieval(memory)

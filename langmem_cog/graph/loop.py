@@ -728,9 +728,6 @@ class GraphRetrieval:
         return [{**e, "rank": r} for r, e in enumerate(state.get("evidence") or [], 1)][:k]
 
 
-_CACHE_ATTR = "_langmem_graph_retrieval"
-
-
 def graph_search(memory: CogMemory, namespace: str, query: str, k: int = 10,
                  now: datetime | str | None = None) -> list[dict[str, Any]]:
     """Grounded turns for ``query``, ranked, through a :class:`GraphRetrieval` kept per memory.
@@ -746,13 +743,5 @@ def graph_search(memory: CogMemory, namespace: str, query: str, k: int = 10,
 
 
 def shared_retrieval(memory: CogMemory) -> GraphRetrieval:
-    """The memory's default :class:`GraphRetrieval`, built once and kept on the memory itself.
-
-    Every caller then shares one compiled loop and one node-vector cache, so a node's text is
-    embedded once per memory rather than once per retriever.
-    """
-    retrieval = getattr(memory, _CACHE_ATTR, None)
-    if not isinstance(retrieval, GraphRetrieval):
-        retrieval = GraphRetrieval(memory)
-        setattr(memory, _CACHE_ATTR, retrieval)
-    return retrieval
+    """The memory's default :class:`GraphRetrieval` (:attr:`CogMemory.retrieval`), built once per memory."""
+    return memory.retrieval
