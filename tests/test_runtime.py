@@ -68,14 +68,10 @@ def test_int8_runs_on_both_backends_and_tracks_fp32():
         assert list(np.argsort(b)) == list(np.argsort(fp32))  # these three pairs are far apart
 
 
-def test_the_int8_graph_is_derived_from_the_fp32_export_and_cached_under_its_own_key(tiny_bert, tmp_path, monkeypatch):
+def test_the_int8_graph_is_derived_from_the_fp32_export_and_cached_under_its_own_key(tiny_bert, counted_build,
+                                                                                     tmp_path, monkeypatch):
     cache = tmp_path / "cache"
-    builds: list[int] = []
-
-    def build():
-        builds.append(1)
-        return _hidden(tiny_bert)
-
+    build, builds = counted_build
     monkeypatch.setattr(runtime, "_SESSIONS", {})
     fp32 = runtime.onnx_session(tiny_bert, kind="hidden", build=build, threads=1, cache_dir=cache)
     int8 = runtime.onnx_session(tiny_bert, kind="hidden", build=build, threads=1, cache_dir=cache, int8=True)
@@ -132,16 +128,24 @@ def _hidden(path):
     return Hidden()
 
 
-def test_the_export_is_cached_by_key_and_a_changed_checkpoint_exports_again(tiny_bert, tmp_path, monkeypatch):
-    import torch
-
-    cache = tmp_path / "cache"
+@pytest.fixture
+def counted_build(tiny_bert):
+    """A ``build`` callable for ``onnx_session`` over the tiny BERT, and the list it appends to per call."""
     builds: list[int] = []
 
     def build():
         builds.append(1)
         return _hidden(tiny_bert)
 
+    return build, builds
+
+
+def test_the_export_is_cached_by_key_and_a_changed_checkpoint_exports_again(tiny_bert, counted_build, tmp_path,
+                                                                            monkeypatch):
+    import torch
+
+    cache = tmp_path / "cache"
+    build, builds = counted_build
     monkeypatch.setattr(runtime, "_SESSIONS", {})
     s = runtime.onnx_session(tiny_bert, kind="hidden", build=build, threads=1, cache_dir=cache)
     assert runtime.onnx_session(tiny_bert, kind="hidden", build=build, threads=1, cache_dir=cache) is s
