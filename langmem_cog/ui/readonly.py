@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +63,7 @@ class ReadOnlyMemory:
 
     Duck-types the parts of :class:`~langmem_cog.memory.CogMemory` that the operator loop
     (:class:`~langmem_cog.graph.loop.GraphRetrieval`) and :class:`~langmem_cog.CogMemRetriever` use:
-    ``store``, ``config``, ``embeddings``, ``node_vectors`` and ``graph(namespace)``;
+    ``store``, ``config``, ``embeddings``, ``node_vectors``, ``retrieval`` and ``graph(namespace)``;
     :meth:`sync_graph` is a no-op. Call :meth:`refresh` at the start of each request: within one
     request a namespace's graph is checked against the raw turns once.
 
@@ -84,11 +85,24 @@ class ReadOnlyMemory:
         )
         self._rebuilt: dict[str, tuple[frozenset[str], nx.MultiDiGraph]] = {}
         self._current: dict[str, GraphState] = {}
+        self._retrieval: Any = None
+        self._retrieval_lock = threading.Lock()
 
     @property
     def embeddings(self) -> Any:
         """The memory's embedder."""
         return self.memory.embeddings
+
+    @property
+    def retrieval(self) -> Any:
+        """This reader's operator loop (:class:`~langmem_cog.graph.loop.GraphRetrieval` over this reader's
+        graphs, not the memory's), built on first use."""
+        with self._retrieval_lock:
+            if self._retrieval is None:
+                from langmem_cog.graph.loop import GraphRetrieval
+
+                self._retrieval = GraphRetrieval(self)  # type: ignore[arg-type]
+            return self._retrieval
 
     def refresh(self) -> None:
         """Forget which graphs were checked (call once per request: the files may have changed)."""
