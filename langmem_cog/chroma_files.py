@@ -33,7 +33,7 @@ from pathlib import Path
 
 from langmem_cog.errors import StoreError
 
-__all__ = ["PurgeReport", "is_segment_folder", "purge_chroma_dir", "purge_dropped", "purge_superseded",
+__all__ = ["PurgeReport", "is_segment_folder", "is_segment_name", "purge_chroma_dir", "purge_dropped", "purge_superseded",
            "scrub_hnsw_segment"]
 
 logger = logging.getLogger(__name__)
@@ -46,12 +46,17 @@ _SCRUB_CHUNK = 1 << 20
 _DELETE = 3
 
 
-def is_segment_folder(path: Path) -> bool:
-    """Whether ``path`` is a folder named like a Chroma segment (a UUID)."""
+def is_segment_name(name: str) -> bool:
+    """Whether ``name`` is named like a Chroma segment folder (a UUID in its canonical form)."""
     try:
-        return path.is_dir() and str(uuid.UUID(path.name)) == path.name
+        return str(uuid.UUID(name)) == name
     except ValueError:
         return False
+
+
+def is_segment_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder named like a Chroma segment (:func:`is_segment_name`)."""
+    return path.is_dir() and is_segment_name(path.name)
 
 
 def _zero_from(path: Path, start: int) -> int:

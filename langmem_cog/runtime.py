@@ -53,7 +53,7 @@ _EXPORT_VERSION = "1"
 
 _SESSIONS: dict[tuple[str, int], Any] = {}
 _FILES: dict[int, Path] = {}
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()  # re-entered: an int8 graph is built from the fp32 session's file
 
 
 def onnx_available() -> bool:
@@ -150,15 +150,15 @@ def onnx_session(path: str | Path, *, kind: str, build: Callable[[], Any], threa
     import onnxruntime as ort
 
     path = Path(path).resolve()
-    if int8:
-        fp32 = _file(onnx_session(path, kind=kind, build=build, threads=threads, cache_dir=cache_dir))
-        key = _key(path, f"{kind}-int8")
-        target = Path(cache_dir or onnx_cache_dir()) / key / "model.onnx"
-        build_file: Callable[[Path], None] = lambda t: quantize_int8(fp32, t)  # noqa: E731
-    else:
-        key = _key(path, kind)
-        target = Path(cache_dir or onnx_cache_dir()) / key / "model.onnx"
-        build_file = lambda t: _export(build(), t)  # noqa: E731
+    key = _key(path, f"{kind}-int8" if int8 else kind)
+    target = Path(cache_dir or onnx_cache_dir()) / key / "model.onnx"
+
+    def build_file(t: Path) -> None:
+        if int8:  # quantised from the fp32 export, which is needed (and opened) only here
+            quantize_int8(_file(onnx_session(path, kind=kind, build=build, threads=threads, cache_dir=cache_dir)), t)
+        else:
+            _export(build(), t)
+
     if threads is None:
         import torch
 

@@ -50,7 +50,13 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langmem_cog.checks import positive_int
-from langmem_cog.chroma_files import is_segment_folder, purge_dropped, purge_superseded, scrub_hnsw_segment
+from langmem_cog.chroma_files import (
+    is_segment_folder,
+    is_segment_name,
+    purge_dropped,
+    purge_superseded,
+    scrub_hnsw_segment,
+)
 from langmem_cog.config import CogMemConfig
 from langmem_cog.context import ContextIndex
 from langmem_cog.errors import (
@@ -530,15 +536,8 @@ class _Intent:
             raise ValueError("collection_id must be a string")
         pid = raw.get("pid", 0)
         return cls(op=raw["op"], namespace=validate_namespace(raw.get("namespace")), ids=ids, collection_id=col_id,
-                   segment_dirs=[d for d in dirs if _is_uuid(d)], graph=raw.get("graph") is True,
+                   segment_dirs=[d for d in dirs if is_segment_name(d)], graph=raw.get("graph") is True,
                    store_done=raw.get("store_done") is True, pid=pid if isinstance(pid, int) else 0)
-
-
-def _is_uuid(name: str) -> bool:
-    try:
-        return str(uuid.UUID(name)) == name
-    except ValueError:
-        return False
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -2042,7 +2041,7 @@ class TurnStore:
             if conn is None:
                 return []
             known = {str(r[0]) for r in conn.execute("SELECT id FROM segments").fetchall()}
-        return [p for p in root.iterdir() if p.is_dir() and _is_uuid(p.name) and p.name not in known]
+        return [p for p in root.iterdir() if is_segment_folder(p) and p.name not in known]
 
     def _scrub_segments(self) -> None:
         """Zero the unused slots of every HNSW segment file of the embedded database (see
