@@ -40,7 +40,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from fusion_cv import held_out_rows  # noqa: E402
 
-from langmem_cog.bench.cascade import _key, load_pool_cache, pool_matrices  # noqa: E402
+from langmem_cog.bench.cascade import load_pool_cache, pool_key, pool_matrices  # noqa: E402
 from langmem_cog.bench.compare import compare_rows  # noqa: E402
 from langmem_cog.bench.protocol import SEEDS  # noqa: E402
 from langmem_cog.config import CogMemConfig  # noqa: E402
@@ -78,8 +78,8 @@ def _scores(ps, window: str) -> tuple[dict, dict]:
         lexical = LexicalIndex()
         lexical.add([t.id for t in turns], texts)
         for qp, q in zip(qps, queries, strict=True):
-            cos[_key(qp)] = vecs[[row[t] for t in qp.pool.ids]] @ q
-            bm25[_key(qp)] = lexical.scores_for(qp.question["question"], qp.pool.ids)
+            cos[pool_key(qp)] = vecs[[row[t] for t in qp.pool.ids]] @ q
+            bm25[pool_key(qp)] = lexical.scores_for(qp.question["question"], qp.pool.ids)
         print(f"{window}: embedded {qps[0].sample_id}", flush=True)
     return cos, bm25
 

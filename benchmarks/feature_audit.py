@@ -2,7 +2,7 @@
 
 For each candidate feature set, L2 penalty and raw-protect setting (how many of plain hybrid's best
 turns the fused top 10 must hold, :func:`langmem_cog.rank.head.head_order`), the fusion scorer is
-fitted as the recipe fits it (:func:`langmem_cog.rank.shipped.fit_scorer`: dropped columns held at zero,
+fitted as the recipe fits it (:func:`langmem_cog.bench.recipe.fit_scorer`: dropped columns held at zero,
 :meth:`FusionScorer.fit`, their weights set to 0; the features are computed once) on one dataset's
 labelled pools and scored on the other's, in both directions, against plain hybrid search on the same pools
 (z(dense) + z(BM25) over each pool, which gives `bench locomo --system hybrid`'s Hit@10 exactly).
@@ -27,12 +27,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from langmem_cog.bench.cascade import _key, load_pool_cache, pool_matrices
+from langmem_cog.bench.cascade import load_pool_cache, pool_key, pool_matrices
 from langmem_cog.bench.pools import PoolSet
+from langmem_cog.bench.recipe import dropped_features
 from langmem_cog.rank.features import FEATURE_NAMES
 from langmem_cog.rank.head import head_order
 from langmem_cog.rank.scorer import FusionScorer
-from langmem_cog.rank.shipped import dropped_features
 
 # The context features are left out of every set: 177 of the 233 LongMemEval pools have no context scores.
 FEATURE_SETS = {
@@ -49,7 +49,7 @@ def _ranked(qps: Sequence, scorer, feats: dict, protect: int) -> list[list[str]]
     out = []
     for qp in qps:
         hybrid = qp.pool.hybrid(1.0)
-        order = head_order(scorer.score(feats[_key(qp)]) if scorer is not None else hybrid, hybrid, protect=protect)
+        order = head_order(scorer.score(feats[pool_key(qp)]) if scorer is not None else hybrid, hybrid, protect=protect)
         out.append([qp.pool.ids[i] for i in order])
     return out
 
@@ -77,14 +77,14 @@ def _features(qps: Sequence) -> tuple[dict, dict]:
 
 
 def _fit(qps: Sequence, feats: dict, gold: dict, drop: Sequence[str], l2: float) -> FusionScorer:
-    """:func:`~langmem_cog.rank.shipped.fit_scorer`'s fit on precomputed features."""
+    """:func:`~langmem_cog.bench.recipe.fit_scorer`'s fit on precomputed features."""
     cols = [FEATURE_NAMES.index(f) for f in dropped_features(drop)]
     lists = []
     for qp in qps:
-        X = feats[_key(qp)].copy()
+        X = feats[pool_key(qp)].copy()
         X[:, cols] = 0.0
         lists.append(X)
-    scorer = FusionScorer.fit(lists, [gold[_key(qp)] for qp in qps], l2=l2)
+    scorer = FusionScorer.fit(lists, [gold[pool_key(qp)] for qp in qps], l2=l2)
     scorer.weights[cols] = 0.0
     return scorer
 

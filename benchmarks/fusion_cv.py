@@ -26,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
-from langmem_cog.bench.cascade import _dropped, _key, load_pool_cache, pool_matrices  # noqa: E402
+from langmem_cog.bench.cascade import dropped_columns, load_pool_cache, pool_key, pool_matrices  # noqa: E402
 from langmem_cog.bench.compare import compare_rows  # noqa: E402
 from langmem_cog.bench.protocol import SEEDS, row_metrics, split_conversations  # noqa: E402
 from langmem_cog.config import CogMemConfig  # noqa: E402
@@ -40,7 +40,7 @@ def main() -> None:
     args = ap.parse_args()
     ps = load_pool_cache(args.pool_cache)
     w = CogMemConfig.preset("ephemeral").lexical_weight
-    drop = _dropped(args.drop.split(","))
+    drop = dropped_columns(args.drop.split(","))
     feats, gold = pool_matrices(ps, w)
     fewer = {k: X.copy() for k, X in feats.items()}
     for X in fewer.values():
@@ -57,11 +57,11 @@ def held_out_rows(ps, runs: dict[str, dict], gold: dict, seeds=SEEDS) -> dict[st
     for seed in seeds:
         train, _ = split_conversations(ps.by_sample, seed)
         for held in train:
-            keys = [_key(qp) for sid in train if sid != held for qp in ps.by_sample[sid]]
+            keys = [pool_key(qp) for sid in train if sid != held for qp in ps.by_sample[sid]]
             for name, feats in runs.items():
                 scorer = FusionScorer.fit([feats[k] for k in keys], [gold[k] for k in keys])
                 for qp in ps.by_sample[held]:
-                    order = np.argsort(-scorer.score(feats[_key(qp)]), kind="stable")
+                    order = np.argsort(-scorer.score(feats[pool_key(qp)]), kind="stable")
                     rows[name].append({"seed": seed, "sample_id": held, "qa_index": qp.question["qa_index"],
                                        **row_metrics([qp.pool.ids[i] for i in order], qp.question["gold"])})
         print(f"seed {seed}: held-out train MRR " + ", ".join(

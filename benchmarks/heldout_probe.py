@@ -30,7 +30,7 @@ from langmem_cog.bench.cascade import (
     reranker_lists,
     reranker_questions,
 )
-from langmem_cog.bench.locomo import _splits
+from langmem_cog.bench.runner import splits
 from langmem_cog.config import CogMemConfig
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder, default_reranker_path
 from langmem_cog.rank.training import TrainConfig, train_cross_encoder
@@ -56,7 +56,7 @@ def main() -> None:
     feats, gold = pool_matrices(ps, CogMemConfig().lexical_weight)
     cfg = TrainConfig(epochs=args.epochs, lr=args.lr, max_length=96, threads=1, freeze_layers=1,
                       num_layers=args.num_layers, pooling="mean")
-    for seed, train, _test in _splits(ps.by_sample, [int(s) for s in args.seeds.split(",")], "seeds"):
+    for seed, train, _test in splits(ps.by_sample, [int(s) for s in args.seeds.split(",")], "seeds"):
         scorer = fit_seed_scorer(seed, train, ps, feats, gold)
         fit_qps, tune_qps = reranker_questions(seed, train, ps, args.max_queries, args.tune_queries, args.fit_rest)
         out = Path(args.work_dir) / f"seed-{seed}"

@@ -1,15 +1,15 @@
 """The per-seed LoCoMo protocol with the shipped recipe's fusion scorer (development script).
 
 For each protocol seed, the fusion scorer is fitted with the shipped recipe
-(:data:`langmem_cog.rank.shipped.SHIPPED_RECIPE`, :func:`fit_scorer`) on LongMemEval-S dev plus that
+(:data:`langmem_cog.bench.recipe.SHIPPED_RECIPE`, :func:`fit_scorer`) on LongMemEval-S dev plus that
 seed's five train conversations, and the seed's test questions are ranked through the cascade's own
-last steps (:func:`langmem_cog.rank.shipped.rank_pools`: head with raw protection, compressor, claim
+last steps (:func:`langmem_cog.bench.recipe.rank_pools`: head with raw protection, compressor, claim
 rules). The cross-encoder is the one of ``--reranker-models`` (a ``train-models`` folder); to keep a
 test conversation out of it, pass one fitted without LoCoMo (``--datasets longmemeval``). Its blend
 weight is chosen per seed on 300 held-out train questions (the recipe's rule).
 
 With ``--fit-cross-encoder DIR`` the whole recipe is refitted per seed instead
-(:func:`langmem_cog.rank.shipped.fit_recipe`, what ``langmem-cog train-models`` runs): the fusion
+(:func:`langmem_cog.bench.recipe.fit_recipe`, what ``langmem-cog train-models`` runs): the fusion
 scorer, the cross-encoder fine-tuned on that seed's lists (LongMemEval-S dev + the seed's train
 conversations; ~25 minutes on one core) and its blend weight on held-out questions of the same
 pools. The cross-encoder trains on one thread, so two processes with ``--seeds`` split the seeds
@@ -30,15 +30,15 @@ import json
 import random
 from pathlib import Path
 
-from langmem_cog.bench.cascade import _tune_blend, load_pool_cache, pool_matrices
-from langmem_cog.bench.locomo import _row, _splits
+from langmem_cog.bench.cascade import load_pool_cache, pool_matrices, tune_blend
 from langmem_cog.bench.pools import PoolSet
 from langmem_cog.bench.protocol import SEEDS, summarize
+from langmem_cog.bench.recipe import SHIPPED_RECIPE, fit_recipe, fit_scorer, rank_pools
+from langmem_cog.bench.runner import row, splits
 from langmem_cog.config import CogMemConfig
 from langmem_cog.rank.compressor import ConvMemoryCompressor
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder
 from langmem_cog.rank.defaults import cascade_settings
-from langmem_cog.rank.shipped import SHIPPED_RECIPE, fit_recipe, fit_scorer, rank_pools
 
 
 def _print_summary(rows: list[dict]) -> None:
@@ -77,7 +77,7 @@ def main() -> None:
                                quantize=quantize)
     cfg = CogMemConfig.preset("ephemeral")
     rows, report = [], {}
-    for seed, train, test in _splits(loc.by_sample, args.seeds, "seeds"):
+    for seed, train, test in splits(loc.by_sample, args.seeds, "seeds"):
         train_qps = [qp for sid in train for qp in loc.by_sample[sid]]
         trained_on = f"LongMemEval + seed {seed} train"
         if args.fit_cross_encoder:
@@ -94,11 +94,11 @@ def main() -> None:
             ps = PoolSet(by_sample={"tune": tune})
             feats, gold = pool_matrices(ps, cfg.lexical_weight)
             seed_ce = ce
-            weight, grid = _tune_blend(seed_ce, tune, scorer, feats, gold)
+            weight, grid = tune_blend(seed_ce, tune, scorer, feats, gold)
         compressor = ConvMemoryCompressor(cross_encoder=seed_ce, cross_encoder_weight=weight)
         test_qps = [qp for sid in test for qp in loc.by_sample[sid]]
         for qp, ids in rank_pools(test_qps, scorer, compressor, cfg):
-            rows.append(_row(seed, qp.sample_id, qp.question, ids))
+            rows.append(row(seed, qp.sample_id, qp.question, ids))
         seed_rows = [r for r in rows if r["seed"] == seed]
         report[seed] = {"cross_encoder_weight": weight, "tune_mrr": grid,
                         "mrr": sum(r["mrr"] for r in seed_rows) / len(seed_rows)}

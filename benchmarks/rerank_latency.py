@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from langmem_cog.bench.cascade import fit_seed_scorer, fused_head, load_pool_cache, pool_matrices
-from langmem_cog.bench.locomo import _splits
+from langmem_cog.bench.runner import splits
 from langmem_cog.config import CogMemConfig
 from langmem_cog.rank.compressor import ConvMemoryCompressor
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder
@@ -41,7 +41,7 @@ def main() -> None:
     ps = load_pool_cache(args.pool_cache)
     w = CogMemConfig().lexical_weight
     feats, gold = pool_matrices(ps, w)
-    ((seed, train, test),) = list(_splits(ps.by_sample, [args.seed], "seeds"))
+    ((seed, train, test),) = list(splits(ps.by_sample, [args.seed], "seeds"))
     scorer = fit_seed_scorer(seed, train, ps, feats, gold)
     todo = [qp for sid in test for qp in ps.by_sample[sid]]
     random.Random(0).shuffle(todo)

@@ -21,7 +21,7 @@ from langmem_cog.bench.cascade import (
     reranker_lists,
     reranker_questions,
 )
-from langmem_cog.bench.locomo import _splits
+from langmem_cog.bench.runner import splits
 from langmem_cog.config import CogMemConfig
 from langmem_cog.rank.training import uniform_loss, usable_examples
 
@@ -34,7 +34,7 @@ def main() -> None:
     args = ap.parse_args()
     ps = load_pool_cache(args.pool_cache)
     feats, gold = pool_matrices(ps, CogMemConfig().lexical_weight)
-    for seed, train, _test in _splits(ps.by_sample, [int(s) for s in args.seeds.split(",")], "seeds"):
+    for seed, train, _test in splits(ps.by_sample, [int(s) for s in args.seeds.split(",")], "seeds"):
         scorer = fit_seed_scorer(seed, train, ps, feats, gold)
         fit_qps, _tune = reranker_questions(seed, train, ps, args.max_queries, 0)
         lists = reranker_lists(fit_qps, scorer, feats, gold)

@@ -556,6 +556,7 @@ def cmd_purge_server(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- bench
 def cmd_bench_locomo(args: argparse.Namespace) -> int:
     from langmem_cog.bench.locomo import default_locomo_path, run_locomo, write_outputs
+    from langmem_cog.config import CogMemConfig
 
     data = Path(args.data) if args.data else default_locomo_path()
     if data is None:
@@ -584,6 +585,7 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
             seeds=args.seeds,
             split=args.split,
             progress=_progress,
+            config=CogMemConfig.preset("ephemeral", embed_precision=args.embed_precision),
         )
     write_outputs(run, args.out, args.rows)
     _print_summary(run.summary)
@@ -624,7 +626,7 @@ def cmd_train_models(args: argparse.Namespace) -> int:
     import tempfile
 
     from langmem_cog.bench.locomo import default_locomo_path
-    from langmem_cog.rank.shipped import SHIPPED_RECIPE, train_models
+    from langmem_cog.bench.recipe import SHIPPED_RECIPE, train_models
 
     paths = {"locomo": Path(args.locomo) if args.locomo else default_locomo_path(),
              "longmemeval": Path(args.longmemeval) if args.longmemeval else _default_longmemeval()}
@@ -667,7 +669,7 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
 
     data = _dataset_path(args.on, args.data)
     cfg = CogMemConfig.preset("ephemeral", models_dir=Path(args.models) if args.models else None,
-                              rerank_precision=args.rerank_precision)
+                              rerank_precision=args.rerank_precision, embed_precision=args.embed_precision)
     res = run_latency(args.on, data, questions=args.questions, conversations=args.conversations,
                       haystacks=args.haystacks, config=cfg, max_seq_length=args.max_seq_length, progress=_progress)
     if args.out:
@@ -682,9 +684,11 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
 
 def cmd_bench_ingest(args: argparse.Namespace) -> int:
     from langmem_cog.bench.ingest import run_ingest
+    from langmem_cog.config import CogMemConfig
 
     data = _dataset_path(args.on, args.data)
-    res = run_ingest(args.on, data, limit=args.limit, data_dir=args.data_dir, progress=_progress)
+    res = run_ingest(args.on, data, limit=args.limit, data_dir=args.data_dir, progress=_progress,
+                     config=CogMemConfig(embed_precision=args.embed_precision))
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
@@ -842,7 +846,7 @@ def cmd_bench_scale(args: argparse.Namespace) -> int:
 
     result = run_scale(args.turns, chroma_url=args.chroma_url, start_server=args.start_server,
                        embedder=args.embedder, unique=args.unique, queries=args.queries, batch=args.batch,
-                       extractor=not args.no_extractor, progress=_progress)
+                       extractor=not args.no_extractor, progress=_progress, embedded=not args.server_only)
     if args.graph_store_turns:
         result["graph_stores"] = bench_graph_stores(args.graph_store_turns, postgres_url=args.postgres_url)
     if args.out:
@@ -1065,6 +1069,8 @@ def build_parser() -> argparse.ArgumentParser:
     loc.add_argument("--pooling", choices=["cls", "mean"], default=None,
                      help="full: the cross-encoder head's pooling when fine-tuning (default: the init checkpoint's)")
     loc.add_argument("--drop-features", help="cascade systems: comma-separated features held at zero ('graph': all graph ones)")
+    loc.add_argument("--embed-precision", choices=["fp32", "int8"], default="fp32",
+                    help="the embedder's arithmetic (default: CogMemConfig's, fp32; int8 is faster, vectors move a little)")
     loc.set_defaults(func=cmd_bench_locomo)
     gb = bench.add_parser("graph", help="PEC2F graph: throughput, counts, evidence coverage, attribution probe")
     gb.add_argument("--data", help="a JSON file in LoCoMo's schema (default: ../shared/data/locomo/locomo10.json)")
@@ -1093,6 +1099,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="namespace sizes measured (default: 1000 10000 100000)")
     sc.add_argument("--chroma-url", help="also measure against this Chroma server (http://HOST:PORT)")
     sc.add_argument("--start-server", action="store_true", help="also measure against `chroma run` started on loopback")
+    sc.add_argument("--server-only", action="store_true",
+                    help="measure only the server (--chroma-url or --start-server), not the embedded store")
     sc.add_argument("--embedder", default="minilm", help="minilm, mpnet or a model directory")
     sc.add_argument("--unique", type=int, default=8_000, help="real turns before replays start (embeddings cached)")
     sc.add_argument("--queries", type=int, default=50, help="timed LoCoMo questions per system and size")
@@ -1124,6 +1132,8 @@ def build_parser() -> argparse.ArgumentParser:
     lat.add_argument("--out", help="summary JSON path")
     lat.add_argument("--rerank-precision", choices=["fp32", "int8"], default="fp32",
                     help="the cross-encoder's arithmetic (default: CogMemConfig's, fp32; int8 is faster, scores move a little)")
+    lat.add_argument("--embed-precision", choices=["fp32", "int8"], default="fp32",
+                    help="the embedder's arithmetic (default: CogMemConfig's, fp32; int8 is faster, vectors move a little)")
     lat.set_defaults(func=cmd_bench_latency)
     ing = bench.add_parser("ingest", help="cold ingest into a persistent data dir, graph on: turns/s end to end, "
                            "the time's shares, and plain fp32 encoding of the same texts")
@@ -1133,6 +1143,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="conversations (LoCoMo, default 10) or haystacks (LongMemEval, default 20)")
     ing.add_argument("--data-dir", help="ingest here (default: a temporary directory, removed after)")
     ing.add_argument("--out", help="summary JSON path")
+    ing.add_argument("--embed-precision", choices=["fp32", "int8"], default="fp32",
+                    help="the embedder's arithmetic (default: CogMemConfig's, fp32; int8 is faster, vectors move a little)")
     ing.set_defaults(func=cmd_bench_ingest)
     tf = bench.add_parser("transfer", help="the default retriever with a models folder, on every question of a "
                           "dataset (leave-one-dataset-out: models fitted on the other one)")

@@ -70,8 +70,9 @@ class CogMemConfig(BaseModel):
         exact_search_max: Namespaces up to this many turns are scored exactly (every turn);
             larger ones use Chroma's HNSW index and BM25 top-N candidates.
         candidates: Candidates taken from each of the dense and lexical sides in the HNSW path.
-        k: Default number of results of the retriever.
-        max_tokens: Default token budget of returned evidence (cl100k_base), ``None`` for none.
+        k: Default number of results of a retriever on this store or memory (``CogMemRetriever.k``).
+        max_tokens: Default token budget of a retriever's returned evidence (cl100k_base), ``None`` for
+            none (``CogMemRetriever.max_tokens``).
         retrieval: What a retriever built on a ``CogMemory`` runs, and so every integration (agent
             middleware, memory tools, ``CogMemStore.search``, the RAG chain, ``langmem-cog search``, the
             inspector): ``cascade`` (the default: raw + graph candidates, the shipped fusion scorer, the
@@ -89,6 +90,10 @@ class CogMemConfig(BaseModel):
         rerank_precision: Arithmetic of the cross-encoder: ``fp32`` (the default) or ``int8``
             (weights per channel in int8 on ONNX Runtime, about 30% less time per query on 2 cores;
             its scores move a little, its ranking cost is in docs/BENCHMARKS.md).
+        embed_precision: Arithmetic of the embedder on ONNX Runtime: ``fp32`` (the default) or
+            ``int8`` (weights per channel in int8, derived from the fp32 export; faster ingest and
+            query embedding, vectors within ~0.01 cosine of fp32's; docs/BENCHMARKS.md). A data
+            directory's stored vectors keep the precision they were written with.
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -115,6 +120,7 @@ class CogMemConfig(BaseModel):
     inference_backend: Literal["auto", "onnx", "torch"] = "auto"
     rerank_threads: int | None = Field(default=None, ge=1, le=1024)
     rerank_precision: Literal["fp32", "int8"] = "fp32"
+    embed_precision: Literal["fp32", "int8"] = "fp32"
 
     @model_validator(mode="after")
     def _check(self) -> CogMemConfig:
@@ -154,7 +160,7 @@ class CogMemConfig(BaseModel):
         Recognised: ``LANGMEM_COG_DATA_DIR``, ``LANGMEM_COG_EMBEDDER``, ``LANGMEM_COG_CHROMA_URL``
         (``http://host:port``, switches to ``http`` mode), ``LANGMEM_COG_RETRIEVAL`` (``cascade`` or
         ``hybrid``, ``dense``, ``lexical``), ``LANGMEM_COG_INFERENCE_BACKEND`` (``auto``, ``onnx``,
-        ``torch``), ``LANGMEM_COG_RERANK_PRECISION`` (``fp32``, ``int8``).
+        ``torch``), ``LANGMEM_COG_RERANK_PRECISION`` and ``LANGMEM_COG_EMBED_PRECISION`` (``fp32``, ``int8``).
 
         Args:
             preset: The preset to start from.
@@ -178,6 +184,8 @@ class CogMemConfig(BaseModel):
             overrides["inference_backend"] = env["LANGMEM_COG_INFERENCE_BACKEND"].strip()
         if env.get("LANGMEM_COG_RERANK_PRECISION"):
             overrides["rerank_precision"] = env["LANGMEM_COG_RERANK_PRECISION"].strip()
+        if env.get("LANGMEM_COG_EMBED_PRECISION"):
+            overrides["embed_precision"] = env["LANGMEM_COG_EMBED_PRECISION"].strip()
         return cls.preset(preset, **overrides)
 
 

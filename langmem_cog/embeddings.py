@@ -30,7 +30,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langmem_cog.checks import positive_int
-from langmem_cog.errors import InvalidInputError, ModelNotFoundError
+from langmem_cog.errors import ConfigError, InvalidInputError, ModelNotFoundError
 
 __all__ = [
     "LocalSentenceEmbeddings",
@@ -153,6 +153,15 @@ class LocalSentenceEmbeddings(Embeddings):
             (:mod:`langmem_cog.runtime`). The ``onnx`` backend runs the same fp32 weights, exported
             once from the local model: vectors agree with ``SentenceTransformer.encode``'s to ~1e-6,
             and one query embeds in about 8 ms instead of 19 ms (2 cores).
+        precision: ``fp32`` (the default) or ``int8``: on the ``onnx`` backend, every weight matrix
+            per channel in int8 (:func:`~langmem_cog.runtime.quantize_int8`, derived once from the
+            fp32 export and cached beside it). Faster on CPU; vectors move by ~0.01 cosine.
+
+    Raises:
+        ModelNotFoundError: If ``model_path`` is not a directory.
+        InvalidInputError: If ``max_seq_length`` or ``precision`` is invalid.
+        ConfigError: If ``precision="int8"`` but the model cannot run on ONNX Runtime (not
+            installed, a GPU device, or a model that is not a transformer + mean pooling).
 
     Example:
         >>> emb = LocalSentenceEmbeddings(resolve_model_path("minilm"))  # doctest: +SKIP
@@ -161,7 +170,7 @@ class LocalSentenceEmbeddings(Embeddings):
 
     def __init__(
         self, model_path: str | Path, batch_size: int = 64, device: str = "cpu", max_seq_length: int | None = None,
-        single_threads: int | None = 1, backend: str = "auto",
+        single_threads: int | None = 1, backend: str = "auto", precision: str = "fp32",
     ) -> None:
         from langmem_cog.runtime import resolve_backend
 
@@ -171,10 +180,17 @@ class LocalSentenceEmbeddings(Embeddings):
             raise ModelNotFoundError(f"model directory {self.model_path} does not exist")
         if max_seq_length is not None and (isinstance(max_seq_length, bool) or int(max_seq_length) < 8):
             raise InvalidInputError(f"max_seq_length={max_seq_length!r} is invalid: pass at least 8 tokens, or None")
+        if precision not in ("fp32", "int8"):
+            raise InvalidInputError(f"precision={precision!r} is invalid: use 'fp32' or 'int8'")
         self.batch_size = batch_size
         self.device = device
         self.max_seq_length = max_seq_length
+        self.precision = precision
         self.backend = resolve_backend(backend) if device == "cpu" else "torch"
+        if precision == "int8" and self.backend != "onnx":
+            raise ConfigError(f"precision='int8' runs on ONNX Runtime only, and this embedder runs on "
+                              f"{self.backend} (device={device!r}, backend={backend!r}): install onnxruntime "
+                              "and onnx, use device='cpu', or use precision='fp32'")
         self._onnx: _OnnxSentenceEncoder | None = None
         self._onnx_lock = threading.Lock()
 
@@ -214,7 +230,10 @@ class LocalSentenceEmbeddings(Embeddings):
             return None
         with self._onnx_lock:
             if self._onnx is None:
-                encoder = _OnnxSentenceEncoder.for_model(self.model, self.model_path)
+                encoder = _OnnxSentenceEncoder.for_model(self.model, self.model_path, int8=self.precision == "int8")
+                if encoder is None and self.precision == "int8":
+                    raise ConfigError(f"{self.model_path} is not a transformer + mean pooling, so it cannot "
+                                      "embed in int8: use precision='fp32'")
                 if encoder is None:
                     logger.info("%s is not a transformer + mean pooling: it embeds through torch", self.model_path)
                     self.backend = "torch"
@@ -234,8 +253,9 @@ class LocalSentenceEmbeddings(Embeddings):
 class _OnnxSentenceEncoder:
     """``SentenceTransformer.encode`` for a transformer + mean pooling (+ normalisation), in ONNX Runtime."""
 
-    def __init__(self, model: Any, path: Path, normalize: bool) -> None:
+    def __init__(self, model: Any, path: Path, normalize: bool, int8: bool = False) -> None:
         self.model = model
+        self.int8 = int8
         self.path = path
         self.tokenizer = model.tokenizer
         self.max_length = int(model.max_seq_length or self.tokenizer.model_max_length)
@@ -243,7 +263,7 @@ class _OnnxSentenceEncoder:
         self._sessions: dict[int | None, Any] = {}
 
     @classmethod
-    def for_model(cls, model: Any, path: Path) -> _OnnxSentenceEncoder | None:
+    def for_model(cls, model: Any, path: Path, *, int8: bool = False) -> _OnnxSentenceEncoder | None:
         """The encoder of a loaded ``SentenceTransformer``, or ``None`` if its modules are not the supported ones."""
         modules = list(model)
         names = [type(m).__name__ for m in modules]
@@ -255,14 +275,15 @@ class _OnnxSentenceEncoder:
             and not any(getattr(pooling, f"pooling_mode_{m}", False) for m in ("cls_token", "max_tokens", "lasttoken")))
         if not mean or getattr(modules[0], "auto_model", None) is None:
             return None
-        return cls(model, path, normalize=len(modules) == 3)
+        return cls(model, path, normalize=len(modules) == 3, int8=int8)
 
     def _session(self, threads: int | None) -> Any:
         session = self._sessions.get(threads)
         if session is None:
             from langmem_cog.runtime import onnx_session
 
-            session = self._sessions[threads] = onnx_session(self.path, kind="hidden", build=self._module, threads=threads)
+            session = self._sessions[threads] = onnx_session(self.path, kind="hidden", build=self._module, threads=threads,
+                                                             int8=self.int8)
         return session
 
     def _module(self) -> Any:
@@ -421,15 +442,17 @@ class CachedEmbeddings(Embeddings):
 
 def resolve_embedder(
     spec: str = "minilm", batch_size: int = 64, device: str = "cpu", max_seq_length: int | None = None,
-    backend: str = "auto",
+    backend: str = "auto", precision: str = "fp32",
 ) -> LocalSentenceEmbeddings:
     """Build the embedder named by ``spec`` (``minilm``, ``mpnet`` or a path).
 
     Raises:
         ModelNotFoundError: If the model is not installed.
+        ConfigError: If ``precision="int8"`` cannot run (see :class:`LocalSentenceEmbeddings`).
     """
     return LocalSentenceEmbeddings(
-        resolve_model_path(spec), batch_size=batch_size, device=device, max_seq_length=max_seq_length, backend=backend
+        resolve_model_path(spec), batch_size=batch_size, device=device, max_seq_length=max_seq_length, backend=backend,
+        precision=precision,
     )
 
 

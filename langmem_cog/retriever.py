@@ -123,9 +123,10 @@ class CogMemRetriever(BaseRetriever):
     Attributes:
         store: The raw-turn store (taken from ``memory`` when omitted).
         namespace: The namespace searched (one user's or agent's memory).
-        k: How many documents to return (overridable per call: ``invoke(q, k=3)``, or through the run
-            config: ``with_config(configurable={"k": 3})``).
-        max_tokens: Token budget (cl100k_base) of the returned page contents, or ``None`` (overridable
+        k: How many documents to return (default: the store's ``CogMemConfig.k``, 10; overridable per
+            call: ``invoke(q, k=3)``, or through the run config: ``with_config(configurable={"k": 3})``).
+        max_tokens: Token budget (cl100k_base) of the returned page contents, or ``None`` (default: the
+            store's ``CogMemConfig.max_tokens``; overridable
             per call and through ``configurable`` as ``k`` is). Documents are never cut: the longest
             prefix of the ranking that fits is returned, but always at least the first document, which
             may alone be longer than the budget. With a budget, every document's metadata has ``tokens``
@@ -214,6 +215,11 @@ class CogMemRetriever(BaseRetriever):
     def _check_stages(self) -> CogMemRetriever:
         if self.store is None:
             self.store = self.memory.store
+        # Defaults not passed come from the store's config (CogMemConfig.k / max_tokens).
+        if "k" not in self.model_fields_set:
+            self.k = self.store.config.k
+        if "max_tokens" not in self.model_fields_set:
+            self.max_tokens = self.store.config.max_tokens
         if self.mode is None:
             if any(getattr(self, f) not in (None, False) for f in ("use_graph", "fusion", "compressor")):
                 self.mode = "cascade"

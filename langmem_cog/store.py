@@ -642,7 +642,8 @@ class TurnStore:
             from langmem_cog.embeddings import resolve_embedder
 
             embeddings = resolve_embedder(self.config.embedder, batch_size=self.config.embed_batch_size,
-                                          backend=self.config.inference_backend)
+                                          backend=self.config.inference_backend,
+                                          precision=self.config.embed_precision)
         self.embeddings = embeddings
         _register_chroma_embedding_function()
         self._chroma_ef = _ChromaEmbeddingFunction(embeddings)

@@ -41,6 +41,8 @@ def test_run_scale_measures_every_size_and_plots(tmp_path: Path) -> None:
         assert p["disk_mb"] > 0 and p["rss_mb"] > 0 and p["graph_nodes"] > 0
         assert p["freshness_check_ms"] is None  # embedded: no server to check
     assert result["cache"]["hits"] >= n  # the replay reused the pool's vectors
+    with pytest.raises(InvalidInputError, match="server only"):
+        run_scale([n], embeddings=FakeEmbeddings(), locomo=SAMPLE, unique=n, embedded=False)
     pytest.importorskip("matplotlib")
     png = plot_scale(result, tmp_path / "scale.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -29,3 +29,22 @@ def test_errors_inherit_builtins() -> None:
     assert issubclass(errors.UnknownNamespaceError, LookupError)
     for name in errors.__all__:
         assert issubclass(getattr(errors, name), errors.LangMemCogError)
+
+
+def test_only_the_cli_imports_the_benchmarks() -> None:
+    """The library never depends on ``bench/`` (the benchmarks and the training of the shipped models build on
+    the library, not the other way round), at module level or inside a function."""
+    import ast
+    from pathlib import Path
+
+    root = Path(langmem_cog.__file__).parent
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("bench/") or rel == "cli.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            offenders += [f"{rel}:{node.lineno} {n}" for n in names if n.startswith("langmem_cog.bench")]
+    assert offenders == []

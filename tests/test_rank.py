@@ -379,7 +379,7 @@ def test_shipped_models_load_offline_and_score():
     assert not any(isinstance(v, str) and v.startswith("/") for v in meta.values()), "no machine paths"
     size = sum(p.stat().st_size for p in (models_path() / "reranker").iterdir())
     assert size < 50 * 2**20
-    from langmem_cog.rank.shipped import TRANSFER_FEATURES
+    from langmem_cog.bench.recipe import TRANSFER_FEATURES
 
     weights = dict(zip(FEATURE_NAMES, default_scorer().weights, strict=True))
     assert all(w == 0.0 for f, w in weights.items() if f not in TRANSFER_FEATURES)  # the recipe's features only

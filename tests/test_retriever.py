@@ -76,6 +76,18 @@ def test_default_k(retriever):
     assert len(retriever.invoke("puppy")) == 4
 
 
+def test_k_and_max_tokens_default_to_the_store_config(filled):
+    store, ns = filled
+    assert CogMemRetriever(store=store, namespace=ns).k == store.config.k == 10
+    store.config = store.config.model_copy(update={"k": 3, "max_tokens": 12})
+    r = CogMemRetriever(store=store, namespace=ns)
+    assert (r.k, r.max_tokens) == (3, 12)
+    docs = r.invoke("puppy Rex")
+    assert 1 <= len(docs) <= 3 and all("over_budget" in d.metadata for d in docs)
+    explicit = CogMemRetriever(store=store, namespace=ns, k=5, max_tokens=None)
+    assert (explicit.k, explicit.max_tokens) == (5, None)  # what the caller passes wins
+
+
 @pytest.mark.parametrize("k", [0, -2, True])
 def test_bad_k_raises(retriever, k):
     with pytest.raises(InvalidInputError):

@@ -218,3 +218,27 @@ def test_an_unwritable_cache_exports_for_the_process_instead(tiny_bert, tmp_path
                              cache_dir=blocked / "cache")
     assert "exporting to" in caplog.text
     assert runtime.run_session(s, {"input_ids": [[101, 102]], "attention_mask": [[1, 1]]}).shape == (1, 2, 16)
+
+
+def test_the_config_chooses_the_embed_precision_and_int8_vectors_track_fp32():
+    from langmem_cog.config import CogMemConfig
+    from langmem_cog.errors import ConfigError
+    from langmem_cog.memory import CogMemory
+
+    assert CogMemConfig().embed_precision == "fp32"
+    cfg = CogMemConfig.from_env("ephemeral", environ={"LANGMEM_COG_EMBED_PRECISION": "int8"})
+    assert cfg.embed_precision == "int8"
+    emb = CogMemory(cfg).store.embeddings
+    assert emb.precision == "int8" and emb.backend == "onnx"
+    fp32 = LocalSentenceEmbeddings(resolve_model_path("minilm"))
+    a, b = emb.embed_array(TEXTS), fp32.embed_array(TEXTS)
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    cos = (a * b).sum(1)
+    assert cos.min() > 0.9 and not np.allclose(a, b, atol=1e-4)  # int8 arithmetic, close to fp32's
+    assert a[0] @ a[1] > a[0] @ a[4]  # the question still prefers its answer to the other turn
+    with pytest.raises(ConfigError, match="embed_precision"):
+        CogMemConfig.from_env("ephemeral", environ={"LANGMEM_COG_EMBED_PRECISION": "int4"})
+    with pytest.raises(InvalidInputError, match="precision='bf16' is invalid"):
+        LocalSentenceEmbeddings(resolve_model_path("minilm"), precision="bf16")
+    with pytest.raises(ConfigError, match="ONNX Runtime only"):
+        LocalSentenceEmbeddings(resolve_model_path("minilm"), backend="torch", precision="int8")

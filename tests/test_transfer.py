@@ -10,10 +10,10 @@ import pytest
 
 from langmem_cog import CogMemConfig, CogMemRetriever
 from langmem_cog.bench.pools import collect_pools
+from langmem_cog.bench.recipe import Recipe, dropped_features, rank_pools, train_models
 from langmem_cog.bench.transfer import run_transfer
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.rank.defaults import default_compressor, default_scorer
-from langmem_cog.rank.shipped import Recipe, dropped_features, rank_pools, train_models
 from langmem_cog.rank.training import TrainConfig
 
 
@@ -84,7 +84,7 @@ def test_train_models_writes_a_folder_the_default_retriever_uses(two_conversatio
     assert "compressor_vs_input" in runs["default"].summary and "graph_contribution" in runs["default"].summary
     # Pools without context scores cannot fit a fusion that weighs the context features.
     from langmem_cog.bench.cascade import load_pool_cache
-    from langmem_cog.rank.shipped import fit_scorer
+    from langmem_cog.bench.recipe import fit_scorer
 
     qps = [dataclasses.replace(qp, pool=dataclasses.replace(qp.pool, context=None, context_lexical=None))
            for group in load_pool_cache(tmp_path / "pools" / "locomo-pools.pkl").by_sample.values() for qp in group]

@@ -34,9 +34,9 @@ from langchain_core.cross_encoders import BaseCrossEncoder
 from langchain_core.documents import Document
 
 from langmem_cog.bench.compare import compare_rows
-from langmem_cog.bench.locomo import LocomoRun, Progress, _no_progress, _result, _row, _splits
 from langmem_cog.bench.pools import PoolSet, QueryPool, collect_pools
 from langmem_cog.bench.protocol import SEEDS, percentiles, summarize
+from langmem_cog.bench.runner import LocomoRun, Progress, RunInfo, no_progress, row, run_summary, splits
 from langmem_cog.config import CogMemConfig
 from langmem_cog.embeddings import resolve_model_path
 from langmem_cog.errors import InvalidInputError
@@ -50,14 +50,17 @@ from langmem_cog.rank.head import RERANK_DEPTH, head_order
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import RerankExample, TrainConfig, train_cross_encoder
 
-__all__ = ["CASCADE_SYSTEMS", "blend_grid", "blend_heads", "fit_seed_scorer", "fused_head", "load_pool_cache", "reranker_lists", "reranker_questions", "run_cascade"]
+__all__ = ["CASCADE_SYSTEMS", "BLEND_GRID", "blend_grid", "blend_heads", "dropped_columns", "fit_seed_scorer", "fused_head",
+           "load_pool_cache", "pool_key", "pool_matrices", "reranker_lists", "reranker_questions", "run_cascade",
+           "scratch_store", "tune_blend"]
 
 logger = logging.getLogger(__name__)
 
 CASCADE_SYSTEMS = ("augmented", "full", "full-zeroshot")
 
 
-def _key(qp: QueryPool) -> tuple[str, int]:
+def pool_key(qp: QueryPool) -> tuple[str, int]:
+    """A LoCoMo pool's key in the per-question dicts (:func:`pool_matrices`): ``(sample_id, qa_index)``."""
     return (qp.sample_id, int(qp.question["qa_index"]))
 
 
@@ -69,7 +72,7 @@ def run_cascade(
     seeds: Sequence[int] = SEEDS,
     split: str = "seeds",
     config: CogMemConfig | None = None,
-    progress: Progress = _no_progress,
+    progress: Progress = no_progress,
     pool_cache: str | Path | None = None,
     train_config: TrainConfig | None = None,
     reranker_init: str | Path | None = None,
@@ -128,7 +131,7 @@ def run_cascade(
         return _run(data, ps, cfg, system=system, embedder=embedder, seeds=seeds, split=split, progress=progress,
                     train_config=train_config or TrainConfig(), reranker_init=reranker_init,
                     latency_sample=latency_sample, work_dir=work_dir, tune_queries=tune_queries, reuse=reuse,
-                    drop=_dropped(drop_features), quantize=quantize, score_max_length=score_max_length,
+                    drop=dropped_columns(drop_features), quantize=quantize, score_max_length=score_max_length,
                     fit_rest=fit_rest, score_threads=score_threads)
     finally:
         ps.release()
@@ -178,7 +181,7 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
     last_test: list[str] = []
     fixed: tuple[FusionScorer, ConvMemoryCompressor | None] | None = None
     answers: dict[tuple[str, int], tuple[list[str], list[str]]] = {}  # fits nothing: each question once
-    for seed, train, test in _splits(ps.by_sample, seeds, split):
+    for seed, train, test in splits(ps.by_sample, seeds, split):
         if system == "full-zeroshot":
             fixed = fixed or _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work, params,
                                      progress, tune_queries, reuse, quantize, score_max_length, fit_rest,
@@ -190,24 +193,24 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
                                          score_threads)
         todo = [qp for sid in test for qp in ps.by_sample[sid]]
         # The retriever's own last steps (Cascade.rank_pool: cut, compress, claim reconciliation).
-        ranker = Cascade(store=_scratch_store(cfg), scorer=scorer, compressor=compressor, use_graph=False)
+        ranker = Cascade(store=scratch_store(cfg), scorer=scorer, compressor=compressor, use_graph=False)
         for qp in progress(todo, f"seed {seed}", len(todo)):
-            if _key(qp) not in answers or system != "full-zeroshot":
-                fused = scorer.score(feats[_key(qp)])
+            if pool_key(qp) not in answers or system != "full-zeroshot":
+                fused = scorer.score(feats[pool_key(qp)])
                 order = head_order(fused, qp.pool.hybrid(cfg.lexical_weight))
                 ranked = [qp.pool.ids[i] for i in order]
                 final = ranked
                 if compressor is not None:
                     docs = ranker.rank_pool(qp.pool, qp.graph, fused, qp.question["question"], len(ranked))
                     final = [d.metadata["turn_id"] for d in docs]
-                answers[_key(qp)] = (final, ranked)
-            final, ranked = answers[_key(qp)]
+                answers[pool_key(qp)] = (final, ranked)
+            final, ranked = answers[pool_key(qp)]
             if compressor is not None:
-                input_rows.append(_row(seed, qp.sample_id, qp.question, ranked))
-            rows.append(_row(seed, qp.sample_id, qp.question, final, stage_ms=qp.first_stage_ms))
+                input_rows.append(row(seed, qp.sample_id, qp.question, ranked))
+            rows.append(row(seed, qp.sample_id, qp.question, final, stage_ms=qp.first_stage_ms))
         last, last_test = (scorer, compressor), test
     latencies, stages = _latency(ps, last, last_test, latency_sample)
-    result = _result(system, embedder, data, split, seeds, rows, latencies, ps.n_turns, ps.ingest_s, params)
+    result = run_summary(RunInfo(system, embedder, data, split, seeds), rows, latencies, ps.n_turns, ps.ingest_s, params)
     result["first_stage_ms_batched_embedding"] = percentiles([r["stage_ms"] for r in rows]) if rows else {}
     result["latency_by_stage_ms"] = {k: percentiles(v) for k, v in stages.items() if v}
     result["dropped_features"] = [FEATURE_NAMES[i] for i in drop]
@@ -222,7 +225,7 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
     return LocomoRun(summary=result, rows=rows, input_rows=input_rows)
 
 
-def _scratch_store(cfg: CogMemConfig) -> Any:
+def scratch_store(cfg: CogMemConfig) -> Any:
     """An empty in-memory store with ``cfg``'s settings, for ranking kept pools (only its config is read)."""
     from langmem_cog.store import TurnStore
 
@@ -237,12 +240,17 @@ def pool_matrices(ps: PoolSet, lexical_weight: float, drop: Sequence[int] = ()) 
         for qp in qps:
             X = candidate_features(qp.pool, qp.question["question"], qp.graph, lexical_weight=lexical_weight)
             X[:, list(drop)] = 0.0
-            feats[_key(qp)] = X
-            gold[_key(qp)] = np.isin(np.array(qp.pool.ids), qp.question["gold"])
+            feats[pool_key(qp)] = X
+            gold[pool_key(qp)] = np.isin(np.array(qp.pool.ids), qp.question["gold"])
     return feats, gold
 
 
-def _dropped(names: Sequence[str]) -> list[int]:
+def dropped_columns(names: Sequence[str]) -> list[int]:
+    """The feature columns of ``names`` (feature names, or ``graph``: every graph feature and ``in_window``).
+
+    Raises:
+        InvalidInputError: If a name is no feature.
+    """
     out: set[str] = set()
     for name in names:
         if name == "graph":
@@ -256,7 +264,7 @@ def _dropped(names: Sequence[str]) -> list[int]:
 
 def fit_seed_scorer(seed: int, train: Sequence[str], ps: PoolSet, feats: dict, gold: dict) -> FusionScorer:
     """The fusion scorer of one seed, fitted on its train conversations' questions only."""
-    keys = [_key(qp) for sid in train for qp in ps.by_sample[sid]]
+    keys = [pool_key(qp) for sid in train for qp in ps.by_sample[sid]]
     return FusionScorer.fit([feats[k] for k in keys], [gold[k] for k in keys], trained_on=f"LoCoMo seed {seed} train")
 
 
@@ -274,7 +282,7 @@ def reranker_questions(seed: int, train: Sequence[str], ps: PoolSet, cap: int | 
 
 def reranker_lists(qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict, gold: dict) -> list[RerankExample]:
     """The cross-encoder's training lists of ``qps``: the fused top 10 plus missed gold."""
-    pools = [(qp.question["question"], qp.pool, scorer.score(feats[_key(qp)]), gold[_key(qp)]) for qp in qps]
+    pools = [(qp.question["question"], qp.pool, scorer.score(feats[pool_key(qp)]), gold[pool_key(qp)]) for qp in qps]
     return rerank_examples(pools)
 
 
@@ -302,7 +310,7 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
         if not reranker_init:
             raise InvalidInputError("epochs=0 scores with --reranker-init as it is: pass a trained cross-encoder checkpoint")
         ce = _shared_cross_encoder(backbone, score_max_length or train_config.max_length, quantize, score_threads)
-        weight, grid = _tune_blend(ce, tune_qps, scorer, feats, gold)
+        weight, grid = tune_blend(ce, tune_qps, scorer, feats, gold)
         params["reranker"][str(seed)] = {"init": str(backbone), "fine_tuned": False, "cross_encoder_weight": weight,
                                          "tune_mrr": grid, "tune_queries": len(tune_qps), "int8": quantize,
                                          "score_threads": score_threads}
@@ -317,7 +325,7 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, 
     logger.info("seed %s: reranker ready in %.0f s", seed, time.perf_counter() - t0)
     ce = LocalCrossEncoder(out, max_length=score_max_length or train_config.max_length, quantize=quantize,
                            threads=score_threads)
-    weight, grid = _tune_blend(ce, tune_qps, scorer, feats, gold)
+    weight, grid = tune_blend(ce, tune_qps, scorer, feats, gold)
     params["reranker"][str(seed)] = {**{k: report.get(k) for k in ("examples", "steps", "final_epoch_loss", "uniform_loss",
                                                                    "seconds")},
                                      "cross_encoder_weight": weight, "tune_mrr": grid, "tune_queries": len(tune_qps),
@@ -354,7 +362,7 @@ def _shared_cross_encoder(path: Path, max_length: int, quantize: bool, threads: 
 BLEND_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 
 
-def _tune_blend(ce: LocalCrossEncoder, qps: list[QueryPool], scorer: FusionScorer, feats: dict,
+def tune_blend(ce: LocalCrossEncoder, qps: list[QueryPool], scorer: FusionScorer, feats: dict,
                 gold: dict) -> tuple[float, dict[str, float]]:
     """The cross-encoder weight with the best MRR on held-out train questions (ties: the smaller)."""
     if not qps:
@@ -373,7 +381,7 @@ def blend_heads(ce: BaseCrossEncoder, qps: Sequence[QueryPool], scorer: FusionSc
         order, docs = fused_head(qp, scorer, feats)
         ce_z = probe.rerank_scores(docs, qp.question["question"])
         first_z = zscore(np.array([d.metadata["score"] for d in docs]))
-        heads.append((ce_z, first_z, gold[_key(qp)][order]))
+        heads.append((ce_z, first_z, gold[pool_key(qp)][order]))
     return heads
 
 
@@ -381,7 +389,7 @@ def fused_head(qp: QueryPool, scorer: FusionScorer, feats: dict,
                lexical_weight: float = 1.0) -> tuple[np.ndarray, list[Document]]:
     """A question's fused top 10 (:func:`~langmem_cog.rank.head.head_order`, as the cascade cuts it): their
     pool indices (best first) and the documents the compressor reads."""
-    fused = scorer.score(feats[_key(qp)])
+    fused = scorer.score(feats[pool_key(qp)])
     hybrid = qp.pool.hybrid(lexical_weight)
     order = head_order(fused, hybrid)[:RERANK_DEPTH]
     return order, pool_documents(qp.pool, qp.graph, fused, order, hybrid=hybrid)

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from langmem_cog.bench.locomo import Progress, _no_progress
+from langmem_cog.bench.runner import Progress, no_progress
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import InvalidInputError
 
@@ -35,7 +35,7 @@ def _turn_groups(on: str, data: str | Path, limit: int) -> list[list[Any]]:
 
 
 def run_ingest(on: str, data: str | Path, *, limit: int | None = None, config: CogMemConfig | None = None,
-               data_dir: str | Path | None = None, progress: Progress = _no_progress) -> dict[str, Any]:
+               data_dir: str | Path | None = None, progress: Progress = no_progress) -> dict[str, Any]:
     """Time a cold ingest and the plain fp32 encoding of the same texts.
 
     Args:

@@ -19,8 +19,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from langmem_cog.bench.locomo import Progress, _no_progress
 from langmem_cog.bench.protocol import locomo_questions, percentiles
+from langmem_cog.bench.runner import Progress, no_progress
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import InvalidInputError
 
@@ -36,7 +36,7 @@ def _timed(retriever: Any, query: str, k: int) -> float:
 
 def run_latency(on: str, data: str | Path, *, questions: int = 200, conversations: int = 2, haystacks: int = 5,
                 k: int = 10, config: CogMemConfig | None = None, max_seq_length: int | None = None,
-                progress: Progress = _no_progress) -> dict[str, Any]:
+                progress: Progress = no_progress) -> dict[str, Any]:
     """Time the default retriever end to end.
 
     Args:
@@ -64,7 +64,7 @@ def run_latency(on: str, data: str | Path, *, questions: int = 200, conversation
         raise InvalidInputError(f"on={on!r} is invalid: use 'locomo' or 'longmemeval'")
     cfg = config or CogMemConfig.preset("ephemeral")
     emb = resolve_embedder(cfg.embedder, batch_size=cfg.embed_batch_size, max_seq_length=max_seq_length,
-                           backend=cfg.inference_backend)
+                           backend=cfg.inference_backend, precision=cfg.embed_precision)
     memory = CogMemory(cfg, embeddings=emb)
     memory.embeddings.embed_query("warm up")
     run = uuid.uuid4().hex[:8]

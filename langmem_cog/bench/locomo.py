@@ -23,55 +23,41 @@ Systems:
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from langmem_cog.bench.protocol import SEEDS, locomo_questions, percentiles, row_metrics, split_conversations, summarize
+from langmem_cog.bench.protocol import SEEDS, locomo_questions, percentiles
+from langmem_cog.bench.runner import (
+    LocomoRun,
+    Progress,
+    RunInfo,
+    default_locomo_path,
+    namespacer,
+    no_progress,
+    row,
+    run_summary,
+    splits,
+    write_outputs,
+)
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.fusion import tune_weight
 from langmem_cog.loaders import locomo_turns, read_json
 from langmem_cog.store import TurnStore
 
+# LocomoRun, default_locomo_path and write_outputs live in bench.runner and are re-exported here.
 __all__ = ["SYSTEMS", "LocomoRun", "run_locomo", "default_locomo_path", "write_outputs"]
 
 logger = logging.getLogger(__name__)
 
 SYSTEMS = ("dense", "bm25", "hybrid", "hybrid-rrf", "graph")
 _MODES = {"dense": ("dense", None), "bm25": ("lexical", None), "hybrid": ("hybrid", "zscore"), "hybrid-rrf": ("hybrid", "rrf")}
-Progress = Callable[[Iterable[Any], str, int], Iterable[Any]]
-
-
-def default_locomo_path(start: Path | None = None) -> Path | None:
-    """``../shared/data/locomo/locomo10.json`` relative to the project root or the working directory."""
-    candidates = [Path.cwd() / ".." / "shared/data/locomo/locomo10.json"]
-    here = Path(__file__).resolve()
-    candidates += [p / "shared/data/locomo/locomo10.json" for p in here.parents]
-    for c in candidates:
-        if c.exists():
-            return c.resolve()
-    return None
-
-
-def _no_progress(it: Iterable[Any], desc: str, total: int) -> Iterable[Any]:
-    return it
-
-
-@dataclass
-class LocomoRun:
-    """The outputs of one benchmark run."""
-
-    summary: dict[str, Any]
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    input_rows: list[dict[str, Any]] = field(default_factory=list)  # a compressor's input ranking
 
 
 def run_locomo(
@@ -82,7 +68,7 @@ def run_locomo(
     seeds: Sequence[int] = SEEDS,
     split: str = "seeds",
     config: CogMemConfig | None = None,
-    progress: Progress = _no_progress,
+    progress: Progress = no_progress,
 ) -> LocomoRun:
     """Run the LoCoMo retrieval protocol.
 
@@ -111,7 +97,7 @@ def run_locomo(
         return _run_graph(data, records, cfg, seeds=seeds, split=split, progress=progress)
     store = TurnStore(cfg)
     # In-memory Chroma clients share state within a process: give every run its own namespaces.
-    _ns = _namespacer(uuid.uuid4().hex[:8])
+    _ns = namespacer(uuid.uuid4().hex[:8])
     by_id = {str(r["sample_id"]): r for r in records}
     questions = {sid: locomo_questions(rec) for sid, rec in by_id.items()}
 
@@ -126,7 +112,7 @@ def run_locomo(
     ingest_s = time.perf_counter() - t0
 
     mode, fusion = _MODES[system]
-    splits = _splits(by_id, seeds, split)
+    seed_splits = splits(by_id, seeds, split)
 
     pools: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
     if system == "hybrid" and split == "seeds":
@@ -135,7 +121,7 @@ def run_locomo(
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []
     weights: dict[str, float] = {}
-    for seed, train, test in splits:
+    for seed, train, test in seed_splits:
         weight = cfg.lexical_weight
         if system == "hybrid" and train:
             dense = [p[0] for sid in train for p in pools[sid]]
@@ -152,65 +138,12 @@ def run_locomo(
             t1 = time.perf_counter()
             hits = store.search(ns, q["question"], k=size, mode=mode, lexical_weight=weight, fusion=fusion)
             latencies.append((time.perf_counter() - t1) * 1000)
-            rows.append(_row(seed, sid, q, [h.turn.id for h in hits]))
+            rows.append(row(seed, sid, q, [h.turn.id for h in hits]))
     for sid in by_id:
         store.forget_namespace(_ns(sid))
     params = {"lexical_weight": weights, "fusion": fusion, "mode": mode}
-    result = _result(system, embedder, data, split, seeds, rows, latencies, n_turns, ingest_s, params)
+    result = run_summary(RunInfo(system, embedder, data, split, seeds), rows, latencies, n_turns, ingest_s, params)
     return LocomoRun(summary=result, rows=rows)
-
-
-def _splits(by_id: dict[str, Any], seeds: Sequence[int], split: str) -> list[tuple[int, list[str], list[str]]]:
-    """``(seed, train, test)`` per seed, or one pseudo-seed 0 with every conversation as test."""
-    if split == "seeds":
-        return [(s, *split_conversations(by_id, s)) for s in seeds]
-    return [(0, [], sorted(by_id))]
-
-
-def _row(seed: int, sid: str, q: dict[str, Any], ranked: list[str], **extra: Any) -> dict[str, Any]:
-    """One rows-file entry: the question, its gold, the top 50 ids and the metrics."""
-    return {
-        "seed": seed,
-        "sample_id": sid,
-        "qa_index": q["qa_index"],
-        "question": q["question"],
-        "category": q["category"],
-        "gold": q["gold"],
-        "ranked_ids": ranked[:50],
-        **extra,
-        **row_metrics(ranked, q["gold"]),
-    }
-
-
-def _result(
-    system: str, embedder: str, data: str | Path, split: str, seeds: Sequence[int], rows: list[dict[str, Any]],
-    latencies: list[float], n_turns: int, ingest_s: float, params: dict[str, Any],
-) -> dict[str, Any]:
-    """The summary dict of a run (keys of the published report plus speed and parameters)."""
-    summary = summarize(rows)
-    return {
-        "system": system,
-        "embedder": embedder,
-        "data": str(data),
-        "split": split,
-        "seeds": list(seeds) if split == "seeds" else [0],
-        "n_rows": summary["n_rows"],
-        "full": summary["full"],
-        "std": summary["std"],
-        "per_seed": summary["per_seed"],
-        "per_category": summary["per_category"],
-        "latency_ms": percentiles(latencies) if latencies else {"p50": 0.0, "p95": 0.0},
-        "ingest_turns_per_s": n_turns / ingest_s if ingest_s > 0 else float("inf"),
-        "n_turns": n_turns,
-        "params": params,
-    }
-
-
-def _namespacer(run_id: str) -> Callable[[str], str]:
-    def ns(sample_id: str) -> str:
-        return f"locomo.{run_id}." + "".join(c if c.isalnum() or c in "_.-" else "_" for c in sample_id)
-
-    return ns
 
 
 def _train_pools(
@@ -248,7 +181,7 @@ def _run_graph(
     from langmem_cog.memory import CogMemory
 
     memory = CogMemory(cfg)
-    _ns = _namespacer(uuid.uuid4().hex[:8])
+    _ns = namespacer(uuid.uuid4().hex[:8])
     by_id = {str(r["sample_id"]): r for r in records}
     questions = {sid: locomo_questions(rec) for sid, rec in by_id.items()}
 
@@ -266,9 +199,9 @@ def _run_graph(
     ingest_s = time.perf_counter() - t0
 
     retrieval = GraphRetrieval(memory)
-    splits = _splits(by_id, seeds, split)
+    seed_splits = splits(by_id, seeds, split)
     # The loop is deterministic and trains nothing: run each test question once, reuse it across seeds.
-    needed = sorted({sid for _, _, test in splits for sid in test})
+    needed = sorted({sid for _, _, test in seed_splits for sid in test})
     answers: dict[tuple[str, int], dict[str, Any]] = {}
     latencies: list[float] = []
     step_ms: dict[str, list[float]] = {}
@@ -289,18 +222,18 @@ def _run_graph(
         }
 
     rows: list[dict[str, Any]] = []
-    for seed, _train, test in splits:
+    for seed, _train, test in seed_splits:
         for sid in test:
             for q in questions[sid]:
                 ans = answers[(sid, q["qa_index"])]
-                rows.append(_row(seed, sid, q, ans["ranked"], n_grounded=len(ans["ranked"]),
+                rows.append(row(seed, sid, q, ans["ranked"], n_grounded=len(ans["ranked"]),
                                  intent=ans["intent"], steps=ans["steps"]))
     for sid in by_id:
         memory.forget(_ns(sid))
     n_q = max(len(answers), 1)
     params = {"max_steps": 5, "router": "rule", "sufficiency": "rule"}
     result = {
-        **_result("graph", cfg.embedder, data, split, seeds, rows, latencies, n_turns, ingest_s, params),
+        **run_summary(RunInfo("graph", cfg.embedder, data, split, seeds), rows, latencies, n_turns, ingest_s, params),
         "graph": {
             "questions_run": len(answers),
             "grounded_any_gold": sum(1 for r in rows if r["rank"] is not None) / max(len(rows), 1),
@@ -311,21 +244,3 @@ def _run_graph(
         },
     }
     return LocomoRun(summary=result, rows=rows)
-
-
-def write_outputs(run: LocomoRun, out: str | Path | None, rows_path: str | Path | None) -> None:
-    """Write the summary JSON and the rows JSONL (parent folders are created)."""
-    if out:
-        p = Path(out)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(run.summary, indent=2) + "\n", encoding="utf-8")
-    if rows_path:
-        p = Path(rows_path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        with p.open("w", encoding="utf-8") as fh:
-            for row in run.rows:
-                fh.write(json.dumps(row) + "\n")
-        if run.input_rows:  # the compressor's input ranking, for `bench compare`
-            with p.with_name(p.stem + ".input" + p.suffix).open("w", encoding="utf-8") as fh:
-                for row in run.input_rows:
-                    fh.write(json.dumps(row) + "\n")

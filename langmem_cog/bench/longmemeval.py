@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from langmem_cog.bench.locomo import LocomoRun, Progress, _no_progress
 from langmem_cog.bench.protocol import percentiles, row_metrics
+from langmem_cog.bench.runner import LocomoRun, Progress, no_progress
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.loaders import LongMemEvalQuestion, load_longmemeval
@@ -289,7 +289,7 @@ def run_longmemeval(
     max_seq_length: int | None = None,
     config: CogMemConfig | None = None,
     embeddings: Any | None = None,
-    progress: Progress = _no_progress,
+    progress: Progress = no_progress,
     on_row: Callable[[str, dict[str, Any]], None] | None = None,
     skip: Iterable[str] = (),
     embedding_cache: str | Path | None = None,

@@ -140,7 +140,7 @@ def collect_lme_pools(
         with_graph: Build the graph and run the operator loop.
         context: Score the context vectors and texts (one more embedding per turn). Pools without
             them serve a recipe whose fusion gives the context features no weight (the shipped
-            recipe's untrained prior); :func:`~langmem_cog.rank.shipped.fit_recipe` refuses to fit a
+            recipe's untrained prior); :func:`~langmem_cog.bench.recipe.fit_recipe` refuses to fit a
             fusion scorer on them.
         skip: Question ids not to collect (already collected by an earlier run that stopped).
         on_pool: Called with each pool as soon as it is collected (a long run saves as it goes).

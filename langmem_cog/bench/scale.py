@@ -38,8 +38,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from langmem_cog.bench.locomo import Progress, _no_progress, default_locomo_path
 from langmem_cog.bench.protocol import locomo_questions, percentiles
+from langmem_cog.bench.runner import Progress, default_locomo_path, no_progress
 from langmem_cog.config import CogMemConfig, parse_chroma_url
 from langmem_cog.errors import InvalidInputError, StoreError
 from langmem_cog.loaders import locomo_turns, read_json
@@ -265,7 +265,8 @@ def run_scale(
     locomo: str | Path | None = None,
     longmemeval: str | Path | None = None,
     workdir: str | Path | None = None,
-    progress: Progress = _no_progress,
+    progress: Progress = no_progress,
+    embedded: bool = True,
 ) -> dict[str, Any]:
     """Grow one namespace to each size in ``sizes`` and measure it (see the module docstring).
 
@@ -284,6 +285,7 @@ def run_scale(
         longmemeval: LongMemEval JSON[.gz] (default: ``../shared/data``), used when ``unique`` exceeds LoCoMo.
         workdir: Where the stores live (default: a temporary directory, removed after).
         progress: Wraps iterables to show progress.
+        embedded: Also measure the embedded store (``False``: only the server, which then must be given).
 
     Returns:
         ``{"modes": [{"mode", "points": [...]}], "embed_cold_turns_per_s", "cache", ...}``.
@@ -291,6 +293,8 @@ def run_scale(
     sizes = sorted(int(s) for s in sizes)
     if not sizes or sizes[0] < 1:
         raise InvalidInputError(f"sizes={sizes!r}: pass positive turn counts")
+    if not embedded and not (chroma_url or start_server):
+        raise InvalidInputError("embedded=False measures a server only: pass chroma_url or start_server=True")
     bad = [s for s in systems if s not in _MODES]
     if bad:
         raise InvalidInputError(f"unknown systems {bad}: choose from {sorted(_MODES)}")
@@ -317,7 +321,8 @@ def run_scale(
           "extractor": extractor}
     modes = []
     try:
-        modes.append(_one_mode("embedded", sizes, pool, questions, server=None, **kw))
+        if embedded:
+            modes.append(_one_mode("embedded", sizes, pool, questions, server=None, **kw))
         if chroma_url:
             host, port = parse_chroma_url(chroma_url)
             modes.append(_one_mode("server", sizes, pool, questions, server=(host, port, 0), **kw))

@@ -27,8 +27,8 @@ from langchain_core.documents import BaseDocumentCompressor, Document
 from pydantic import ConfigDict, Field
 
 from langmem_cog.bench.compare import compare_rows
-from langmem_cog.bench.locomo import LocomoRun, Progress, _no_progress, _row
 from langmem_cog.bench.protocol import summarize
+from langmem_cog.bench.runner import LocomoRun, Progress, no_progress, row
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import InvalidInputError
 
@@ -56,11 +56,11 @@ def _rows(on: str, ranked: Sequence[tuple[Any, list[str]]]) -> list[dict[str, An
 
     rows = []
     for qp, ids in ranked:
-        row = _row(0, qp.sample_id, qp.question, ids)
+        entry = row(0, qp.sample_id, qp.question, ids)
         if on == "longmemeval":
             session_of = {t.id: t.session_id for t in qp.pool.turns}
-            row.update(lme_metrics(ids, qp.question["gold"], session_of, []), n_turns=len(qp.pool.turns))
-        rows.append(row)
+            entry.update(lme_metrics(ids, qp.question["gold"], session_of, []), n_turns=len(qp.pool.turns))
+        rows.append(entry)
     return rows
 
 
@@ -72,7 +72,7 @@ def _summary(on: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, pool_cache: str | Path | None = None,
                  lme_limit: int | None = None, precision: str = "fp32",
-                 progress: Progress = _no_progress) -> dict[str, LocomoRun]:
+                 progress: Progress = no_progress) -> dict[str, LocomoRun]:
     """Score the default retriever with the models of ``models_dir`` on every question of ``on``.
 
     Args:
@@ -92,8 +92,8 @@ def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, po
         of the compressor against its input, of the default against ``nograph`` (``graph_contribution``)
         and of the default against hybrid where recorded.
     """
+    from langmem_cog.bench.recipe import load_or_collect_pools, rank_pools
     from langmem_cog.rank.defaults import default_compressor, default_scorer
-    from langmem_cog.rank.shipped import load_or_collect_pools, rank_pools
 
     if on not in ("locomo", "longmemeval"):
         raise InvalidInputError(f"on={on!r} is invalid: use 'locomo' or 'longmemeval'")

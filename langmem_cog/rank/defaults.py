@@ -1,7 +1,7 @@
 """The shipped cascade models: the fusion scorer and the reranker with its blend weights.
 
 Both live in ``langmem_cog/models/`` and were fitted by ``langmem-cog train-models`` (the recipe of
-:mod:`langmem_cog.rank.shipped`) on LoCoMo and LongMemEval-S dev together;
+:mod:`langmem_cog.bench.recipe`) on LoCoMo and LongMemEval-S dev together;
 ``models/reranker/training.json`` records the command, the data hashes, the recipe, the seed and the
 git commit. Any folder written by that command can stand in for them (``models_dir=``,
 ``CogMemConfig.models_dir``). Loading never trains or downloads anything.

@@ -210,7 +210,7 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
     Raises:
         InvalidInputError: If there are no questions, or too few to keep ``tune_queries`` aside.
     """
-    from langmem_cog.bench.cascade import _tune_blend, reranker_lists
+    from langmem_cog.bench.cascade import reranker_lists, tune_blend
     from langmem_cog.embeddings import resolve_model_path
     from langmem_cog.rank.cross_encoder import LocalCrossEncoder
     from langmem_cog.rank.training import train_cross_encoder, usable_examples
@@ -241,7 +241,7 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
         report = train_cross_encoder(examples, resolve_model_path("minilm"), out, cfg, progress=progress,
                                      provenance={"trained_on": trained_on})
     ce = LocalCrossEncoder(out, max_length=recipe.score_max_length)
-    weight, grid = _tune_blend(ce, tune, scorer, feats, gold)
+    weight, grid = tune_blend(ce, tune, scorer, feats, gold)
     report.update(cross_encoder_weight=weight, tune_mrr=grid, tune_questions=len(tune), fit_questions=len(fit))
     return FittedModels(scorer, out, weight, recipe.score_max_length, report)
 
@@ -286,10 +286,10 @@ def rank_pools(qps: Sequence[Any], scorer: FusionScorer, compressor: Any, cfg: A
     Returns:
         ``(query pool, ranked turn ids)`` per pool, in order.
     """
-    from langmem_cog.bench.cascade import _scratch_store
+    from langmem_cog.bench.cascade import scratch_store
     from langmem_cog.rank.cascade import Cascade
 
-    cascade = Cascade(store=_scratch_store(cfg), scorer=scorer, compressor=compressor, use_graph=False)
+    cascade = Cascade(store=scratch_store(cfg), scorer=scorer, compressor=compressor, use_graph=False)
     out = []
     for qp in qps:
         q = qp.question["question"]
