@@ -562,21 +562,20 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
     if data is None:
         raise LangMemCogError("no LoCoMo data found at ../shared/data: pass --data PATH/TO/locomo10.json")
     if args.system in ("augmented", "full", "full-zeroshot"):
-        from langmem_cog.bench.cascade import run_cascade
+        from langmem_cog.bench.cascade import CascadeFit, CascadeRun, ScoreSettings, run_cascade
         from langmem_cog.rank.training import TrainConfig
 
-        run = run_cascade(
-            data, system=args.system, embedder=args.embedder, seeds=args.seeds, split=args.split,
-            progress=_progress, pool_cache=args.pool_cache, reranker_init=args.reranker_init,
-            train_config=TrainConfig(epochs=args.epochs, max_length=args.max_length, threads=args.threads,
-                                     freeze_layers=args.freeze_layers, max_queries=args.max_queries, lr=args.lr,
-                                     num_layers=args.num_layers, prior_weight=args.prior_weight,
-                                     pooling=args.pooling),
-            latency_sample=args.latency_sample, work_dir=args.work_dir, reuse=args.reuse,
-            tune_queries=args.tune_queries, quantize=args.int8, fit_rest=args.fit_rest,
-            score_max_length=args.score_max_length, score_threads=args.score_threads,
-            drop_features=args.drop_features.split(",") if args.drop_features else (),
-        )
+        train = TrainConfig(epochs=args.epochs, max_length=args.max_length, threads=args.threads,
+                            freeze_layers=args.freeze_layers, max_queries=args.max_queries, lr=args.lr,
+                            num_layers=args.num_layers, prior_weight=args.prior_weight, pooling=args.pooling)
+        fit = CascadeFit(train=train, reranker_init=args.reranker_init, tune_queries=args.tune_queries,
+                         fit_rest=args.fit_rest,
+                         drop_features=tuple(args.drop_features.split(",")) if args.drop_features else (),
+                         score=ScoreSettings(quantize=args.int8, max_length=args.score_max_length,
+                                             threads=args.score_threads))
+        run = run_cascade(data, args.system, fit=fit, run=CascadeRun(
+            seeds=args.seeds, split=args.split, embedder=args.embedder, pool_cache=args.pool_cache,
+            work_dir=args.work_dir, reuse=args.reuse, latency_sample=args.latency_sample, progress=_progress))
     else:
         run = run_locomo(
             data,

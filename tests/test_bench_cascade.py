@@ -8,21 +8,21 @@ from types import SimpleNamespace
 
 import pytest
 
-from langmem_cog.bench.cascade import reranker_questions, run_cascade
+from langmem_cog.bench.cascade import CascadeFit, CascadeRun, ScoreSettings, reranker_questions, run_cascade
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.rank.training import TrainConfig
 
 
 def test_augmented_fits_on_train_and_scores_test(two_conversations: Path, tmp_path: Path) -> None:
     cache = tmp_path / "pools.pkl"
-    run = run_cascade(two_conversations, system="augmented", seeds=[7], pool_cache=cache, latency_sample=3)
+    run = run_cascade(two_conversations, "augmented", run=CascadeRun(seeds=[7], pool_cache=cache, latency_sample=3))
     assert cache.exists()
     assert run.summary["system"] == "augmented" and run.summary["n_rows"] == 14
     assert {r["sample_id"] for r in run.rows} == {run.rows[0]["sample_id"]}  # one test conversation
     assert len(run.summary["params"]["scorer"]["7"]) > 10  # fitted weights recorded
     assert run.summary["latency_ms"]["p50"] > 0  # timed end to end on the live store
     assert not run.input_rows
-    again = run_cascade(two_conversations, system="augmented", seeds=[7], pool_cache=cache)
+    again = run_cascade(two_conversations, "augmented", run=CascadeRun(seeds=[7], pool_cache=cache))
     assert [r["rank"] for r in again.rows] == [r["rank"] for r in run.rows]
     assert again.summary["latency_ms"] == {"p50": 0.0, "p95": 0.0}  # pools from the cache: no live store to time
     # A cache written before the context BM25 scores existed is refused, not silently scored with zeros.
@@ -33,7 +33,7 @@ def test_augmented_fits_on_train_and_scores_test(two_conversations: Path, tmp_pa
     with cache.open("wb") as fh:
         pickle.dump(ps, fh)
     with pytest.raises(InvalidInputError, match="older version"):
-        run_cascade(two_conversations, system="augmented", seeds=[7], pool_cache=cache)
+        run_cascade(two_conversations, "augmented", run=CascadeRun(seeds=[7], pool_cache=cache))
 
 
 def test_full_reranks_only_the_protected_top10(two_conversations: Path, tmp_path: Path) -> None:
@@ -41,8 +41,9 @@ def test_full_reranks_only_the_protected_top10(two_conversations: Path, tmp_path
 
     threads = torch.get_num_threads()
     cfg = TrainConfig(epochs=1, max_length=48, max_queries=4, freeze_layers=5, threads=1)
-    run = run_cascade(two_conversations, system="full", seeds=[7], train_config=cfg, latency_sample=2,
-                      work_dir=tmp_path / "ckpt", score_max_length=24, score_threads=2)
+    run = run_cascade(two_conversations, "full",
+                      fit=CascadeFit(train=cfg, score=ScoreSettings(max_length=24, threads=2)),
+                      run=CascadeRun(seeds=[7], latency_sample=2, work_dir=tmp_path / "ckpt"))
     assert (tmp_path / "ckpt" / "seed-7" / "training.json").exists()
     assert run.summary["params"]["reranker"]["7"]["score_max_length"] == 24  # trained at 48, scores at 24
     assert run.summary["params"]["reranker"]["7"]["score_threads"] == 2
@@ -58,13 +59,13 @@ def test_full_reranks_only_the_protected_top10(two_conversations: Path, tmp_path
 
 def test_systems_that_fit_refuse_split_all(two_conversations: Path) -> None:
     with pytest.raises(InvalidInputError, match="split all"):
-        run_cascade(two_conversations, system="augmented", split="all")
+        run_cascade(two_conversations, "augmented", run=CascadeRun(split="all"))
     with pytest.raises(InvalidInputError, match="unknown cascade system"):
-        run_cascade(two_conversations, system="nope")
+        run_cascade(two_conversations, "nope")
     with pytest.raises(InvalidInputError, match="score_max_length=8"):
-        run_cascade(two_conversations, system="full", score_max_length=8)
+        run_cascade(two_conversations, "full", fit=CascadeFit(score=ScoreSettings(max_length=8)))
     with pytest.raises(InvalidInputError, match="score_threads=0"):
-        run_cascade(two_conversations, system="full", score_threads=0)
+        run_cascade(two_conversations, "full", fit=CascadeFit(score=ScoreSettings(threads=0)))
 
 
 def test_full_with_epochs_zero_scores_with_the_init_checkpoint_untouched(two_conversations: Path, tmp_path: Path) -> None:
@@ -72,15 +73,15 @@ def test_full_with_epochs_zero_scores_with_the_init_checkpoint_untouched(two_con
 
     cfg = TrainConfig(epochs=0, max_length=48, threads=1)
     cache = tmp_path / "pools.pkl"
-    run = run_cascade(two_conversations, system="full", seeds=[7], train_config=cfg, latency_sample=0,
-                      work_dir=tmp_path / "ckpt", reranker_init=default_reranker_path(), pool_cache=cache)
+    run = run_cascade(two_conversations, "full", fit=CascadeFit(train=cfg, reranker_init=default_reranker_path()),
+                      run=CascadeRun(seeds=[7], latency_sample=0, work_dir=tmp_path / "ckpt", pool_cache=cache))
     assert not (tmp_path / "ckpt" / "seed-7").exists()  # nothing trained or written
     info = run.summary["params"]["reranker"]["7"]
     assert info["fine_tuned"] is False and info["tune_queries"] > 0
     for before, after in zip(run.input_rows, run.rows, strict=True):
         assert set(before["ranked_ids"][:10]) == set(after["ranked_ids"][:10])
     with pytest.raises(InvalidInputError, match="reranker-init"):
-        run_cascade(two_conversations, system="full", seeds=[7], train_config=cfg, pool_cache=cache)
+        run_cascade(two_conversations, "full", fit=CascadeFit(train=cfg), run=CascadeRun(seeds=[7], pool_cache=cache))
 
 
 def test_reranker_questions_hold_the_tune_slice_out_of_training() -> None:

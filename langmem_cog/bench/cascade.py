@@ -26,6 +26,7 @@ import random
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ from langmem_cog.rank.head import RERANK_DEPTH, head_order
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import RerankExample, TrainConfig, train_cross_encoder
 
-__all__ = ["CASCADE_SYSTEMS", "BLEND_GRID", "blend_grid", "blend_heads", "dropped_columns", "fit_seed_scorer", "fused_head",
+__all__ = ["CASCADE_SYSTEMS", "BLEND_GRID", "CascadeFit", "CascadeRun", "ScoreSettings", "blend_grid", "blend_heads", "dropped_columns", "fit_seed_scorer", "fused_head",
            "load_pool_cache", "pool_key", "pool_matrices", "reranker_lists", "reranker_questions", "run_cascade",
            "scratch_store", "tune_blend"]
 
@@ -64,75 +65,109 @@ def pool_key(qp: QueryPool) -> tuple[str, int]:
     return (qp.sample_id, int(qp.question["qa_index"]))
 
 
-def run_cascade(
-    data: str | Path,
-    *,
-    system: str,
-    embedder: str = "minilm",
-    seeds: Sequence[int] = SEEDS,
-    split: str = "seeds",
-    config: CogMemConfig | None = None,
-    progress: Progress = no_progress,
-    pool_cache: str | Path | None = None,
-    train_config: TrainConfig | None = None,
-    reranker_init: str | Path | None = None,
-    latency_sample: int = 200,
-    work_dir: str | Path | None = None,
-    tune_queries: int = 150,
-    reuse: bool = False,
-    drop_features: Sequence[str] = (),
-    quantize: bool = False,
-    score_max_length: int | None = None,
-    fit_rest: bool = False,
-    score_threads: int | None = None,
-) -> LocomoRun:
+@dataclass(frozen=True)
+class ScoreSettings:
+    """How a fitted cross-encoder scores.
+
+    Attributes:
+        quantize: Its linear layers in int8 (faster on CPU, scores move a little).
+        max_length: Token limit per pair (``None``: the training limit); e.g. train at 96 tokens and
+            score shorter pairs for speed.
+        threads: torch threads while it scores (``None``: torch's default, all cores or
+            ``OMP_NUM_THREADS``); e.g. the first stage on one thread and the rerank on two.
+    """
+
+    quantize: bool = False
+    max_length: int | None = None
+    threads: int | None = None
+
+
+@dataclass(frozen=True)
+class CascadeFit:
+    """What a cascade system fits per seed (``augmented``: the fusion scorer; ``full``: also the cross-encoder).
+
+    Attributes:
+        train: Cross-encoder training settings of ``full``.
+        reranker_init: Start each seed's cross-encoder from this checkpoint instead of the MiniLM backbone.
+        tune_queries: Held-out train questions (unseen by the cross-encoder) that choose its blend weight.
+        fit_rest: The cross-encoder also trains on the train questions after the held-out tune ones
+            (every train question but those; see :func:`reranker_questions`).
+        drop_features: Feature names (or ``graph``: every graph feature) held at zero (ablations).
+        score: How the cross-encoder scores (:class:`ScoreSettings`).
+    """
+
+    train: TrainConfig = field(default_factory=TrainConfig)
+    reranker_init: str | Path | None = None
+    tune_queries: int = 150
+    fit_rest: bool = False
+    drop_features: Sequence[str] = ()
+    score: ScoreSettings = field(default_factory=ScoreSettings)
+
+
+@dataclass(frozen=True)
+class CascadeRun:
+    """How a cascade system is run on the LoCoMo protocol.
+
+    Attributes:
+        seeds: Split seeds.
+        split: ``seeds`` or ``all`` (``all`` only for ``full-zeroshot``, which fits nothing).
+        embedder: Bi-encoder of the raw store.
+        config: Base config (ephemeral store).
+        pool_cache: A pickle of the pools: read if it exists, else written (development; latency is
+            then not measured, since the live store is gone).
+        work_dir: Where per-seed checkpoints go (default: a temporary folder).
+        reuse: Reuse a seed's checkpoint already in ``work_dir`` (an interrupted run of the same command).
+        latency_sample: Test questions timed end to end through the online cascade.
+        progress: Progress wrapper.
+    """
+
+    seeds: Sequence[int] = SEEDS
+    split: str = "seeds"
+    embedder: str = "minilm"
+    config: CogMemConfig | None = None
+    pool_cache: str | Path | None = None
+    work_dir: str | Path | None = None
+    reuse: bool = False
+    latency_sample: int = 200
+    progress: Progress = no_progress
+
+
+def run_cascade(data: str | Path, system: str, *, fit: CascadeFit | None = None,
+                run: CascadeRun | None = None) -> LocomoRun:
     """Run one cascade system on the LoCoMo protocol.
 
     Args:
         data: LoCoMo JSON.
         system: One of :data:`CASCADE_SYSTEMS`.
-        embedder: Bi-encoder of the raw store.
-        seeds: Split seeds.
-        split: ``seeds`` or ``all`` (``all`` only for ``full-zeroshot``, which fits nothing).
-        config: Base config (ephemeral store).
-        progress: Progress wrapper.
-        pool_cache: A pickle of the pools: read if it exists, else written (development; latency is
-            then not measured, since the live store is gone).
-        train_config: Cross-encoder training settings of ``full``.
-        reranker_init: Start each seed's cross-encoder from this checkpoint instead of the MiniLM backbone.
-        latency_sample: Test questions timed end to end through the online cascade.
-        work_dir: Where per-seed checkpoints go (default: a temporary folder).
-        tune_queries: Held-out train questions (unseen by the cross-encoder) that choose its blend weight.
-        reuse: Reuse a seed's checkpoint already in ``work_dir`` (an interrupted run of the same command).
-        drop_features: Feature names (or ``graph``: every graph feature) held at zero (ablations).
-        quantize: Score with the cross-encoder's linear layers in int8 (faster on CPU).
-        score_max_length: Token limit per pair when scoring (default: ``train_config.max_length``);
-            e.g. train at 96 tokens and score shorter pairs for speed.
-        fit_rest: The cross-encoder also trains on the train questions after the held-out tune ones
-            (every train question but those; see :func:`reranker_questions`).
-        score_threads: torch threads while the cross-encoder scores (``None``: torch's default, all
-            cores or ``OMP_NUM_THREADS``); e.g. run the first stage on one thread and the rerank on two.
+        fit: What is fitted per seed, and how the cross-encoder scores (default: :class:`CascadeFit`).
+        run: Seeds, split, store and outputs of the run (default: :class:`CascadeRun`).
 
-    The cross-encoder trains on ``train_config.threads`` threads and scores on ``score_threads``
+    The cross-encoder trains on ``fit.train.threads`` threads and scores on ``fit.score.threads``
     (default: torch's), so the latency probe sees the machine's cores.
+
+    Raises:
+        InvalidInputError: For an unknown system, split or feature, a score limit under 16 tokens, a bad
+            thread count, or ``split="all"`` with a system that fits.
+
+    Example:
+        >>> fit = CascadeFit(score=ScoreSettings(max_length=48))
+        >>> run_cascade("locomo10.json", "full", fit=fit, run=CascadeRun(seeds=[7]))  # doctest: +SKIP
     """
+    fit, run = fit or CascadeFit(), run or CascadeRun()
     if system not in CASCADE_SYSTEMS:
         raise InvalidInputError(f"unknown cascade system {system!r}: choose one of {CASCADE_SYSTEMS}")
-    if split not in ("seeds", "all"):
-        raise InvalidInputError(f"split={split!r} is invalid: use 'seeds' or 'all'")
-    if score_max_length is not None and score_max_length < 16:
-        raise InvalidInputError(f"score_max_length={score_max_length} is too short: pass at least 16 tokens, or None")
-    check_threads(score_threads, "score_threads")
-    if split == "all" and system != "full-zeroshot":
+    if run.split not in ("seeds", "all"):
+        raise InvalidInputError(f"split={run.split!r} is invalid: use 'seeds' or 'all'")
+    if fit.score.max_length is not None and fit.score.max_length < 16:
+        raise InvalidInputError(f"score_max_length={fit.score.max_length} is too short: pass at least 16 tokens, "
+                                "or None")
+    check_threads(fit.score.threads, "score_threads")
+    if run.split == "all" and system != "full-zeroshot":
         raise InvalidInputError(f"--split all trains nothing; system {system!r} fits on train conversations: use seeds")
-    cfg = (config or CogMemConfig.preset("ephemeral")).model_copy(update={"embedder": embedder})
-    ps = _pools(data, cfg, progress, pool_cache)
+    cfg = (run.config or CogMemConfig.preset("ephemeral")).model_copy(update={"embedder": run.embedder})
+    ps = _pools(data, cfg, run.progress, run.pool_cache)
     try:
-        return _run(data, ps, cfg, system=system, embedder=embedder, seeds=seeds, split=split, progress=progress,
-                    train_config=train_config or TrainConfig(), reranker_init=reranker_init,
-                    latency_sample=latency_sample, work_dir=work_dir, tune_queries=tune_queries, reuse=reuse,
-                    drop=dropped_columns(drop_features), quantize=quantize, score_max_length=score_max_length,
-                    fit_rest=fit_rest, score_threads=score_threads)
+        return _run(data, ps, cfg, system, fit, run)
     finally:
         ps.release()
 
@@ -166,14 +201,11 @@ def _pools(data: str | Path, cfg: CogMemConfig, progress: Progress, cache: str |
     return ps
 
 
-def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embedder: str, seeds: Sequence[int],
-         split: str, progress: Progress, train_config: TrainConfig, reranker_init: str | Path | None,
-         latency_sample: int, work_dir: str | Path | None, tune_queries: int, reuse: bool,
-         drop: list[int], quantize: bool, score_max_length: int | None = None, fit_rest: bool = False,
-         score_threads: int | None = None) -> LocomoRun:
-    w = cfg.lexical_weight
-    feats, gold = pool_matrices(ps, w, drop)
-    work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="lmc-cascade-"))
+def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, system: str, fit: CascadeFit,
+         run: CascadeRun) -> LocomoRun:
+    drop = dropped_columns(fit.drop_features)
+    mats = pool_matrices(ps, cfg.lexical_weight, drop)
+    work = Path(run.work_dir) if run.work_dir else Path(tempfile.mkdtemp(prefix="lmc-cascade-"))
     rows: list[dict[str, Any]] = []
     input_rows: list[dict[str, Any]] = []
     params: dict[str, Any] = {"scorer": {}, "reranker": {}}
@@ -181,20 +213,21 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
     last_test: list[str] = []
     fixed: tuple[FusionScorer, ConvMemoryCompressor | None] | None = None
     answers: dict[tuple[str, int], tuple[list[str], list[str]]] = {}  # fits nothing: each question once
-    for seed, train, test in splits(ps.by_sample, seeds, split):
+    feats = mats[0]
+    for seed, train, test in splits(ps.by_sample, run.seeds, run.split):
         if system == "full-zeroshot":
-            fixed = fixed or _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work, params,
-                                     progress, tune_queries, reuse, quantize, score_max_length, fit_rest,
-                                     score_threads)
+            if fixed is None:
+                *fixed_models, entry = _models(system, seed, train, ps, mats, fit, work, run)
+                fixed = (fixed_models[0], fixed_models[1])
+                _record(params, seed, entry)
             scorer, compressor = fixed
         else:
-            scorer, compressor = _models(system, seed, train, ps, feats, gold, train_config, reranker_init, work,
-                                         params, progress, tune_queries, reuse, quantize, score_max_length, fit_rest,
-                                         score_threads)
+            scorer, compressor, entry = _models(system, seed, train, ps, mats, fit, work, run)
+            _record(params, seed, entry)
         todo = [qp for sid in test for qp in ps.by_sample[sid]]
         # The retriever's own last steps (Cascade.rank_pool: cut, compress, claim reconciliation).
         ranker = Cascade(store=scratch_store(cfg), scorer=scorer, compressor=compressor, use_graph=False)
-        for qp in progress(todo, f"seed {seed}", len(todo)):
+        for qp in run.progress(todo, f"seed {seed}", len(todo)):
             if pool_key(qp) not in answers or system != "full-zeroshot":
                 fused = scorer.score(feats[pool_key(qp)])
                 order = head_order(fused, qp.pool.hybrid(cfg.lexical_weight))
@@ -209,8 +242,9 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, *, system: str, embed
                 input_rows.append(row(seed, qp.sample_id, qp.question, ranked))
             rows.append(row(seed, qp.sample_id, qp.question, final, stage_ms=qp.first_stage_ms))
         last, last_test = (scorer, compressor), test
-    latencies, stages = _latency(ps, last, last_test, latency_sample)
-    result = run_summary(RunInfo(system, embedder, data, split, seeds), rows, latencies, ps.n_turns, ps.ingest_s, params)
+    latencies, stages = _latency(ps, last, last_test, run.latency_sample)
+    info = RunInfo(system, run.embedder, data, run.split, run.seeds)
+    result = run_summary(info, rows, latencies, ps.n_turns, ps.ingest_s, params)
     result["first_stage_ms_batched_embedding"] = percentiles([r["stage_ms"] for r in rows]) if rows else {}
     result["latency_by_stage_ms"] = {k: percentiles(v) for k, v in stages.items() if v}
     result["dropped_features"] = [FEATURE_NAMES[i] for i in drop]
@@ -286,51 +320,57 @@ def reranker_lists(qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict, 
     return rerank_examples(pools)
 
 
-def _models(system: str, seed: int, train: list[str], ps: PoolSet, feats: dict, gold: dict, train_config: TrainConfig,
-            reranker_init: str | Path | None, work: Path, params: dict[str, Any], progress: Progress,
-            tune_queries: int, reuse: bool, quantize: bool = False, score_max_length: int | None = None,
-            fit_rest: bool = False, score_threads: int | None = None) -> tuple[FusionScorer, ConvMemoryCompressor | None]:
+def _record(params: dict[str, Any], seed: int, entry: dict[str, Any]) -> None:
+    """File one seed's fitted parameters (:func:`_models`' last item) under ``params["scorer" / "reranker"]``."""
+    for part, value in entry.items():
+        params[part][str(seed)] = value
+
+
+def _models(system: str, seed: int, train: list[str], ps: PoolSet, mats: tuple[dict, dict], fit: CascadeFit,
+            work: Path, run: CascadeRun) -> tuple[FusionScorer, ConvMemoryCompressor | None, dict[str, Any]]:
+    """One seed's scorer and compressor, and what was fitted (``{"scorer": ..., "reranker": ...}``)."""
     from langmem_cog.rank.defaults import default_compressor, default_scorer
 
+    feats, gold = mats
+    score, train_config = fit.score, fit.train
     if system == "full-zeroshot":
         scorer = default_scorer()
-        params["scorer"][str(seed)] = scorer.trained_on
-        return scorer, default_compressor(threads=score_threads)
+        return scorer, default_compressor(threads=score.threads), {"scorer": scorer.trained_on}
     scorer = fit_seed_scorer(seed, train, ps, feats, gold)
-    params["scorer"][str(seed)] = [round(float(x), 4) for x in scorer.weights]
+    entry: dict[str, Any] = {"scorer": [round(float(x), 4) for x in scorer.weights]}
     if system == "augmented":
-        return scorer, None
+        return scorer, None, entry
     cap = 0 if train_config.epochs == 0 else train_config.max_queries or None
-    fit_qps, tune_qps = reranker_questions(seed, train, ps, cap, tune_queries, fit_rest and cap != 0)
+    fit_qps, tune_qps = reranker_questions(seed, train, ps, cap, fit.tune_queries, fit.fit_rest and cap != 0)
     examples = reranker_lists(fit_qps, scorer, feats, gold)
-    backbone = Path(reranker_init) if reranker_init else resolve_model_path("minilm")
+    backbone = Path(fit.reranker_init) if fit.reranker_init else resolve_model_path("minilm")
     out = work / f"seed-{seed}"
     t0 = time.perf_counter()
     if train_config.epochs == 0:  # no fine-tuning: the init checkpoint as it is, shared by every seed
-        if not reranker_init:
+        if not fit.reranker_init:
             raise InvalidInputError("epochs=0 scores with --reranker-init as it is: pass a trained cross-encoder checkpoint")
-        ce = _shared_cross_encoder(backbone, score_max_length or train_config.max_length, quantize, score_threads)
+        ce = _shared_cross_encoder(backbone, score.max_length or train_config.max_length, score.quantize, score.threads)
         weight, grid = tune_blend(ce, tune_qps, scorer, feats, gold)
-        params["reranker"][str(seed)] = {"init": str(backbone), "fine_tuned": False, "cross_encoder_weight": weight,
-                                         "tune_mrr": grid, "tune_queries": len(tune_qps), "int8": quantize,
-                                         "score_threads": score_threads}
-        return scorer, ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=weight)
-    if reuse and (out / "training.json").exists():
+        entry["reranker"] = {"init": str(backbone), "fine_tuned": False, "cross_encoder_weight": weight,
+                             "tune_mrr": grid, "tune_queries": len(tune_qps), "int8": score.quantize,
+                             "score_threads": score.threads}
+        return scorer, ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=weight), entry
+    if run.reuse and (out / "training.json").exists():
         report = json.loads((out / "training.json").read_text(encoding="utf-8"))
         logger.info("seed %s: reusing the checkpoint in %s", seed, out)
     else:
         cfg = dataclasses.replace(train_config, max_queries=None)
-        report = train_cross_encoder(examples, backbone, out, cfg, progress=progress,
+        report = train_cross_encoder(examples, backbone, out, cfg, progress=run.progress,
                                      provenance={"trained_on": f"LoCoMo seed {seed} train conversations {sorted(train)}"})
     logger.info("seed %s: reranker ready in %.0f s", seed, time.perf_counter() - t0)
-    ce = LocalCrossEncoder(out, max_length=score_max_length or train_config.max_length, quantize=quantize,
-                           threads=score_threads)
+    ce = LocalCrossEncoder(out, max_length=score.max_length or train_config.max_length, quantize=score.quantize,
+                           threads=score.threads)
     weight, grid = tune_blend(ce, tune_qps, scorer, feats, gold)
-    params["reranker"][str(seed)] = {**{k: report.get(k) for k in ("examples", "steps", "final_epoch_loss", "uniform_loss",
-                                                                   "seconds")},
-                                     "cross_encoder_weight": weight, "tune_mrr": grid, "tune_queries": len(tune_qps),
-                                     "int8": quantize, "score_max_length": ce.max_length, "score_threads": score_threads}
-    return scorer, ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=weight)
+    entry["reranker"] = {**{k: report.get(k) for k in ("examples", "steps", "final_epoch_loss", "uniform_loss",
+                                                       "seconds")},
+                         "cross_encoder_weight": weight, "tune_mrr": grid, "tune_queries": len(tune_qps),
+                         "int8": score.quantize, "score_max_length": ce.max_length, "score_threads": score.threads}
+    return scorer, ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=weight), entry
 
 
 class _MemoCrossEncoder(BaseCrossEncoder):
