@@ -934,6 +934,13 @@ def cmd_models_install(args: argparse.Namespace) -> int:
     return 0
 
 
+def _precision_arg(parser: argparse.ArgumentParser, model: str) -> None:
+    """``--embed-precision`` or ``--rerank-precision`` (``CogMemConfig.embed_precision`` / ``rerank_precision``)."""
+    what, moves = {"embed": ("the embedder's", "vectors"), "rerank": ("the cross-encoder's", "scores")}[model]
+    parser.add_argument(f"--{model}-precision", choices=["fp32", "int8"], default="fp32",
+                        help=f"{what} arithmetic (default: CogMemConfig's, fp32; int8 is faster, {moves} move a little)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``langmem-cog``."""
     p = argparse.ArgumentParser(prog="langmem-cog", description="Long-term memory for LangChain/LangGraph agents.")
@@ -1068,8 +1075,7 @@ def build_parser() -> argparse.ArgumentParser:
     loc.add_argument("--pooling", choices=["cls", "mean"], default=None,
                      help="full: the cross-encoder head's pooling when fine-tuning (default: the init checkpoint's)")
     loc.add_argument("--drop-features", help="cascade systems: comma-separated features held at zero ('graph': all graph ones)")
-    loc.add_argument("--embed-precision", choices=["fp32", "int8"], default="fp32",
-                    help="the embedder's arithmetic (default: CogMemConfig's, fp32; int8 is faster, vectors move a little)")
+    _precision_arg(loc, "embed")
     loc.set_defaults(func=cmd_bench_locomo)
     gb = bench.add_parser("graph", help="PEC2F graph: throughput, counts, evidence coverage, attribution probe")
     gb.add_argument("--data", help="a JSON file in LoCoMo's schema (default: ../shared/data/locomo/locomo10.json)")
@@ -1116,8 +1122,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--mode", choices=["cascade", "hybrid", "dense", "lexical"], default=None,
                     help="retrieval path (default: the default retriever's)")
     pr.add_argument("--models", help="models folder (default: the shipped models)")
-    pr.add_argument("--rerank-precision", choices=["fp32", "int8"], default="fp32",
-                    help="the cross-encoder's arithmetic (default: CogMemConfig's, fp32; int8 is faster, scores move a little)")
+    _precision_arg(pr, "rerank")
     pr.set_defaults(func=cmd_bench_probe)
     lat = bench.add_parser("latency", help="latency of the default retriever on the live path (first query after "
                            "an ingest, and warm queries)")
@@ -1129,10 +1134,8 @@ def build_parser() -> argparse.ArgumentParser:
     lat.add_argument("--models", help="models folder (default: the shipped models)")
     lat.add_argument("--max-seq-length", type=int, default=None, help="embedder truncation (default: the model's)")
     lat.add_argument("--out", help="summary JSON path")
-    lat.add_argument("--rerank-precision", choices=["fp32", "int8"], default="fp32",
-                    help="the cross-encoder's arithmetic (default: CogMemConfig's, fp32; int8 is faster, scores move a little)")
-    lat.add_argument("--embed-precision", choices=["fp32", "int8"], default="fp32",
-                    help="the embedder's arithmetic (default: CogMemConfig's, fp32; int8 is faster, vectors move a little)")
+    _precision_arg(lat, "rerank")
+    _precision_arg(lat, "embed")
     lat.set_defaults(func=cmd_bench_latency)
     ing = bench.add_parser("ingest", help="cold ingest into a persistent data dir, graph on: turns/s end to end, "
                            "the time's shares, and plain fp32 encoding of the same texts")
@@ -1142,8 +1145,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="conversations (LoCoMo, default 10) or haystacks (LongMemEval, default 20)")
     ing.add_argument("--data-dir", help="ingest here (default: a temporary directory, removed after)")
     ing.add_argument("--out", help="summary JSON path")
-    ing.add_argument("--embed-precision", choices=["fp32", "int8"], default="fp32",
-                    help="the embedder's arithmetic (default: CogMemConfig's, fp32; int8 is faster, vectors move a little)")
+    _precision_arg(ing, "embed")
     ing.set_defaults(func=cmd_bench_ingest)
     tf = bench.add_parser("transfer", help="the default retriever with a models folder, on every question of a "
                           "dataset (leave-one-dataset-out: models fitted on the other one)")
@@ -1155,8 +1157,7 @@ def build_parser() -> argparse.ArgumentParser:
     tf.add_argument("--lme-limit", type=int, default=None, help="only the first N LongMemEval questions")
     tf.add_argument("--out", help="summary JSON of the default retriever ({system} is replaced for each run)")
     tf.add_argument("--rows", help="rows JSONL ({system}: default, input, and hybrid where recorded)")
-    tf.add_argument("--rerank-precision", choices=["fp32", "int8"], default="fp32",
-                    help="the cross-encoder's arithmetic (default: CogMemConfig's, fp32; int8 is faster, scores move a little)")
+    _precision_arg(tf, "rerank")
     tf.set_defaults(func=cmd_bench_transfer)
     cmp_ = bench.add_parser("compare", help="paired bootstrap of two rows files (B - A)")
     cmp_.add_argument("a", help="rows JSONL of system A (the baseline)")

@@ -34,6 +34,7 @@ from langmem_cog.errors import ConfigError, InvalidInputError, ModelNotFoundErro
 
 __all__ = [
     "LocalSentenceEmbeddings",
+    "config_embedder",
     "CachedEmbeddings",
     "resolve_embedder",
     "resolve_model_path",
@@ -454,6 +455,22 @@ def resolve_embedder(
         resolve_model_path(spec), batch_size=batch_size, device=device, max_seq_length=max_seq_length, backend=backend,
         precision=precision,
     )
+
+
+def config_embedder(config: Any, *, max_seq_length: int | None = None) -> LocalSentenceEmbeddings:
+    """The embedder a :class:`~langmem_cog.config.CogMemConfig` describes (model, batch size, backend, precision).
+
+    Args:
+        config: The config.
+        max_seq_length: Truncate texts to this many tokens (default: the model's own limit).
+
+    Raises:
+        ModelNotFoundError: If the model is not installed.
+        ConfigError: If ``config.embed_precision="int8"`` cannot run (see :class:`LocalSentenceEmbeddings`).
+    """
+    return resolve_embedder(config.embedder, batch_size=config.embed_batch_size,
+                            max_seq_length=max_seq_length, backend=config.inference_backend,
+                            precision=config.embed_precision)
 
 
 def install_mpnet(target: Path | None = None, *, python: str | None = None) -> Path:

@@ -639,11 +639,9 @@ class TurnStore:
     ) -> None:
         self.config = config or CogMemConfig()
         if embeddings is None:
-            from langmem_cog.embeddings import resolve_embedder
+            from langmem_cog.embeddings import config_embedder
 
-            embeddings = resolve_embedder(self.config.embedder, batch_size=self.config.embed_batch_size,
-                                          backend=self.config.inference_backend,
-                                          precision=self.config.embed_precision)
+            embeddings = config_embedder(self.config)
         self.embeddings = embeddings
         _register_chroma_embedding_function()
         self._chroma_ef = _ChromaEmbeddingFunction(embeddings)

@@ -209,21 +209,17 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, system: str, fit: Cas
     rows: list[dict[str, Any]] = []
     input_rows: list[dict[str, Any]] = []
     params: dict[str, Any] = {"scorer": {}, "reranker": {}}
-    last: tuple[FusionScorer, ConvMemoryCompressor | None] | None = None
     last_test: list[str] = []
-    fixed: tuple[FusionScorer, ConvMemoryCompressor | None] | None = None
+    models: tuple[FusionScorer, ConvMemoryCompressor | None] | None = None
     answers: dict[tuple[str, int], tuple[list[str], list[str]]] = {}  # fits nothing: each question once
     feats = mats[0]
     for seed, train, test in splits(ps.by_sample, run.seeds, run.split):
-        if system == "full-zeroshot":
-            if fixed is None:
-                *fixed_models, entry = _models(system, seed, train, ps, mats, fit, work, run)
-                fixed = (fixed_models[0], fixed_models[1])
-                _record(params, seed, entry)
-            scorer, compressor = fixed
-        else:
+        if models is None or system != "full-zeroshot":  # full-zeroshot: the shipped models, loaded once
             scorer, compressor, entry = _models(system, seed, train, ps, mats, fit, work, run)
-            _record(params, seed, entry)
+            for part, value in entry.items():
+                params[part][str(seed)] = value
+            models = (scorer, compressor)
+        scorer, compressor = models
         todo = [qp for sid in test for qp in ps.by_sample[sid]]
         # The retriever's own last steps (Cascade.rank_pool: cut, compress, claim reconciliation).
         ranker = Cascade(store=scratch_store(cfg), scorer=scorer, compressor=compressor, use_graph=False)
@@ -241,8 +237,8 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, system: str, fit: Cas
             if compressor is not None:
                 input_rows.append(row(seed, qp.sample_id, qp.question, ranked))
             rows.append(row(seed, qp.sample_id, qp.question, final, stage_ms=qp.first_stage_ms))
-        last, last_test = (scorer, compressor), test
-    latencies, stages = _latency(ps, last, last_test, run.latency_sample)
+        last_test = test
+    latencies, stages = _latency(ps, models, last_test, run.latency_sample)
     info = RunInfo(system, run.embedder, data, run.split, run.seeds)
     result = run_summary(info, rows, latencies, ps.n_turns, ps.ingest_s, params)
     result["first_stage_ms_batched_embedding"] = percentiles([r["stage_ms"] for r in rows]) if rows else {}
@@ -318,12 +314,6 @@ def reranker_lists(qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict, 
     """The cross-encoder's training lists of ``qps``: the fused top 10 plus missed gold."""
     pools = [(qp.question["question"], qp.pool, scorer.score(feats[pool_key(qp)]), gold[pool_key(qp)]) for qp in qps]
     return rerank_examples(pools)
-
-
-def _record(params: dict[str, Any], seed: int, entry: dict[str, Any]) -> None:
-    """File one seed's fitted parameters (:func:`_models`' last item) under ``params["scorer" / "reranker"]``."""
-    for part, value in entry.items():
-        params[part][str(seed)] = value
 
 
 def _models(system: str, seed: int, train: list[str], ps: PoolSet, mats: tuple[dict, dict], fit: CascadeFit,

@@ -55,7 +55,7 @@ def run_latency(on: str, data: str | Path, *, questions: int = 200, conversation
         the retrieval mode timed.
     """
     from langmem_cog.bench.longmemeval import ingest_haystack
-    from langmem_cog.embeddings import resolve_embedder
+    from langmem_cog.embeddings import config_embedder
     from langmem_cog.loaders import load_longmemeval, locomo_turns, read_json
     from langmem_cog.memory import CogMemory
     from langmem_cog.retriever import CogMemRetriever
@@ -63,8 +63,7 @@ def run_latency(on: str, data: str | Path, *, questions: int = 200, conversation
     if on not in ("locomo", "longmemeval"):
         raise InvalidInputError(f"on={on!r} is invalid: use 'locomo' or 'longmemeval'")
     cfg = config or CogMemConfig.preset("ephemeral")
-    emb = resolve_embedder(cfg.embedder, batch_size=cfg.embed_batch_size, max_seq_length=max_seq_length,
-                           backend=cfg.inference_backend, precision=cfg.embed_precision)
+    emb = config_embedder(cfg, max_seq_length=max_seq_length)
     memory = CogMemory(cfg, embeddings=emb)
     memory.embeddings.embed_query("warm up")
     run = uuid.uuid4().hex[:8]

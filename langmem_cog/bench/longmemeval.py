@@ -325,10 +325,9 @@ def run_longmemeval(
                                 f"({len(skipped)} skipped as already scored)")
     cfg = (config or CogMemConfig.preset("ephemeral")).model_copy(update={"embedder": embedder})
     if embeddings is None:
-        from langmem_cog.embeddings import resolve_embedder
+        from langmem_cog.embeddings import config_embedder
 
-        embeddings = resolve_embedder(embedder, batch_size=cfg.embed_batch_size, max_seq_length=max_seq_length,
-                                      backend=cfg.inference_backend)
+        embeddings = config_embedder(cfg, max_seq_length=max_seq_length)
     cache = None
     if embedding_cache is not None:
         from langmem_cog.embeddings import CachedEmbeddings

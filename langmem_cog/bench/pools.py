@@ -156,10 +156,9 @@ def collect_lme_pools(
     from langmem_cog.rank.cascade import Cascade
 
     if embeddings is None:
-        from langmem_cog.embeddings import resolve_embedder
+        from langmem_cog.embeddings import config_embedder
 
-        embeddings = resolve_embedder(cfg.embedder, batch_size=cfg.embed_batch_size, max_seq_length=max_seq_length,
-                           backend=cfg.inference_backend)
+        embeddings = config_embedder(cfg, max_seq_length=max_seq_length)
     memory = CogMemory(cfg, embeddings=embeddings)
     cascade = Cascade(store=memory.store, memory=memory if with_graph else None, use_graph=with_graph)
     out = PoolSet()
