@@ -53,7 +53,7 @@ def _machine_paths(value, home: str) -> list[str]:
 
 def test_train_models_writes_a_folder_the_default_retriever_uses(two_conversations: Path, tmp_path: Path) -> None:
     recipe = Recipe(train=TrainConfig(epochs=1, max_length=32, freeze_layers=3, num_layers=2, pooling="mean",
-                                      threads=1), score_max_length=24, tune_queries=6, drop_features=("style",))
+                                      threads=1), score_max_length=24, tune_queries=4, drop_features=("style",))
     out = tmp_path / "models"
     report = train_models({"locomo": two_conversations}, out, recipe=recipe, work_dir=tmp_path / "work",
                           pool_cache_dir=tmp_path / "pools", command="langmem-cog train-models --datasets locomo")
@@ -94,6 +94,34 @@ def test_train_models_writes_a_folder_the_default_retriever_uses(two_conversatio
     assert all(scorer.weights[i] == 0.0 for i, f in enumerate(scorer.features) if f.startswith("context_"))
     with pytest.raises(InvalidInputError, match="unknown dataset"):
         train_models({"nope": two_conversations}, out, recipe=recipe, work_dir=tmp_path / "w2")
+
+
+def test_few_questions_cross_fit_the_blend_weight_on_every_question(two_conversations: Path, tmp_path: Path) -> None:
+    from langmem_cog.bench.cascade import BLEND_GRID
+    from langmem_cog.bench.recipe import fit_recipe, load_or_collect_pools
+
+    ps = load_or_collect_pools("locomo", two_conversations, cache=None, lme_limit=None, progress=_noop)
+    qps = [qp for group in ps.by_sample.values() for qp in group]
+    recipe = Recipe(train=TrainConfig(epochs=1, max_length=32, freeze_layers=3, num_layers=2, pooling="mean",
+                                      threads=1), score_max_length=24, tune_queries=6, folds=2)
+    assert recipe.cross_fits(len(qps))  # 28 // 6 < 6
+    models = fit_recipe(qps, recipe, tmp_path / "work")
+    # Every question chose the blend weight, scored by a cross-encoder that did not train on it; the
+    # shipped one trained on all of them.
+    assert models.report["tune_questions"] == models.report["fit_questions"] == 28
+    assert models.report["blend_chosen_on"].startswith("cross-fitted over 2 folds")
+    assert models.cross_encoder_weight in BLEND_GRID and set(models.report["tune_mrr"]) == {str(w) for w in BLEND_GRID}
+    assert models.reranker_dir == tmp_path / "work" / "reranker"
+    folds = [json.loads((tmp_path / "work" / "folds" / f"fold-{f}" / "training.json").read_text()) for f in (0, 1)]
+    assert [f["examples"] for f in folds] == [14, 14] and models.report["examples"] == 28
+    # An interrupted run reuses the checkpoints it finds; a different recipe refuses them.
+    again = fit_recipe(qps, recipe, tmp_path / "work", reuse=True)
+    assert again.report["tune_mrr"] == models.report["tune_mrr"]
+    other = dataclasses.replace(recipe, train=dataclasses.replace(recipe.train, lr=1e-3))
+    with pytest.raises(InvalidInputError, match="drop reuse"):
+        fit_recipe(qps, other, tmp_path / "work", reuse=True)
+    with pytest.raises(InvalidInputError, match="folds=0"):
+        Recipe(folds=0)
 
 
 def test_dropped_features_names_groups_and_refuses_unknown() -> None:

@@ -10,6 +10,11 @@ check of them. Given labelled candidate pools (built by the retriever's own cand
    packaged MiniLM on the fused top 10 (+ missed gold) of all the others;
 3. chooses the cross-encoder's blend weight on the held-out tune questions.
 
+When a sixth of the questions is fewer than ``tune_queries`` (one small dataset, such as LongMemEval-S
+dev's 233 questions), steps 2-3 cross-fit instead: ``folds`` cross-encoders, each fine-tuned without one
+fold, score their own held-out fold, the blend weight is chosen on every question that way, and the
+shipped cross-encoder is fine-tuned on all of them.
+
 :func:`write_models` writes ``fusion.json``, ``cascade.json`` and ``reranker/`` (fp16 checkpoint and
 ``training.json`` with the command, the data files' SHA-256, the seed and the git commit; no machine
 paths). ``langmem-cog train-models`` runs both on LoCoMo and LongMemEval-S dev together.
@@ -124,7 +129,10 @@ class Recipe:
         score_max_length: Token limit per pair when the cross-encoder scores.
         tune_queries: Held-out questions (unseen by the cross-encoder) that choose its blend weight (at
             most a sixth of the questions).
-        seed: The shuffle that picks the tune questions.
+        folds: When a sixth of the questions is fewer than ``tune_queries``, the blend weight is chosen
+            by cross-fitting over this many folds of all the questions instead (1: never; the sixth is
+            held out however few).
+        seed: The shuffle that picks the tune questions (and the folds).
         fit_fusion: Fit the fusion scorer on the pools; ``False`` keeps the untrained prior
             (:meth:`FusionScorer.untrained`: z(dense) + z(BM25) + 0.5 window2), which fits nothing.
     """
@@ -135,13 +143,28 @@ class Recipe:
         epochs=2, lr=2e-4, max_length=96, freeze_layers=1, num_layers=4, pooling="mean", threads=1, max_queries=800))
     score_max_length: int = 64
     tune_queries: int = 300
+    folds: int = 5
     seed: int = 0
     fit_fusion: bool = True
+
+    def __post_init__(self) -> None:
+        if isinstance(self.folds, bool) or not isinstance(self.folds, int) or self.folds < 1:
+            raise InvalidInputError(f"folds={self.folds!r}: pass a positive integer (1: no cross-fitting)")
+
+    def cross_fits(self, n_questions: int) -> bool:
+        """Whether ``n_questions`` are too few to hold ``tune_queries`` out, so the blend weight is cross-fitted.
+
+        Example:
+            >>> Recipe().cross_fits(233), Recipe().cross_fits(1977), Recipe(folds=1).cross_fits(233)
+            (True, False, False)
+        """
+        return self.folds > 1 and n_questions // 6 < self.tune_queries
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (recorded in ``training.json``)."""
         return {"drop_features": list(self.drop_features), "l2": self.l2, "train": dict(self.train.__dict__),
-                "score_max_length": self.score_max_length, "tune_queries": self.tune_queries, "seed": self.seed, "fit_fusion": self.fit_fusion}
+                "score_max_length": self.score_max_length, "tune_queries": self.tune_queries, "folds": self.folds,
+                "seed": self.seed, "fit_fusion": self.fit_fusion}
 
 
 #: The recipe of the shipped models: the fusion scorer fitted on :data:`TRANSFER_FEATURES` only (L2 0.03,
@@ -199,21 +222,21 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
     Args:
         qps: :class:`~langmem_cog.bench.pools.QueryPool` objects (any mix of datasets).
         recipe: The recipe.
-        work_dir: Where the cross-encoder checkpoint is written (``work_dir/reranker``).
+        work_dir: Where the cross-encoder checkpoint is written (``work_dir/reranker``; when the blend
+            weight is cross-fitted, the folds' checkpoints go to ``work_dir/folds``).
         progress: Optional progress wrapper over training steps.
         trained_on: Provenance recorded in the scorer and the checkpoint.
         cross_encoder: Also fine-tune the cross-encoder (``False``: the scorer alone).
         lexical_weight: BM25's weight in the hybrid score the features use (the store's).
-        reuse: Reuse a checkpoint already in ``work_dir/reranker`` that was trained on the same
-            pools (an interrupted run of the same command).
+        reuse: Reuse checkpoints already in ``work_dir`` that were trained on the same pools (an
+            interrupted run of the same command).
 
     Raises:
-        InvalidInputError: If there are no questions, or too few to keep ``tune_queries`` aside.
+        InvalidInputError: If there are no questions, or too few to choose the blend weight on held-out
+            ones (6, or ``folds`` when cross-fitting).
     """
-    from langmem_cog.bench.cascade import reranker_lists, tune_blend
-    from langmem_cog.embeddings import resolve_model_path
+    from langmem_cog.bench.cascade import BLEND_GRID, blend_grid, blend_heads, reranker_lists
     from langmem_cog.rank.cross_encoder import LocalCrossEncoder
-    from langmem_cog.rank.training import train_cross_encoder, usable_examples
 
     if not qps:
         raise InvalidInputError("fit_recipe needs labelled pools: none were given")
@@ -222,28 +245,59 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
         return FittedModels(scorer, None, 0.0, recipe.score_max_length, {"questions": len(qps)})
     order = list(qps)
     random.Random(recipe.seed).shuffle(order)
+    cross_fit = recipe.cross_fits(len(order))
     n_tune = min(recipe.tune_queries, len(order) // 6)
-    if n_tune < 1:
-        raise InvalidInputError(f"{len(order)} questions are too few to keep a sixth aside for the blend weight: "
-                                "pass at least 6")
-    tune, fit = order[:n_tune], order[n_tune:]
-    examples = reranker_lists(fit, scorer, feats, gold)
-    out = Path(work_dir) / "reranker"
+    if (cross_fit and len(order) < recipe.folds) or (not cross_fit and n_tune < 1):
+        raise InvalidInputError(f"{len(order)} questions are too few to choose the blend weight on held-out ones: "
+                                f"pass at least {max(6, recipe.folds if cross_fit else 6)}")
+    work = Path(work_dir)
+
+    def fine_tune(fit_qps: Sequence[Any], out: Path, note: str) -> tuple[dict[str, Any], LocalCrossEncoder]:
+        report = _train_or_reuse(reranker_lists(fit_qps, scorer, feats, gold), out, recipe, reuse=reuse,
+                                 progress=progress, trained_on=note)
+        return report, LocalCrossEncoder(out, max_length=recipe.score_max_length)
+
+    if cross_fit:
+        heads = []
+        for f in range(recipe.folds):
+            held = order[f::recipe.folds]
+            held_ids = {id(qp) for qp in held}
+            _, ce = fine_tune([qp for qp in order if id(qp) not in held_ids], work / "folds" / f"fold-{f}",
+                              f"{trained_on} less fold {f} of {recipe.folds}")
+            heads += blend_heads(ce, held, scorer, feats, gold)
+        report, _ = fine_tune(order, work / "reranker", trained_on)
+        tune_n, fit_n, blend = len(order), len(order), f"cross-fitted over {recipe.folds} folds of every question"
+    else:
+        tune, fit = order[:n_tune], order[n_tune:]
+        report, ce = fine_tune(fit, work / "reranker", trained_on)
+        heads = blend_heads(ce, tune, scorer, feats, gold)
+        tune_n, fit_n, blend = len(tune), len(fit), "held-out questions"
+    grid = {str(w): round(mrr, 6) for w, (mrr, _h1) in blend_grid(heads).items()}
+    weight = float(max(BLEND_GRID, key=lambda w: (grid[str(w)], -w)))  # ties: the smaller weight
+    report.update(cross_encoder_weight=weight, tune_mrr=grid, tune_questions=tune_n, fit_questions=fit_n,
+                  blend_chosen_on=blend)
+    return FittedModels(scorer, work / "reranker", weight, recipe.score_max_length, report)
+
+
+def _train_or_reuse(examples: Sequence[Any], out: Path, recipe: Recipe, *, reuse: bool, progress: Progress | None,
+                    trained_on: str) -> dict[str, Any]:
+    """Fine-tune the recipe's cross-encoder on ``examples`` into ``out``, or with ``reuse`` read back a
+    checkpoint already there that was trained on as many lists with the same settings."""
+    from langmem_cog.embeddings import resolve_model_path
+    from langmem_cog.rank.training import train_cross_encoder, usable_examples
+
     cfg = recipe.train
     if reuse and (out / "training.json").exists():
         report = json.loads((out / "training.json").read_text(encoding="utf-8"))
-        if report.get("examples") != len(usable_examples(examples)) or report.get("config") != dict(cfg.__dict__):
+        if report.get("examples") != min(len(usable_examples(examples)), cfg.max_queries or 1 << 62) \
+                or report.get("config") != dict(cfg.__dict__):
             raise InvalidInputError(f"the checkpoint in {out} was trained on {report.get('examples')} lists with "
                                     f"{report.get('config')}, not on these pools with this recipe: drop reuse")
         report["trained_on"] = trained_on
         logger.info("reusing the cross-encoder in %s", out)
-    else:
-        report = train_cross_encoder(examples, resolve_model_path("minilm"), out, cfg, progress=progress,
-                                     provenance={"trained_on": trained_on})
-    ce = LocalCrossEncoder(out, max_length=recipe.score_max_length)
-    weight, grid = tune_blend(ce, tune, scorer, feats, gold)
-    report.update(cross_encoder_weight=weight, tune_mrr=grid, tune_questions=len(tune), fit_questions=len(fit))
-    return FittedModels(scorer, out, weight, recipe.score_max_length, report)
+        return report
+    return train_cross_encoder(examples, resolve_model_path("minilm"), out, cfg, progress=progress,
+                               provenance={"trained_on": trained_on})
 
 
 def write_models(models: FittedModels, out_dir: str | Path, *, recipe: Recipe,
