@@ -28,6 +28,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from langmem_cog.checks import positive_int
 from langmem_cog.errors import InvalidInputError
 
 __all__ = ["KEY_FIELDS", "ComparisonResult", "load_rows", "compare_rows"]
@@ -277,8 +278,7 @@ def compare_rows(
         >>> (r.diff, r.ci_low, r.ci_high, r.hit10_benefit, r.hit10_tax)
         (0.0, 0.0, 0.0, 0, 0)
     """
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
-        raise InvalidInputError(f"resamples must be a positive int, got {resamples!r}")
+    resamples = positive_int(resamples, "resamples")
     ranks_a = _index(rows_a, "A")
     ranks_b = _index(rows_b, "B")
     shared = [key for key in ranks_a if key in ranks_b]

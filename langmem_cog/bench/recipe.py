@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langmem_cog.checks import positive_int
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.rank.features import CONTEXT_FEATURES, FEATURE_NAMES
 from langmem_cog.rank.scorer import FusionScorer
@@ -148,8 +149,7 @@ class Recipe:
     fit_fusion: bool = True
 
     def __post_init__(self) -> None:
-        if isinstance(self.folds, bool) or not isinstance(self.folds, int) or self.folds < 1:
-            raise InvalidInputError(f"folds={self.folds!r}: pass a positive integer (1: no cross-fitting)")
+        positive_int(self.folds, "folds")
 
     def cross_fits(self, n_questions: int) -> bool:
         """Whether ``n_questions`` are too few to hold ``tune_queries`` out, so the blend weight is cross-fitted.

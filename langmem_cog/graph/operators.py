@@ -38,6 +38,7 @@ import networkx as nx
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from langmem_cog.checks import positive_int
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.graph.schema import RELATION_EDGES, EdgeType, NodeType
 
@@ -365,8 +366,7 @@ def traverse(
     """
     if isinstance(depth, bool) or depth not in (1, 2):
         raise InvalidInputError(f"depth={depth!r} must be 1 or 2")
-    if isinstance(per_hop, bool) or not isinstance(per_hop, int) or per_hop < 1:
-        raise InvalidInputError(f"per_hop={per_hop!r} must be a positive integer")
+    per_hop = positive_int(per_hop, "per_hop")
     if not 0.0 < decay <= 1.0:
         raise InvalidInputError(f"decay={decay!r} must be in (0, 1]")
     window = _check_window(time_window)
@@ -487,8 +487,7 @@ def intersect(
         >>> intersect(G, ["person:leo", "person:maya"])
         [('concept:climbing', 1.0)]
     """
-    if isinstance(per_entity, bool) or not isinstance(per_entity, int) or per_entity < 1:
-        raise InvalidInputError(f"per_entity={per_entity!r} must be a positive integer")
+    per_entity = positive_int(per_entity, "per_entity")
     entities = [e for e in dict.fromkeys(entity_nodes) if e in G]
     if len(entities) < 2:
         return []

@@ -58,6 +58,7 @@ from typing import Any, Protocol, get_args
 from langchain_core.exceptions import OutputParserException
 from pydantic import BaseModel, ValidationError
 
+from langmem_cog.checks import positive_int
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.graph.operators import TimeWindow
 from langmem_cog.graph.prompts import (
@@ -439,9 +440,7 @@ class RuleSufficiency:
     """
 
     def __init__(self, min_turns: int = 3, min_score: float = 0.3) -> None:
-        if isinstance(min_turns, bool) or not isinstance(min_turns, int) or min_turns < 1:
-            raise InvalidInputError(f"min_turns={min_turns!r} must be a positive integer")
-        self.min_turns = min_turns
+        self.min_turns = positive_int(min_turns, "min_turns")
         self.min_score = float(min_score)
 
     def __call__(self, query: str, route: Route, evidence: Sequence[Mapping[str, Any]]) -> Verdict:
