@@ -841,11 +841,12 @@ def _print_lme(system: str, s: dict[str, Any]) -> None:
 
 
 def cmd_bench_scale(args: argparse.Namespace) -> int:
-    from langmem_cog.bench.scale import bench_graph_stores, plot_scale, run_scale
+    from langmem_cog.bench.scale import ScaleTargets, ScaleWorkload, bench_graph_stores, plot_scale, run_scale
 
-    result = run_scale(args.turns, chroma_url=args.chroma_url, start_server=args.start_server,
-                       embedder=args.embedder, unique=args.unique, queries=args.queries, batch=args.batch,
-                       extractor=not args.no_extractor, progress=_progress, embedded=not args.server_only)
+    work = ScaleWorkload(sizes=args.turns, unique=args.unique, queries=args.queries, batch=args.batch,
+                         extractor=not args.no_extractor)
+    targets = ScaleTargets(embedded=not args.server_only, chroma_url=args.chroma_url, start_server=args.start_server)
+    result = run_scale(work, targets, embedder=args.embedder, progress=_progress)
     if args.graph_store_turns:
         result["graph_stores"] = bench_graph_stores(args.graph_store_turns, postgres_url=args.postgres_url)
     if args.out:

@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 from fakes import FakeEmbeddings
 
-from langmem_cog.bench.scale import bench_graph_stores, chroma_server, plot_scale, run_scale, scale_turns
+from langmem_cog.bench.scale import (
+    ScaleTargets,
+    ScaleWorkload,
+    bench_graph_stores,
+    chroma_server,
+    plot_scale,
+    run_scale,
+    scale_turns,
+)
 from langmem_cog.config import CogMemConfig
 from langmem_cog.embeddings import CachedEmbeddings
 from langmem_cog.errors import InvalidInputError
@@ -32,8 +40,8 @@ def test_replayed_turns_get_fresh_ids_and_later_dates() -> None:
 
 def test_run_scale_measures_every_size_and_plots(tmp_path: Path) -> None:
     n = len(load_locomo(SAMPLE)[0].turns)
-    result = run_scale([n // 2, 2 * n], embeddings=FakeEmbeddings(), locomo=SAMPLE, unique=n, queries=3,
-                       batch=25, workdir=tmp_path)
+    result = run_scale(ScaleWorkload(sizes=[2 * n, n // 2], locomo=SAMPLE, unique=n, queries=3, batch=25),
+                       embeddings=FakeEmbeddings(), workdir=tmp_path)
     (mode,) = result["modes"]
     assert mode["mode"] == "embedded" and [p["turns"] for p in mode["points"]] == [n // 2, 2 * n]
     for p in mode["points"]:
@@ -42,7 +50,11 @@ def test_run_scale_measures_every_size_and_plots(tmp_path: Path) -> None:
         assert p["freshness_check_ms"] is None  # embedded: no server to check
     assert result["cache"]["hits"] >= n  # the replay reused the pool's vectors
     with pytest.raises(InvalidInputError, match="server only"):
-        run_scale([n], embeddings=FakeEmbeddings(), locomo=SAMPLE, unique=n, embedded=False)
+        ScaleTargets(embedded=False)
+    with pytest.raises(InvalidInputError, match="positive turn counts"):
+        ScaleWorkload(sizes=[0, 10])
+    with pytest.raises(InvalidInputError, match="unknown systems"):
+        ScaleWorkload(systems=("dense", "graph"))
     pytest.importorskip("matplotlib")
     png = plot_scale(result, tmp_path / "scale.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -34,6 +34,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ from langmem_cog.errors import InvalidInputError, StoreError
 from langmem_cog.loaders import locomo_turns, read_json
 from langmem_cog.records import Turn
 
-__all__ = ["run_scale", "bench_graph_stores", "scale_turns", "replay_turn_id", "plot_scale", "chroma_server", "rss_mb", "dir_mb"]
+__all__ = ["run_scale", "ScaleWorkload", "ScaleTargets", "bench_graph_stores", "scale_turns", "replay_turn_id", "plot_scale", "chroma_server", "rss_mb", "dir_mb"]
 
 logger = logging.getLogger(__name__)
 
@@ -178,59 +179,133 @@ def _questions(locomo: Path | None, n: int) -> list[str]:
     return qs[::step][:n]
 
 
-def _one_mode(
-    mode: str, sizes: Sequence[int], pool: Sequence[Turn], questions: Sequence[str], *, embeddings: Any,
-    workdir: Path, server: tuple[str, int, int] | None, systems: Sequence[str], batch: int, progress: Progress,
-    extractor: bool,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ScaleWorkload:
+    """What :func:`run_scale` grows and times.
+
+    Attributes:
+        sizes: Namespace sizes in turns (measured in increasing order).
+        systems: Search systems timed at each size (``dense``, ``bm25``, ``hybrid``).
+        unique: Size of the pool of real turns before replays start.
+        queries: Timed questions per system and size.
+        batch: Turns per ``add_turns`` call.
+        extractor: Run the ``RuleExtractor`` and the graph update at ingest.
+        locomo: LoCoMo JSON (default: ``../shared/data``).
+        longmemeval: LongMemEval JSON[.gz] (default: ``../shared/data``), used when ``unique`` exceeds LoCoMo.
+
+    Raises:
+        InvalidInputError: If a size is not a positive count or a system is unknown.
+
+    Example:
+        >>> ScaleWorkload(sizes=(10_000, 1_000)).sizes
+        (1000, 10000)
+    """
+
+    sizes: Sequence[int] = (1_000, 10_000, 100_000)
+    systems: Sequence[str] = ("dense", "bm25", "hybrid")
+    unique: int = 8_000
+    queries: int = 50
+    batch: int = 1_000
+    extractor: bool = True
+    locomo: str | Path | None = None
+    longmemeval: str | Path | None = None
+
+    def __post_init__(self) -> None:
+        sizes = tuple(sorted(int(s) for s in self.sizes))
+        if not sizes or sizes[0] < 1:
+            raise InvalidInputError(f"sizes={list(self.sizes)!r}: pass positive turn counts")
+        bad = [s for s in self.systems if s not in _MODES]
+        if bad:
+            raise InvalidInputError(f"unknown systems {bad}: choose from {sorted(_MODES)}")
+        object.__setattr__(self, "sizes", sizes)
+        object.__setattr__(self, "systems", tuple(self.systems))
+
+
+@dataclass(frozen=True)
+class ScaleTargets:
+    """Which stores :func:`run_scale` measures: the embedded one and/or a Chroma server.
+
+    Attributes:
+        embedded: Measure the embedded store (``False``: only the server, which then must be given).
+        chroma_url: Also measure against this running Chroma server (``http://host:port``).
+        start_server: Also measure against a Chroma server started here on loopback.
+
+    Raises:
+        InvalidInputError: If no store is left to measure.
+    """
+
+    embedded: bool = True
+    chroma_url: str | None = None
+    start_server: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.embedded and not (self.chroma_url or self.start_server):
+            raise InvalidInputError("embedded=False measures a server only: pass chroma_url or start_server=True")
+
+
+@dataclass
+class _ModeRun:
+    """One store's measurement: its name, the shared embedder and work folder, the server (or None)."""
+
+    mode: str
+    embeddings: Any
+    workdir: Path
+    server: tuple[str, int, int] | None
+    progress: Progress
+
+
+def _memory(run: _ModeRun, extractor: bool) -> tuple[Any, CogMemConfig]:
+    """The ``CogMemory`` one mode ingests into (the rule extractor, or none), and its config."""
     from langmem_cog.memory import CogMemory
 
-    data_dir = workdir / mode
-    update: dict[str, Any] = {"data_dir": data_dir}
-    if server is not None:
-        update.update(chroma_mode="http", chroma_host=server[0], chroma_port=server[1])
+    update: dict[str, Any] = {"data_dir": run.workdir / run.mode}
+    if run.server is not None:
+        update.update(chroma_mode="http", chroma_host=run.server[0], chroma_port=run.server[1])
     cfg = CogMemConfig.preset("default", **update)
     if extractor:
-        memory = CogMemory(cfg, embeddings=embeddings)
-    else:
-        from langmem_cog.graph.schema import Extraction
+        return CogMemory(cfg, embeddings=run.embeddings), cfg
+    from langmem_cog.graph.schema import Extraction
 
-        class _NoExtraction:
-            def extract(self, turns: Sequence[Turn]) -> list[Extraction]:
-                return [Extraction(turn_id=t.id, timestamp=t.timestamp, speaker=t.speaker) for t in turns]
+    class _NoExtraction:
+        def extract(self, turns: Sequence[Turn]) -> list[Extraction]:
+            return [Extraction(turn_id=t.id, timestamp=t.timestamp, speaker=t.speaker) for t in turns]
 
-        memory = CogMemory(cfg, embeddings=embeddings, extractor=_NoExtraction())
-    ns = f"scale.{mode}.{uuid.uuid4().hex[:6]}"
+    return CogMemory(cfg, embeddings=run.embeddings, extractor=_NoExtraction()), cfg
+
+
+def _timed(questions: Sequence[str], call: Any) -> dict[str, float]:
+    """p50 / p95 / ... in milliseconds of ``call(q)`` over ``questions``."""
+    times = []
+    for q in questions:
+        t1 = time.perf_counter()
+        call(q)
+        times.append((time.perf_counter() - t1) * 1000)
+    return percentiles(times)
+
+
+def _one_mode(run: _ModeRun, work: ScaleWorkload, pool: Sequence[Turn], questions: Sequence[str]) -> dict[str, Any]:
+    memory, cfg = _memory(run, work.extractor)
+    ns = f"scale.{run.mode}.{uuid.uuid4().hex[:6]}"
     rss0 = rss_mb()
     points = []
     have = 0
-    for size in sizes:
+    for size in work.sizes:
         todo = list(scale_turns(pool, size, ns, start=have))
         t0 = time.perf_counter()
-        for i in progress(range(0, len(todo), batch), f"{mode} ingest to {size}", -(-len(todo) // batch)):
-            memory.add_turns(todo[i : i + batch])
+        for i in run.progress(range(0, len(todo), work.batch), f"{run.mode} ingest to {size}", -(-len(todo) // work.batch)):
+            memory.add_turns(todo[i : i + work.batch])
         ingest_s = time.perf_counter() - t0
         have = size
         memory.store.search(ns, "warm up the indexes", k=10)  # builds BM25 / loads caches once, untimed
         latency = {}
-        for system in systems:
+        for system in work.systems:
             smode, fusion = _MODES[system]
-            embeddings.discard(list(questions))  # every system pays for its query embeddings
+            run.embeddings.discard(list(questions))  # every system pays for its query embeddings
             memory.store.clear_query_cache()
-            times = []
-            for q in questions:
-                t1 = time.perf_counter()
-                memory.store.search(ns, q, k=10, mode=smode, fusion=fusion)
-                times.append((time.perf_counter() - t1) * 1000)
-            latency[system] = percentiles(times)
-        check = None
-        if server is not None:  # what each read pays to see the other workers' writes (issue #22)
-            times = []
-            for _ in questions:
-                t1 = time.perf_counter()
-                memory.store.check_freshness(ns)
-                times.append((time.perf_counter() - t1) * 1000)
-            check = percentiles(times)
+            latency[system] = _timed(questions, lambda q, smode=smode, fusion=fusion: memory.store.search(
+                ns, q, k=10, mode=smode, fusion=fusion))
+        # What each read pays to see the other workers' writes (issue #22); embedded: no server to check.
+        check = _timed(questions, lambda _q: memory.store.check_freshness(ns)) if run.server is not None else None
         point = {
             "turns": size,
             "ingest_turns": len(todo),
@@ -240,73 +315,49 @@ def _one_mode(
             "search_path": "exact" if size <= cfg.exact_search_max else "hnsw+bm25",
             "rss_mb": rss_mb(),
             "rss_growth_mb": rss_mb() - rss0,
-            "server_rss_mb": rss_mb(server[2]) if server else None,
-            "disk_mb": dir_mb(workdir / "server-data") if server else dir_mb(data_dir),
+            "server_rss_mb": rss_mb(run.server[2]) if run.server else None,
+            "disk_mb": dir_mb(run.workdir / "server-data") if run.server else dir_mb(run.workdir / run.mode),
             "graph_nodes": memory.graph(ns).number_of_nodes(),
         }
-        logger.info("scale %s %d: %s", mode, size, point)
+        logger.info("scale %s %d: %s", run.mode, size, point)
         points.append(point)
     memory.forget(ns)
-    return {"mode": mode, "points": points}
+    return {"mode": run.mode, "points": points}
 
 
 def run_scale(
-    sizes: Sequence[int] = (1_000, 10_000, 100_000),
+    work: ScaleWorkload = ScaleWorkload(),
+    targets: ScaleTargets = ScaleTargets(),
     *,
-    chroma_url: str | None = None,
-    start_server: bool = False,
-    systems: Sequence[str] = ("dense", "bm25", "hybrid"),
     embedder: str = "minilm",
     embeddings: Any | None = None,
-    unique: int = 8_000,
-    queries: int = 50,
-    batch: int = 1_000,
-    extractor: bool = True,
-    locomo: str | Path | None = None,
-    longmemeval: str | Path | None = None,
     workdir: str | Path | None = None,
     progress: Progress = no_progress,
-    embedded: bool = True,
 ) -> dict[str, Any]:
-    """Grow one namespace to each size in ``sizes`` and measure it (see the module docstring).
+    """Grow one namespace to each size of ``work`` in each store of ``targets`` and measure it (see the
+    module docstring).
 
     Args:
-        sizes: Namespace sizes in turns, increasing.
-        chroma_url: Also measure against this running Chroma server (``http://host:port``).
-        start_server: Also measure against a Chroma server started here on loopback.
-        systems: Search systems timed at each size.
+        work: Sizes, systems, pool, questions, batch and extractor.
+        targets: The embedded store and/or a Chroma server.
         embedder: ``minilm``, ``mpnet`` or a model directory (ignored when ``embeddings`` is given).
         embeddings: An embedder to use (tests pass a fake); it is wrapped in a text cache.
-        unique: Size of the pool of real turns before replays start.
-        queries: Timed questions per system and size.
-        batch: Turns per ``add_turns`` call.
-        extractor: Run the ``RuleExtractor`` and the graph update at ingest.
-        locomo: LoCoMo JSON (default: ``../shared/data``).
-        longmemeval: LongMemEval JSON[.gz] (default: ``../shared/data``), used when ``unique`` exceeds LoCoMo.
         workdir: Where the stores live (default: a temporary directory, removed after).
         progress: Wraps iterables to show progress.
-        embedded: Also measure the embedded store (``False``: only the server, which then must be given).
 
     Returns:
         ``{"modes": [{"mode", "points": [...]}], "embed_cold_turns_per_s", "cache", ...}``.
     """
-    sizes = sorted(int(s) for s in sizes)
-    if not sizes or sizes[0] < 1:
-        raise InvalidInputError(f"sizes={sizes!r}: pass positive turn counts")
-    if not embedded and not (chroma_url or start_server):
-        raise InvalidInputError("embedded=False measures a server only: pass chroma_url or start_server=True")
-    bad = [s for s in systems if s not in _MODES]
-    if bad:
-        raise InvalidInputError(f"unknown systems {bad}: choose from {sorted(_MODES)}")
     from langmem_cog.bench.longmemeval import default_longmemeval_path
     from langmem_cog.embeddings import CachedEmbeddings, resolve_embedder
 
-    loc = Path(locomo) if locomo else default_locomo_path()
-    lme = Path(longmemeval) if longmemeval else default_longmemeval_path()
-    pool = _base_pool(min(unique, sizes[-1]), loc, lme if unique > 5_000 else None)
-    questions = _questions(loc, queries)
+    sizes = list(work.sizes)
+    loc = Path(work.locomo) if work.locomo else default_locomo_path()
+    lme = Path(work.longmemeval) if work.longmemeval else default_longmemeval_path()
+    pool = _base_pool(min(work.unique, sizes[-1]), loc, lme if work.unique > 5_000 else None)
+    questions = _questions(loc, work.queries)
     inner = embeddings if embeddings is not None else resolve_embedder(embedder)
-    cached = CachedEmbeddings(inner, max_items=max(len(pool) + queries + 16, 1024))
+    cached = CachedEmbeddings(inner, max_items=max(len(pool) + work.queries + 16, 1024))
     # Cold embedding rate of the unique pool (this also fills the cache used by the replays).
     texts = [t.memory_text for t in pool]
     cached.embed_query("warm up")
@@ -317,30 +368,32 @@ def run_scale(
 
     tmp = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="lmc-scale-"))
     tmp.mkdir(parents=True, exist_ok=True)
-    kw = {"embeddings": cached, "workdir": tmp, "systems": systems, "batch": batch, "progress": progress,
-          "extractor": extractor}
+
+    def measure(mode: str, server: tuple[str, int, int] | None) -> dict[str, Any]:
+        return _one_mode(_ModeRun(mode, cached, tmp, server, progress), work, pool, questions)
+
     modes = []
     try:
-        if embedded:
-            modes.append(_one_mode("embedded", sizes, pool, questions, server=None, **kw))
-        if chroma_url:
-            host, port = parse_chroma_url(chroma_url)
-            modes.append(_one_mode("server", sizes, pool, questions, server=(host, port, 0), **kw))
-        elif start_server:
+        if targets.embedded:
+            modes.append(measure("embedded", None))
+        if targets.chroma_url:
+            host, port = parse_chroma_url(targets.chroma_url)
+            modes.append(measure("server", (host, port, 0)))
+        elif targets.start_server:
             with chroma_server(tmp / "server-data") as srv:
-                modes.append(_one_mode("server", sizes, pool, questions, server=srv, **kw))
+                modes.append(measure("server", srv))
     finally:
         if not workdir:
             shutil.rmtree(tmp, ignore_errors=True)
     return {
         "sizes": sizes,
-        "systems": list(systems),
+        "systems": list(work.systems),
         "embedder": embedder if embeddings is None else type(inner).__name__,
         "unique_turns": len(pool),
         "embed_cold_turns_per_s": len(texts) / embed_s if embed_s > 0 else float("inf"),
         "cache": {"hits": cached.hits, "misses": cached.misses},
-        "extractor": "rule" if extractor else None,
-        "batch": batch,
+        "extractor": "rule" if work.extractor else None,
+        "batch": work.batch,
         "queries": len(questions),
         "cpu_count": os.cpu_count(),
         "load_avg_1m": os.getloadavg()[0],
