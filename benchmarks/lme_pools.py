@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 from langmem_cog.bench.cascade import load_pool_cache
+from langmem_cog.bench.longmemeval import LmeSelection
 from langmem_cog.bench.pools import PoolSet, QueryPool, collect_lme_pools
 from langmem_cog.config import CogMemConfig
 from langmem_cog.embeddings import CachedEmbeddings, resolve_embedder
@@ -85,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
             pickle.dump(qp, fh)
 
     ps = collect_lme_pools(args.data, CogMemConfig.preset("ephemeral"), progress=lambda it, _d, _n: it,
-                           limit=args.stop, start=args.start, embeddings=emb, context=not args.no_context,
-                           skip=done, on_pool=save)
+                           selection=LmeSelection(limit=args.stop, start=args.start, skip=done), embeddings=emb,
+                           context=not args.no_context, on_pool=save)
     print(f"{args.out}: {len(ps.by_sample)} new questions, {len(done)} already there, ingest {ps.ingest_s:.0f} s")
     return 0
 

@@ -765,7 +765,14 @@ def cmd_bench_graph(args: argparse.Namespace) -> int:
 
 def cmd_bench_longmemeval(args: argparse.Namespace) -> int:
     from langmem_cog.bench.locomo import write_outputs
-    from langmem_cog.bench.longmemeval import default_longmemeval_path, run_longmemeval, summarize_lme
+    from langmem_cog.bench.longmemeval import (
+        LmeSelection,
+        LmeVectors,
+        default_longmemeval_path,
+        run_longmemeval,
+        summarize_lme,
+    )
+    from langmem_cog.config import CogMemConfig
 
     if args.summarize_rows:
         return _summarize_lme_rows(args)
@@ -796,9 +803,10 @@ def cmd_bench_longmemeval(args: argparse.Namespace) -> int:
             with rows_paths[system].open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(row) + "\n")
 
-    runs = run_longmemeval(data, systems=args.system, embedder=args.embedder, limit=args.limit,
-                           max_seq_length=args.max_seq_length, progress=_progress, on_row=on_row,
-                           skip=done, embedding_cache=args.embedding_cache)
+    runs = run_longmemeval(data, systems=args.system, selection=LmeSelection(limit=args.limit, skip=done),
+                           config=CogMemConfig.preset("ephemeral", embedder=args.embedder),
+                           vectors=LmeVectors(max_seq_length=args.max_seq_length, cache=args.embedding_cache),
+                           progress=_progress, on_row=on_row)
     for system, run in runs.items():
         if earlier[system]:  # metrics over every row; speed figures are this run's own
             run.summary.update(summarize_lme([*earlier[system], *run.rows]))

@@ -11,7 +11,15 @@ import pytest
 from fakes import FakeEmbeddings
 
 from langmem_cog.bench.compare import compare_rows, load_rows
-from langmem_cog.bench.longmemeval import SYSTEMS, lme_metrics, register_system, run_longmemeval, spread_order
+from langmem_cog.bench.longmemeval import (
+    SYSTEMS,
+    LmeSelection,
+    LmeVectors,
+    lme_metrics,
+    register_system,
+    run_longmemeval,
+    spread_order,
+)
 from langmem_cog.cli import main
 from langmem_cog.embeddings import CachedEmbeddings
 from langmem_cog.errors import InvalidInputError
@@ -69,7 +77,7 @@ def test_spread_order_prefixes_cover_the_range() -> None:
 
 def test_runner_scores_non_abstention_questions_for_several_systems(lme_file: Path) -> None:
     seen: list[tuple[str, str]] = []
-    runs = run_longmemeval(lme_file, systems=["bm25", "hybrid"], embeddings=FakeEmbeddings(),
+    runs = run_longmemeval(lme_file, systems=["bm25", "hybrid"], vectors=LmeVectors(FakeEmbeddings()),
                            on_row=lambda s, r: seen.append((s, r["sample_id"])))
     assert set(runs) == {"bm25", "hybrid"}
     for run in runs.values():
@@ -89,12 +97,12 @@ def test_registry_takes_new_systems(lme_file: Path) -> None:
 
     register_system("oracle-test", oracle)
     try:
-        run = run_longmemeval(lme_file, systems=["oracle-test"], embeddings=FakeEmbeddings(), limit=1)["oracle-test"]
+        run = run_longmemeval(lme_file, systems=["oracle-test"], vectors=LmeVectors(FakeEmbeddings()), selection=LmeSelection(limit=1))["oracle-test"]
         assert run.summary["full"]["mrr"] == 1.0 and run.summary["full"]["session_recall_all@5"] == 1.0
     finally:
         del SYSTEMS["oracle-test"]
     with pytest.raises(InvalidInputError, match="unknown systems"):
-        run_longmemeval(lme_file, systems=["nope"], embeddings=FakeEmbeddings())
+        run_longmemeval(lme_file, systems=["nope"], vectors=LmeVectors(FakeEmbeddings()))
 
 
 def test_cli_writes_rows_and_compare_pairs_them(lme_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -112,7 +120,8 @@ def test_cli_writes_rows_and_compare_pairs_them(lme_file: Path, tmp_path: Path, 
 
 def test_runner_skips_scored_questions_and_reuses_saved_vectors(lme_file: Path, tmp_path: Path) -> None:
     cache = tmp_path / "vectors.npz"
-    first = run_longmemeval(lme_file, systems=["hybrid"], embeddings=FakeEmbeddings(), limit=1, embedding_cache=cache)
+    first = run_longmemeval(lme_file, systems=["hybrid"], vectors=LmeVectors(FakeEmbeddings(), cache=cache),
+                            selection=LmeSelection(limit=1))
     (done,) = [r["sample_id"] for r in first["hybrid"].rows]
     saved = CachedEmbeddings(FakeEmbeddings())
     assert saved.load(cache) >= 10  # the first question's turns at least
@@ -124,11 +133,13 @@ def test_runner_skips_scored_questions_and_reuses_saved_vectors(lme_file: Path, 
             Counting.texts.extend(texts)
             return super().embed_documents(texts)
 
-    second = run_longmemeval(lme_file, systems=["hybrid"], embeddings=Counting(), skip=[done], embedding_cache=cache)
+    second = run_longmemeval(lme_file, systems=["hybrid"], vectors=LmeVectors(Counting(), cache=cache),
+                             selection=LmeSelection(skip=[done]))
     assert [r["sample_id"] for r in second["hybrid"].rows] == [q for q in ("q1", "q2") if q != done]
     assert "Filler chat number 0 about the weather and traffic." not in Counting.texts  # shared turn: from the cache
     with pytest.raises(InvalidInputError, match="already scored"):
-        run_longmemeval(lme_file, systems=["hybrid"], embeddings=FakeEmbeddings(), skip=["q1", "q2"])
+        run_longmemeval(lme_file, systems=["hybrid"], vectors=LmeVectors(FakeEmbeddings()),
+                        selection=LmeSelection(skip=["q1", "q2"]))
 
 
 def test_embedding_cache_file_round_trips_and_refuses_other_files(tmp_path: Path) -> None:
@@ -154,3 +165,22 @@ def test_cli_resume_runs_only_missing_questions(lme_file: Path, tmp_path: Path, 
     assert sorted(r["sample_id"] for r in load_rows(rows.format(system="bm25"))) == ["q1", "q2"]
     assert main(["bench", "longmemeval", "--data", str(lme_file), "--resume"]) == 2  # --resume without --rows
     capsys.readouterr()
+
+
+def test_lme_pools_come_from_the_cascades_candidate_stage_for_the_selected_questions(lme_file: Path) -> None:
+    from langmem_cog.bench.pools import collect_lme_pools
+    from langmem_cog.config import CogMemConfig
+
+    every = [q.question_id for q in LmeSelection().questions(lme_file)]
+    assert sorted(every) == ["q1", "q2"]
+    assert [q.question_id for q in LmeSelection(start=1).questions(lme_file)] == every[1:]
+    seen = []
+    ps = collect_lme_pools(lme_file, CogMemConfig.preset("ephemeral"), progress=lambda it, _d, _n: it,
+                           selection=LmeSelection(skip=[every[0]]), embeddings=FakeEmbeddings(), on_pool=seen.append)
+    assert list(ps.by_sample) == [every[1]] and [qp.sample_id for qp in seen] == [every[1]]
+    (qp,) = ps.by_sample[every[1]]
+    assert len(qp.pool.turns) == 10 and set(qp.question["gold"]) <= {t.id for t in qp.pool.turns}
+    assert sorted(qp.hybrid) == sorted(t.id for t in qp.pool.turns)
+    for bad in ({"limit": 0}, {"start": -1}):
+        with pytest.raises(InvalidInputError):
+            LmeSelection(**bad)

@@ -43,6 +43,8 @@ from langmem_cog.errors import InvalidInputError
 from langmem_cog.loaders import LongMemEvalQuestion, load_longmemeval
 
 __all__ = [
+    "LmeSelection",
+    "LmeVectors",
     "SYSTEMS",
     "LME_METRICS",
     "LMESystem",
@@ -258,12 +260,52 @@ def spread_order(n: int) -> list[int]:
     return sorted(range(n), key=key.__getitem__)
 
 
-def _select(questions: list[LongMemEvalQuestion], limit: int | None) -> list[LongMemEvalQuestion]:
-    """Scored questions (no abstention) in :func:`spread_order`; with ``limit``, the first ``limit`` of them."""
-    if limit is not None and limit < 1:
-        raise InvalidInputError(f"limit={limit!r} is invalid: pass a positive number of questions")
-    scored = [q for q in questions if not q.is_abstention and q.gold_turn_ids]
-    return [scored[i] for i in spread_order(len(scored))][:limit]
+@dataclass(frozen=True)
+class LmeSelection:
+    """Which LongMemEval questions a run takes: the scorable ones (no abstention) in :func:`spread_order`,
+    the first ``limit`` of them (every type in proportion), from ``start`` on (one slice of a run split
+    over processes), less the ids in ``skip`` (already done by an earlier run that stopped).
+
+    Raises:
+        InvalidInputError: If ``limit`` is not a positive integer or ``start`` is negative.
+
+    Example:
+        >>> LmeSelection(limit=10, skip=["q1"]).skip
+        frozenset({'q1'})
+    """
+
+    limit: int | None = None
+    start: int = 0
+    skip: Iterable[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1):
+            raise InvalidInputError(f"limit={self.limit!r} is invalid: pass a positive number of questions")
+        if isinstance(self.start, bool) or not isinstance(self.start, int) or self.start < 0:
+            raise InvalidInputError(f"start={self.start!r} is invalid: pass 0 or more questions to skip")
+        object.__setattr__(self, "skip", frozenset(self.skip))
+
+    def questions(self, data: str | Path) -> list[LongMemEvalQuestion]:
+        """The selected questions of a LongMemEval file, in order."""
+        scored = [q for q in load_longmemeval(data) if not q.is_abstention and q.gold_turn_ids]
+        chosen = [scored[i] for i in spread_order(len(scored))][: self.limit][self.start :]
+        return [q for q in chosen if q.question_id not in self.skip]
+
+
+@dataclass(frozen=True)
+class LmeVectors:
+    """How a LongMemEval run makes turn vectors.
+
+    Attributes:
+        embeddings: An embedder to use (tests pass a fake; ``None``: the config's).
+        max_seq_length: Truncation of the config's embedder (``None``: the model's own limit).
+        cache: A ``.npz`` of turn vectors (:meth:`CachedEmbeddings.save`): read first when it exists,
+            written every 10 questions and at the end, so a rerun skips the model for turns seen.
+    """
+
+    embeddings: Any | None = None
+    max_seq_length: int | None = None
+    cache: str | Path | None = None
 
 
 def ingest_haystack(memory: Any, question: LongMemEvalQuestion, namespace: str, *,
@@ -284,31 +326,22 @@ def run_longmemeval(
     data: str | Path,
     *,
     systems: Sequence[str] = ("hybrid",),
-    embedder: str = "minilm",
-    limit: int | None = None,
-    max_seq_length: int | None = None,
+    selection: LmeSelection = LmeSelection(),
     config: CogMemConfig | None = None,
-    embeddings: Any | None = None,
+    vectors: LmeVectors = LmeVectors(),
     progress: Progress = no_progress,
     on_row: Callable[[str, dict[str, Any]], None] | None = None,
-    skip: Iterable[str] = (),
-    embedding_cache: str | Path | None = None,
 ) -> dict[str, LocomoRun]:
     """Run the LongMemEval retrieval protocol for one or more systems (one shared ingest).
 
     Args:
         data: LongMemEval JSON / JSON.gz.
         systems: Names in :data:`SYSTEMS`.
-        embedder: ``minilm``, ``mpnet`` or a model directory.
-        limit: Score this many questions, the first of :func:`spread_order` (default: all, in that order).
-        max_seq_length: Truncate embedded texts to this many tokens (default: the model's own limit).
-        config: Base config (default: the ephemeral preset).
-        embeddings: An embedder to use instead of ``embedder`` (tests pass a fake).
+        selection: The questions scored (default: every scorable one, in :func:`spread_order`).
+        config: Base config, its ``embedder`` included (default: the ephemeral preset).
+        vectors: The embedder, its token limit and a vector cache file.
         progress: Wraps iterables to show progress (the CLI passes tqdm).
         on_row: Called with ``(system, row)`` as soon as each row is scored (incremental rows files).
-        skip: Question ids not to run (already scored by an earlier run that stopped).
-        embedding_cache: A ``.npz`` of turn vectors (:meth:`CachedEmbeddings.save`): read first when it
-            exists, written every 10 questions and at the end, so a rerun skips the model for turns seen.
 
     Returns:
         A :class:`~langmem_cog.bench.locomo.LocomoRun` (summary and rows) per system.
@@ -318,17 +351,17 @@ def run_longmemeval(
         raise InvalidInputError(f"unknown systems {unknown or systems!r}: choose from {sorted(SYSTEMS)}")
     from langmem_cog.memory import CogMemory
 
-    skipped = set(skip)
-    questions = [q for q in _select(load_longmemeval(data), limit) if q.question_id not in skipped]
+    questions = selection.questions(data)
     if not questions:
         raise InvalidInputError(f"{data}: no scorable (non-abstention) LongMemEval question left to run "
-                                f"({len(skipped)} skipped as already scored)")
-    cfg = (config or CogMemConfig.preset("ephemeral")).model_copy(update={"embedder": embedder})
+                                f"({len(selection.skip)} skipped as already scored)")
+    cfg = config or CogMemConfig.preset("ephemeral")
+    embeddings = vectors.embeddings
     if embeddings is None:
         from langmem_cog.embeddings import config_embedder
 
-        embeddings = config_embedder(cfg, max_seq_length=max_seq_length)
-    cache = None
+        embeddings = config_embedder(cfg, max_seq_length=vectors.max_seq_length)
+    cache, embedding_cache = None, vectors.cache
     if embedding_cache is not None:
         from langmem_cog.embeddings import CachedEmbeddings
 
@@ -385,8 +418,8 @@ def run_longmemeval(
     for name in systems:
         summary = {
             "system": name,
-            "embedder": embedder,
-            "max_seq_length": max_seq_length,
+            "embedder": cfg.embedder,
+            "max_seq_length": vectors.max_seq_length,
             "data": str(data),
             **summarize_lme(rows[name]),
             "latency_ms": percentiles(latencies[name]),
@@ -394,7 +427,7 @@ def run_longmemeval(
             "ingest_includes_graph": with_graph,
             "n_turns": n_turns,
             "n_questions": len(questions),
-            "params": {"lexical_weight": cfg.lexical_weight, "limit": limit, "trained": False},
+            "params": {"lexical_weight": cfg.lexical_weight, "limit": selection.limit, "trained": False},
         }
         out[name] = LocomoRun(summary=summary, rows=rows[name])
     return out

@@ -20,7 +20,10 @@ from langmem_cog.config import CogMemConfig
 from langmem_cog.loaders import locomo_turns, read_json
 from langmem_cog.rank.features import CandidatePool, GraphSignals
 
-__all__ = ["QueryPool", "PoolSet", "collect_lme_pools", "collect_pools"]
+__all__ = ["QueryPool", "PoolSet", "collect_lme_pools", "collect_pools", "LME_POOL_MAX_TOKENS"]
+
+#: The embedder's token limit in the LongMemEval pools (every LongMemEval figure of the project uses 128).
+LME_POOL_MAX_TOKENS = 128
 
 Progress = Callable[[Iterable[Any], str, int], Iterable[Any]]
 
@@ -120,9 +123,8 @@ def collect_pools(
 
 
 def collect_lme_pools(
-    data: str | Path, cfg: CogMemConfig, *, progress: Progress, limit: int | None = None, start: int = 0,
-    embeddings: Any | None = None, max_seq_length: int | None = 128, with_graph: bool = True,
-    context: bool = True, skip: Iterable[str] = (), on_pool: Callable[[QueryPool], None] | None = None,
+    data: str | Path, cfg: CogMemConfig, *, progress: Progress, selection: Any = None, embeddings: Any | None = None,
+    with_graph: bool = True, context: bool = True, on_pool: Callable[[QueryPool], None] | None = None,
 ) -> PoolSet:
     """LongMemEval pools: each question's haystack ingested into a fresh namespace of a
     :class:`~langmem_cog.memory.CogMemory` (raw store, graph and consolidation, as a user's ingest),
@@ -133,16 +135,15 @@ def collect_lme_pools(
         data: LongMemEval JSON(.gz).
         cfg: Store config (ephemeral).
         progress: Progress wrapper.
-        limit: The first ``limit`` scorable questions of the bit-reversed order (every type in proportion).
-        start: Skip the first ``start`` of those (one slice of a run split over processes).
-        embeddings: An embedder to use (e.g. a :class:`~langmem_cog.embeddings.CachedEmbeddings`).
-        max_seq_length: Truncation of the default embedder (the benchmark's 128 tokens).
+        selection: The questions (:class:`~langmem_cog.bench.longmemeval.LmeSelection`; default: every
+            scorable one).
+        embeddings: An embedder to use (e.g. a :class:`~langmem_cog.embeddings.CachedEmbeddings`;
+            default: the config's, truncated to the benchmark's :data:`LME_POOL_MAX_TOKENS` tokens).
         with_graph: Build the graph and run the operator loop.
         context: Score the context vectors and texts (one more embedding per turn). Pools without
             them serve a recipe whose fusion gives the context features no weight (the shipped
             recipe's untrained prior); :func:`~langmem_cog.bench.recipe.fit_recipe` refuses to fit a
             fusion scorer on them.
-        skip: Question ids not to collect (already collected by an earlier run that stopped).
         on_pool: Called with each pool as soon as it is collected (a long run saves as it goes).
 
     Returns:
@@ -150,21 +151,19 @@ def collect_lme_pools(
         ``category`` (the question type) and ``gold`` (the ``has_answer`` turn ids); each pool keeps
         the namespace's plain hybrid ranking (``QueryPool.hybrid``) as the baseline.
     """
-    from langmem_cog.bench.longmemeval import _select, ingest_haystack
-    from langmem_cog.loaders import load_longmemeval
+    from langmem_cog.bench.longmemeval import LmeSelection, ingest_haystack
     from langmem_cog.memory import CogMemory
     from langmem_cog.rank.cascade import Cascade
 
     if embeddings is None:
         from langmem_cog.embeddings import config_embedder
 
-        embeddings = config_embedder(cfg, max_seq_length=max_seq_length)
+        embeddings = config_embedder(cfg, max_seq_length=LME_POOL_MAX_TOKENS)
     memory = CogMemory(cfg, embeddings=embeddings)
     cascade = Cascade(store=memory.store, memory=memory if with_graph else None, use_graph=with_graph)
     out = PoolSet()
     run = uuid.uuid4().hex[:8]
-    done = set(skip)
-    questions = [q for q in _select(load_longmemeval(data), limit)[start:] if q.question_id not in done]
+    questions = (selection or LmeSelection()).questions(data)
     for i, q in enumerate(progress(questions, "longmemeval pools", len(questions))):
         ns = f"lmepool.{run}.{i}"
         turns, seconds = ingest_haystack(memory, q, ns, with_graph=with_graph)

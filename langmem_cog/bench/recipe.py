@@ -373,6 +373,7 @@ def load_or_collect_pools(dataset: str, data: str | Path, *, cache: str | Path |
     import pickle
 
     from langmem_cog.bench.cascade import load_pool_cache
+    from langmem_cog.bench.longmemeval import LmeSelection
     from langmem_cog.bench.pools import collect_lme_pools, collect_pools
     from langmem_cog.config import CogMemConfig
 
@@ -382,7 +383,7 @@ def load_or_collect_pools(dataset: str, data: str | Path, *, cache: str | Path |
     if dataset == "locomo":
         ps = collect_pools(data, cfg, with_graph=True, progress=progress)
     elif dataset == "longmemeval":
-        ps = collect_lme_pools(data, cfg, progress=progress, limit=lme_limit)
+        ps = collect_lme_pools(data, cfg, progress=progress, selection=LmeSelection(limit=lme_limit))
     else:
         raise InvalidInputError(f"unknown dataset {dataset!r}: use 'locomo' or 'longmemeval'")
     if cache is not None:
