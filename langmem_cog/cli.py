@@ -625,7 +625,7 @@ def cmd_train_models(args: argparse.Namespace) -> int:
     import tempfile
 
     from langmem_cog.bench.locomo import default_locomo_path
-    from langmem_cog.bench.recipe import SHIPPED_RECIPE, train_models
+    from langmem_cog.bench.recipe import SHIPPED_RECIPE, PoolSource, train_models
 
     paths = {"locomo": Path(args.locomo) if args.locomo else default_locomo_path(),
              "longmemeval": Path(args.longmemeval) if args.longmemeval else _default_longmemeval()}
@@ -641,8 +641,9 @@ def cmd_train_models(args: argparse.Namespace) -> int:
         fit_fusion=SHIPPED_RECIPE.fit_fusion and not args.prior)
     work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="lmc-models-"))
     command = " ".join(shlex.quote(a) for a in ["langmem-cog", *sys.argv[1:]]).replace(str(Path.home()), "~")
-    report = train_models(datasets, args.out, recipe=recipe, work_dir=work, pool_cache_dir=args.pool_cache_dir,
-                          lme_limit=args.lme_limit, command=command, progress=_progress, reuse=args.reuse)
+    report = train_models(datasets, args.out, recipe=recipe, work_dir=work,
+                          pools=PoolSource(args.pool_cache_dir, args.lme_limit), command=command, progress=_progress,
+                          reuse=args.reuse)
     print(f"trained on {report['trained_on']}: {report.get('examples')} lists, {report.get('steps')} steps, "
           f"{report.get('seconds', 0):.0f} s; last-epoch loss {report.get('final_epoch_loss', float('nan')):.4f} "
           f"(uniform {report.get('uniform_loss', float('nan')):.4f}); blend weight {report.get('cross_encoder_weight')} "

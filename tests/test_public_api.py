@@ -48,3 +48,23 @@ def test_only_the_cli_imports_the_benchmarks() -> None:
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             offenders += [f"{rel}:{node.lineno} {n}" for n in names if n.startswith("langmem_cog.bench")]
     assert offenders == []
+
+
+def test_no_function_of_bench_or_rank_takes_more_than_eight_parameters() -> None:
+    """Settings travel in small frozen objects (``Recipe``, ``CascadeFit``, ``ScaleWorkload``, ``LmeSelection``),
+    not in long parameter lists (``self`` / ``cls`` not counted)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(langmem_cog.__file__).parent
+    long = []
+    for package in ("bench", "rank"):
+        for path in sorted((root / package).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    a = node.args
+                    names = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x]
+                    n = len([x for x in names if x not in ("self", "cls")])
+                    if n > 8:
+                        long.append(f"{package}/{path.name}:{node.lineno} {node.name} ({n})")
+    assert long == []

@@ -10,7 +10,7 @@ import pytest
 
 from langmem_cog import CogMemConfig, CogMemRetriever
 from langmem_cog.bench.pools import collect_pools
-from langmem_cog.bench.recipe import Recipe, dropped_features, rank_pools, train_models
+from langmem_cog.bench.recipe import PoolSource, Recipe, dropped_features, rank_pools, train_models
 from langmem_cog.bench.transfer import run_transfer
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.rank.defaults import default_compressor, default_scorer
@@ -56,7 +56,7 @@ def test_train_models_writes_a_folder_the_default_retriever_uses(two_conversatio
                                       threads=1), score_max_length=24, tune_queries=4, drop_features=("style",))
     out = tmp_path / "models"
     report = train_models({"locomo": two_conversations}, out, recipe=recipe, work_dir=tmp_path / "work",
-                          pool_cache_dir=tmp_path / "pools", command="langmem-cog train-models --datasets locomo")
+                          pools=PoolSource(tmp_path / "pools"), command="langmem-cog train-models --datasets locomo")
     assert (tmp_path / "pools" / "locomo-pools.pkl").exists()
     assert {p.name for p in out.iterdir()} == {"fusion.json", "cascade.json", "reranker"}
     meta = json.loads((out / "reranker" / "training.json").read_text())

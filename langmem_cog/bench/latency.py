@@ -27,15 +27,15 @@ from langmem_cog.errors import InvalidInputError
 __all__ = ["run_latency"]
 
 
-def _timed(retriever: Any, query: str, k: int) -> float:
+def _timed(retriever: Any, query: str) -> float:
     retriever.store.clear_query_cache()
     t0 = time.perf_counter()
-    retriever.invoke(query, k=k)
+    retriever.invoke(query)
     return (time.perf_counter() - t0) * 1000
 
 
 def run_latency(on: str, data: str | Path, *, questions: int = 200, conversations: int = 2, haystacks: int = 5,
-                k: int = 10, config: CogMemConfig | None = None, max_seq_length: int | None = None,
+                config: CogMemConfig | None = None, max_seq_length: int | None = None,
                 progress: Progress = no_progress) -> dict[str, Any]:
     """Time the default retriever end to end.
 
@@ -45,8 +45,7 @@ def run_latency(on: str, data: str | Path, *, questions: int = 200, conversation
         questions: LoCoMo: questions timed (seeded sample over the ingested conversations).
         conversations: LoCoMo: conversations ingested (the first ones of the file).
         haystacks: LongMemEval: haystacks ingested, each asked its question twice (first and warm).
-        k: Documents per query.
-        config: Base config (default: ephemeral).
+        config: Base config (default: ephemeral); its ``k`` (10) is the documents per query.
         max_seq_length: Truncation of the embedder (``None``: the model's own).
         progress: Progress wrapper.
 
@@ -82,11 +81,11 @@ def run_latency(on: str, data: str | Path, *, questions: int = 200, conversation
             retriever = CogMemRetriever(memory=memory, namespace=ns, now=max(t.timestamp for t in turns))
             mode = str(retriever.mode)
             qs = locomo_questions(rec)
-            first.append(_timed(retriever, qs[0]["question"], k))
+            first.append(_timed(retriever, qs[0]["question"]))
             asked += [(retriever, q["question"]) for q in qs[1:]]
         random.Random(0).shuffle(asked)
         for retriever, q in progress(asked[:questions], "latency", min(questions, len(asked))):
-            warm.append(_timed(retriever, q, k))
+            warm.append(_timed(retriever, q))
     else:
         qs = [q for q in load_longmemeval(data) if q.gold_turn_ids][:haystacks]
         for i, q in enumerate(progress(qs, "latency", len(qs))):
@@ -96,8 +95,8 @@ def run_latency(on: str, data: str | Path, *, questions: int = 200, conversation
             retriever = CogMemRetriever(memory=memory, namespace=ns, now=q.question_date)
             mode = str(retriever.mode)
             try:
-                first.append(_timed(retriever, q.question, k))
-                warm.append(_timed(retriever, q.question, k))
+                first.append(_timed(retriever, q.question))
+                warm.append(_timed(retriever, q.question))
             finally:
                 memory.forget(ns)
     return {"on": on, "mode": mode, "n_turns": n_turns, "first_query_ms": percentiles(first),

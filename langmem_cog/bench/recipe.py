@@ -39,7 +39,7 @@ from langmem_cog.rank.features import CONTEXT_FEATURES, FEATURE_NAMES
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import TrainConfig
 
-__all__ = ["Recipe", "FittedModels", "SHIPPED_RECIPE", "TRANSFER_FEATURES", "fit_recipe", "write_models", "sha256_of", "git_commit", "git_dirty",
+__all__ = ["Recipe", "FittedModels", "PoolSource", "SHIPPED_RECIPE", "TRANSFER_FEATURES", "fit_recipe", "write_models", "sha256_of", "git_commit", "git_dirty",
            "dropped_features"]
 
 logger = logging.getLogger(__name__)
@@ -393,9 +393,30 @@ def load_or_collect_pools(dataset: str, data: str | Path, *, cache: str | Path |
     return ps
 
 
+@dataclass(frozen=True)
+class PoolSource:
+    """Where :func:`train_models` gets each dataset's labelled pools.
+
+    Attributes:
+        cache_dir: Pools are read from / written to ``cache_dir/{dataset}-pools[-N].pkl`` (``None``: built
+            every time, never written).
+        lme_limit: Use only the first N LongMemEval questions (bit-reversed order; the cache file then
+            ends in ``-N``).
+    """
+
+    cache_dir: str | Path | None = None
+    lme_limit: int | None = None
+
+    def load(self, dataset: str, data: str | Path, progress: Progress) -> Any:
+        """The :class:`~langmem_cog.bench.pools.PoolSet` of one dataset (see :func:`load_or_collect_pools`)."""
+        suffix = f"-{self.lme_limit}" if dataset == "longmemeval" and self.lme_limit else ""
+        cache = Path(self.cache_dir) / f"{dataset}-pools{suffix}.pkl" if self.cache_dir else None
+        return load_or_collect_pools(dataset, data, cache=cache, lme_limit=self.lme_limit, progress=progress)
+
+
 def train_models(datasets: dict[str, Path], out_dir: str | Path, *, recipe: Recipe = SHIPPED_RECIPE,
-                 work_dir: str | Path, pool_cache_dir: str | Path | None = None, lme_limit: int | None = None,
-                 command: str = "", progress: Progress | None = None, reuse: bool = False) -> dict[str, Any]:
+                 work_dir: str | Path, pools: PoolSource = PoolSource(), command: str = "",
+                 progress: Progress | None = None, reuse: bool = False) -> dict[str, Any]:
     """Build the labelled pools of ``datasets`` (name -> data file), fit :func:`fit_recipe` on all of
     them together and :func:`write_models` to ``out_dir``.
 
@@ -404,8 +425,7 @@ def train_models(datasets: dict[str, Path], out_dir: str | Path, *, recipe: Reci
         out_dir: The models folder written.
         recipe: The recipe (default: :data:`SHIPPED_RECIPE`).
         work_dir: Where the cross-encoder trains.
-        pool_cache_dir: Pools are read from / written to ``DIR/{dataset}-pools[-N].pkl``.
-        lme_limit: Use only the first N LongMemEval questions (bit-reversed order).
+        pools: Where the labelled pools come from (a cache folder, a LongMemEval limit).
         command: The command line, recorded.
         progress: Optional progress wrapper.
         reuse: See :func:`fit_recipe`.
@@ -417,9 +437,7 @@ def train_models(datasets: dict[str, Path], out_dir: str | Path, *, recipe: Reci
     qps: list[Any] = []
     counts: dict[str, int] = {}
     for name, path in datasets.items():
-        suffix = f"-{lme_limit}" if name == "longmemeval" and lme_limit else ""
-        cache = Path(pool_cache_dir) / f"{name}-pools{suffix}.pkl" if pool_cache_dir else None
-        ps = load_or_collect_pools(name, path, cache=cache, lme_limit=lme_limit, progress=prog)
+        ps = pools.load(name, path, prog)
         part = [qp for group in ps.by_sample.values() for qp in group]
         counts[name] = len(part)
         qps += part
@@ -429,7 +447,7 @@ def train_models(datasets: dict[str, Path], out_dir: str | Path, *, recipe: Reci
         "command": command,
         "data": {name: {"file": Path(p).name, "sha256": sha256_of(p), "questions": counts[name]}
                  for name, p in datasets.items()},
-        "lme_limit": lme_limit,
+        "lme_limit": pools.lme_limit,
         "git_commit": git_commit(Path(__file__).parent),
         "git_dirty": git_dirty(Path(__file__).parent),  # fitted from uncommitted changes to that commit
         "trained_on": trained_on,
