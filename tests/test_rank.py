@@ -73,6 +73,41 @@ def test_features_shape_and_columns():
     assert not X[:, [col(f) for f in FEATURE_NAMES if f.startswith("graph_")]].any()
 
 
+@given(st.lists(st.sampled_from(["I love crab boil parties.", "When did Leo adopt Pickle in May 2021?", "Nice.",
+                                  "Because Maya visited the Louvre in Paris, twice!", "I read \"Dune\" last week"]),
+                min_size=1, max_size=8),
+       st.sampled_from(["What is Leo allergic to?", "When did Maya go to Paris?", "Why does Leo like Dune?",
+                        "Who did Maya meet?", "How many cats?"]),
+       st.sets(st.sampled_from(FEATURE_NAMES)))
+@settings(max_examples=60, deadline=None)
+def test_a_subset_of_features_scores_exactly_as_every_feature(texts, query, subset):
+    turns = _turns(texts, [("Leo", "Maya")[i % 2] for i in range(len(texts))], [str(i // 3) for i in range(len(texts))])
+    rng = np.random.default_rng(len(texts))
+    state = {"evidence": [{"turn_id": "t0", "node_type": "Event"}], "time_window": [T0.isoformat(), None],
+             "intent": "TEMPORAL"}
+    pool = CandidatePool(turns=turns, dense=rng.normal(size=len(texts)), lexical=np.abs(rng.normal(size=len(texts))),
+                         context=rng.normal(size=len(texts)))
+    full = candidate_features(pool, query, GraphSignals.from_state(state))
+    part = candidate_features(pool, query, GraphSignals.from_state(state), only=subset)
+    keep = [FEATURE_NAMES.index(f) for f in subset]
+    assert np.array_equal(part[:, keep], full[:, keep])
+    assert not part[:, [j for j in range(len(FEATURE_NAMES)) if j not in keep]].any()
+    w = np.array([1.0 if f in subset else 0.0 for f in FEATURE_NAMES])
+    scorer = FusionScorer(weights=w)
+    assert scorer.active_features == frozenset(subset)
+    assert np.array_equal(scorer.score(part), scorer.score(full))
+
+
+def test_the_feature_registry_names_each_column_once_and_refuses_unknown_names():
+    from langmem_cog.rank.features import FEATURES
+
+    assert tuple(f.name for f in FEATURES) == FEATURE_NAMES and len(set(FEATURE_NAMES)) == len(FEATURE_NAMES)
+    assert all(f.family and f.doc for f in FEATURES)
+    pool = CandidatePool(turns=_turns(["x"]), dense=np.zeros(1), lexical=np.zeros(1))
+    with pytest.raises(InvalidInputError, match="unknown features"):
+        candidate_features(pool, "q", only={"dense_z", "densez"})
+
+
 def test_neighbour_window_never_crosses_sessions():
     turns = _turns(["a", "b", "c", "d"], sessions=["1", "1", "2", "2"])
     out = neighbour_max(np.array([1.0, 5.0, 9.0, 2.0]), turns, 2)

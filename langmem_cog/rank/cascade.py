@@ -170,8 +170,10 @@ class Cascade:
 
     def fuse(self, pool: CandidatePool, query: str, signals: GraphSignals | None) -> np.ndarray:
         """The fused score of every candidate of a pool (the scorer over its features)."""
-        X = candidate_features(pool, query, signals, lexical_weight=self.store.config.lexical_weight)
-        return (self.scorer or FusionScorer.untrained()).score(X)
+        scorer = self.scorer or FusionScorer.untrained()
+        X = candidate_features(pool, query, signals, lexical_weight=self.store.config.lexical_weight,
+                               only=scorer.active_features)  # a zero-weight column is never computed
+        return scorer.score(X)
 
     def rank(self, namespace: str, query: str, k: int = 10, *, now: datetime | str | None = None,
              where: TurnFilter | None = None) -> CascadeResult:

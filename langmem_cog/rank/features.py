@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -38,57 +38,8 @@ from langmem_cog.fusion import zscore, zscore_fuse
 from langmem_cog.graph.provenance import TurnRecords
 from langmem_cog.records import Turn
 
-__all__ = ["CONTEXT_FEATURES", "FEATURE_NAMES", "CandidatePool", "GraphSignals", "candidate_features", "first_name",
+__all__ = ["CONTEXT_FEATURES", "FEATURES", "FEATURE_NAMES", "Feature", "FeatureInputs", "CandidatePool", "GraphSignals", "candidate_features", "first_name",
            "name_tokens", "neighbour_max"]
-
-FEATURE_NAMES: tuple[str, ...] = (
-    "dense_z",          # z-scored cosine over the pool
-    "lexical_z",        # z-scored BM25 over the pool
-    "dense_rr",         # 1 / (1 + dense rank)
-    "lexical_rr",       # 1 / (1 + BM25 rank)
-    "lexical_zero",     # no query term in the turn
-    "window1",          # best hybrid z of the same session's turns at distance 1
-    "window2",          # best hybrid z of the same session's turns at distance <= 2
-    "graph_grounded",   # the operator loop grounded this turn
-    "graph_rr",         # 1 / (1 + its rank among grounded turns)
-    "graph_event",      # grounded through an Event
-    "graph_fact",       # grounded through a consolidated Fact
-    "graph_claim",      # grounded through a Claim
-    "graph_entity",     # grounded through a Person or Concept
-    "in_window",        # said inside the question's routed time window
-    "speaker_match",    # the speaker is named in the question
-    "position",         # chronological position in the pool, 0 (oldest) .. 1 (newest)
-    "log_len",          # log(1 + words)
-    "is_question",      # the turn ends with a question mark
-    # Added after the first shipped scorer was fitted; a scorer fitted without them gives them weight 0.
-    "dense_window2",    # best dense z of the same session's turns at distance <= 2
-    "lexical_window2",  # best BM25 z of the same session's turns at distance <= 2
-    "session_best",     # best hybrid z in the turn's session (the turn included)
-    "session_mean",     # mean hybrid z of the turn's session
-    "session_rr",       # 1 / (1 + the turn's hybrid rank within its session)
-    "grounded_near",    # a same-session neighbour (distance 1) was grounded by the operator loop
-    "when_number",      # the question asks when / how long, and the turn holds a digit
-    "when_time_word",   # the question asks when / how long, and the turn names a time (month, weekday, 'last', ...)
-    "dense_x_lexical",  # z(dense) * z(BM25)
-    # Answer-type matches (session 5): the question asks for a kind of answer and the turn holds one.
-    "who_name",         # asks who, and the turn names someone other than the conversation's speakers
-    "where_place",      # asks where, and the turn names a place ('in Paris', 'the beach', ...)
-    "count_number",     # asks how many / much / often / old / long, and the turn holds a number
-    "title_name",       # asks for a book, film, song, name, ..., and the turn quotes or names a title
-    "like_preference",  # asks about likes or favourites, and the turn states one
-    "why_reason",       # asks why, and the turn gives a reason ('because', 'so that', ...)
-    "proper_overlap",   # share of the question's capitalised words (not speakers) found in the turn
-    "bigram_overlap",   # log(1 + word bigrams shared by question and turn)
-    # Context (sessions 6-7): the turn with the two previous turns of its session (langmem_cog.context),
-    # embedded (session 6 held one previous turn) and, since session 7, scored by BM25.
-    "context_z",        # z-scored cosine of the query and the turn's context vector (0 when the pool has none)
-    "context_rr",       # 1 / (1 + rank by that cosine)
-    "context_lex_z",    # z-scored BM25 of the query against the turn's context text (0 when the pool has none)
-    "context_lex_rr",   # 1 / (1 + rank by that BM25)
-    # Attribution (session 11): the graph's claims, against what the operator loop routed the question as.
-    "opinion_record_q",  # the turn voices an opinion (holds a Claim) and the question asks for a record
-    "opinion_belief_q",  # the turn voices an opinion and the question asks what someone thinks (BELIEF)
-)
 
 #: The features computed from ``CandidatePool.context`` and ``context_lexical`` (zero without them).
 CONTEXT_FEATURES: tuple[str, ...] = ("context_z", "context_rr", "context_lex_z", "context_lex_rr")
@@ -262,28 +213,6 @@ def _turn_bigrams(text: str) -> frozenset[tuple[str, str]]:
     return _bigrams(text)
 
 
-def _answer_type_features(query: str, turns: Sequence[Turn], speakers: set[str]) -> np.ndarray:
-    """The eight answer-type columns (``who_name`` .. ``bigram_overlap``) of a pool.
-
-    Only the columns the question asks for are computed (most questions ask for one kind at most).
-    """
-    out = np.zeros((len(turns), 8))
-    texts = [t.text for t in turns]
-    if _ASKS_WHO.search(query):
-        out[:, 0] = [bool(_capitals(x) - speakers) for x in texts]
-    for j, (asks, kind) in enumerate(((_ASKS_WHERE, "place"), (_ASKS_COUNT, "number"), (_ASKS_TITLE, "title"),
-                                      (_ASKS_LIKE, "like"), (_ASKS_WHY, "reason")), start=1):
-        if asks.search(query):
-            out[:, j] = [_holds(kind, x) for x in texts]
-    proper = {w.lower() for w in _CAPITAL.findall(query)} - speakers
-    if proper:
-        out[:, 6] = [sum(p in _lower(x) for p in proper) / len(proper) for x in texts]
-    qgrams = {g for g in _bigrams(query) if not (g[0] in _STOP and g[1] in _STOP)}
-    if qgrams:
-        out[:, 7] = np.log1p([len(qgrams & _turn_bigrams(x)) for x in texts])
-    return out
-
-
 def _session_stats(values: np.ndarray, turns: Sequence[Turn]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per turn: the best and the mean value of its session, and 1 / (1 + its rank in the session)."""
     n = len(turns)
@@ -350,8 +279,222 @@ def name_tokens(query: str) -> set[str]:
     return words | {w[:-2] for w in words if w.endswith("'s") and len(w) > 2}
 
 
+class FeatureInputs:
+    """What one pool's features are computed from; each shared intermediate (z-scores, chronological
+    order, per-turn text facts, session statistics, graph columns) is computed once, on first use, so
+    a feature nobody asks for costs nothing.
+
+    Args:
+        pool: The candidates and their raw scores.
+        query: The question.
+        graph: What the operator loop found (``None``: the graph features are zero).
+        lexical_weight: BM25's weight in the hybrid score the windows and session statistics use.
+    """
+
+    def __init__(self, pool: CandidatePool, query: str, graph: GraphSignals | None, lexical_weight: float) -> None:
+        self.pool, self.query, self.graph, self.lexical_weight = pool, query, graph, lexical_weight
+        self.turns = pool.turns
+        self.n = len(pool.turns)
+
+    def zeros(self) -> np.ndarray:
+        return np.zeros(self.n)
+
+    @cached_property
+    def zd(self) -> np.ndarray:
+        return zscore(self.pool.dense)
+
+    @cached_property
+    def zl(self) -> np.ndarray:
+        return zscore(self.pool.lexical)
+
+    @cached_property
+    def hybrid(self) -> np.ndarray:
+        return self.zd + self.lexical_weight * self.zl
+
+    @cached_property
+    def order(self) -> list[int]:
+        return _chrono_order(self.turns)
+
+    @cached_property
+    def static(self) -> list[tuple[float, float, str, float, float]]:
+        return [_static(t.text, t.speaker) for t in self.turns]
+
+    @cached_property
+    def speakers(self) -> set[str]:
+        return {s[2] for s in self.static if s[2]}
+
+    @cached_property
+    def texts(self) -> list[str]:
+        return [t.text for t in self.turns]
+
+    @cached_property
+    def session(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return _session_stats(self.hybrid, self.turns)
+
+    def near(self, values: np.ndarray, radius: int) -> np.ndarray:
+        return neighbour_max(values, self.turns, radius, self.order)
+
+    @cached_property
+    def graph_columns(self) -> dict[str, np.ndarray]:
+        """The columns the operator loop's grounding fills (``graph_*``, ``in_window``)."""
+        names = ("graph_grounded", "graph_rr", "graph_event", "graph_fact", "graph_claim", "graph_entity", "in_window")
+        cols = {name: np.zeros(self.n) for name in names}
+        graph = self.graph
+        if graph is None:
+            return cols
+        rank = {tid: r for r, tid in enumerate(graph.grounded)}
+        start, end = graph.window if graph.window else (None, None)
+        for i, t in enumerate(self.turns):
+            r = rank.get(t.id)
+            if r is not None:
+                cols["graph_grounded"][i] = 1.0
+                cols["graph_rr"][i] = 1.0 / (1.0 + r)
+                via = {str(v).lower() for v in graph.via_types.get(t.id, ())}
+                cols["graph_event"][i] = float("event" in via)
+                cols["graph_fact"][i] = float("fact" in via)
+                cols["graph_claim"][i] = float("claim" in via)
+                cols["graph_entity"][i] = float(bool(via & {"person", "concept"}))
+            if graph.window is not None:
+                ts = t.timestamp
+                cols["in_window"][i] = float((start is None or ts >= start) and (end is None or ts <= end))
+        return cols
+
+    def opinion(self, belief: bool) -> np.ndarray:
+        """1 for a turn that holds a Claim, when the question is (``belief``) or is not routed BELIEF."""
+        graph = self.graph
+        if graph is None or not graph.records or (graph.intent == "BELIEF") != belief:
+            return self.zeros()
+        return np.array([bool((r := graph.records.get(t.id)) and r.claims) for t in self.turns], dtype=np.float64)
+
+
+def _position(x: FeatureInputs) -> np.ndarray:
+    rel = np.empty(x.n)
+    rel[x.order] = np.arange(x.n) / max(x.n - 1, 1)
+    return rel
+
+
+def _speaker_match(x: FeatureInputs) -> np.ndarray:
+    words = name_tokens(x.query)
+    return np.array([1.0 if s[2] and s[2] in words else 0.0 for s in x.static])
+
+
+def _when(j: int) -> Callable[[FeatureInputs], np.ndarray]:
+    def feature(x: FeatureInputs) -> np.ndarray:
+        return np.array([s[j] for s in x.static]) if _ASKS_TIME.search(x.query) else x.zeros()
+    return feature
+
+
+def _who_name(x: FeatureInputs) -> np.ndarray:
+    if not _ASKS_WHO.search(x.query):
+        return x.zeros()
+    return np.array([float(bool(_capitals(t) - x.speakers)) for t in x.texts])
+
+
+def _answer(asks: re.Pattern[str], kind: str) -> Callable[[FeatureInputs], np.ndarray]:
+    def feature(x: FeatureInputs) -> np.ndarray:
+        return np.array([float(_holds(kind, t)) for t in x.texts]) if asks.search(x.query) else x.zeros()
+    return feature
+
+
+def _proper_overlap(x: FeatureInputs) -> np.ndarray:
+    proper = {w.lower() for w in _CAPITAL.findall(x.query)} - x.speakers
+    if not proper:
+        return x.zeros()
+    return np.array([sum(p in _lower(t) for p in proper) / len(proper) for t in x.texts])
+
+
+def _bigram_overlap(x: FeatureInputs) -> np.ndarray:
+    qgrams = {g for g in _bigrams(x.query) if not (g[0] in _STOP and g[1] in _STOP)}
+    if not qgrams:
+        return x.zeros()
+    return np.log1p([len(qgrams & _turn_bigrams(t)) for t in x.texts])
+
+
+def _context(attr: str, rank: bool) -> Callable[[FeatureInputs], np.ndarray]:
+    def feature(x: FeatureInputs) -> np.ndarray:
+        values = getattr(x.pool, attr)
+        if values is None:
+            return x.zeros()
+        return _rank_recip(values) if rank else zscore(values)
+    return feature
+
+
+def _graph(name: str) -> Callable[[FeatureInputs], np.ndarray]:
+    return lambda x: x.graph_columns[name]
+
+
+def _grounded_near(x: FeatureInputs) -> np.ndarray:
+    if x.graph is None or not x.graph.grounded or not any(x.graph_columns["graph_grounded"]):
+        return x.zeros()
+    return x.near(x.graph_columns["graph_grounded"], 1)
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One column of the fusion scorer's input: its name, its family and the function computing it
+    from a pool's :class:`FeatureInputs` (one value per candidate)."""
+
+    name: str
+    family: str
+    compute: Callable[[FeatureInputs], np.ndarray]
+    doc: str = ""
+
+
+#: Every feature, in column order. To add one: write its function over :class:`FeatureInputs` (a new
+#: shared intermediate goes there as a ``cached_property``) and append a :class:`Feature` here; a scorer
+#: fitted before it gives it weight 0.
+FEATURES: tuple[Feature, ...] = (
+    Feature("dense_z", "raw", lambda x: x.zd, "z-scored cosine over the pool"),
+    Feature("lexical_z", "raw", lambda x: x.zl, "z-scored BM25 over the pool"),
+    Feature("dense_rr", "raw", lambda x: _rank_recip(x.pool.dense), "1 / (1 + dense rank)"),
+    Feature("lexical_rr", "raw", lambda x: _rank_recip(x.pool.lexical), "1 / (1 + BM25 rank)"),
+    Feature("lexical_zero", "raw", lambda x: (x.pool.lexical <= 0).astype(np.float64), "no query term in the turn"),
+    Feature("window1", "window", lambda x: x.near(x.hybrid, 1), "best hybrid z of the same session's turns at distance 1"),
+    Feature("window2", "window", lambda x: x.near(x.hybrid, 2), "best hybrid z of the same session's turns at distance <= 2"),
+    Feature("graph_grounded", "graph", _graph("graph_grounded"), "the operator loop grounded this turn"),
+    Feature("graph_rr", "graph", _graph("graph_rr"), "1 / (1 + its rank among grounded turns)"),
+    Feature("graph_event", "graph", _graph("graph_event"), "grounded through an Event"),
+    Feature("graph_fact", "graph", _graph("graph_fact"), "grounded through a consolidated Fact"),
+    Feature("graph_claim", "graph", _graph("graph_claim"), "grounded through a Claim"),
+    Feature("graph_entity", "graph", _graph("graph_entity"), "grounded through a Person or Concept"),
+    Feature("in_window", "graph", _graph("in_window"), "said inside the question's routed time window"),
+    Feature("speaker_match", "names", _speaker_match, "the speaker is named in the question"),
+    Feature("position", "style", _position, "chronological position in the pool, 0 (oldest) .. 1 (newest)"),
+    Feature("log_len", "style", lambda x: np.array([s[0] for s in x.static]), "log(1 + words)"),
+    Feature("is_question", "style", lambda x: np.array([s[1] for s in x.static]), "the turn ends with a question mark"),
+    Feature("dense_window2", "window", lambda x: x.near(x.zd, 2), "best dense z of the same session's turns at distance <= 2"),
+    Feature("lexical_window2", "window", lambda x: x.near(x.zl, 2), "best BM25 z of the same session's turns at distance <= 2"),
+    Feature("session_best", "session", lambda x: x.session[0], "best hybrid z in the turn's session (the turn included)"),
+    Feature("session_mean", "session", lambda x: x.session[1], "mean hybrid z of the turn's session"),
+    Feature("session_rr", "session", lambda x: x.session[2], "1 / (1 + the turn's hybrid rank within its session)"),
+    Feature("grounded_near", "graph", _grounded_near, "a same-session neighbour (distance 1) was grounded by the loop"),
+    Feature("when_number", "answer_type", _when(3), "the question asks when / how long, and the turn holds a digit"),
+    Feature("when_time_word", "answer_type", _when(4), "asks when / how long, and the turn names a time"),
+    Feature("dense_x_lexical", "raw", lambda x: x.zd * x.zl, "z(dense) * z(BM25)"),
+    Feature("who_name", "answer_type", _who_name, "asks who, and the turn names someone other than the speakers"),
+    Feature("where_place", "answer_type", _answer(_ASKS_WHERE, "place"), "asks where, and the turn names a place"),
+    Feature("count_number", "answer_type", _answer(_ASKS_COUNT, "number"), "asks how many / much / ..., and the turn holds a number"),
+    Feature("title_name", "answer_type", _answer(_ASKS_TITLE, "title"), "asks for a book, film, name, ..., and the turn names a title"),
+    Feature("like_preference", "answer_type", _answer(_ASKS_LIKE, "like"), "asks about likes, and the turn states one"),
+    Feature("why_reason", "answer_type", _answer(_ASKS_WHY, "reason"), "asks why, and the turn gives a reason"),
+    Feature("proper_overlap", "names", _proper_overlap, "share of the question's capitalised words (not speakers) in the turn"),
+    Feature("bigram_overlap", "names", _bigram_overlap, "log(1 + word bigrams shared by question and turn)"),
+    Feature("context_z", "context", _context("context", False), "z-scored cosine of the query and the turn's context vector"),
+    Feature("context_rr", "context", _context("context", True), "1 / (1 + rank by that cosine)"),
+    Feature("context_lex_z", "context", _context("context_lexical", False), "z-scored BM25 against the turn's context text"),
+    Feature("context_lex_rr", "context", _context("context_lexical", True), "1 / (1 + rank by that BM25)"),
+    Feature("opinion_record_q", "attribution", lambda x: x.opinion(False), "the turn voices an opinion, the question asks for a record"),
+    Feature("opinion_belief_q", "attribution", lambda x: x.opinion(True), "the turn voices an opinion, the question asks what someone thinks"),
+)
+
+
+#: The column names of :func:`candidate_features`, in order (from :data:`FEATURES`).
+FEATURE_NAMES: tuple[str, ...] = tuple(f.name for f in FEATURES)
+
+
 def candidate_features(
-    pool: CandidatePool, query: str, graph: GraphSignals | None = None, *, lexical_weight: float = 1.0
+    pool: CandidatePool, query: str, graph: GraphSignals | None = None, *, lexical_weight: float = 1.0,
+    only: Collection[str] | None = None,
 ) -> np.ndarray:
     """The feature matrix of a pool: one row per candidate, columns :data:`FEATURE_NAMES`.
 
@@ -360,70 +503,23 @@ def candidate_features(
         query: The question (for the speaker feature).
         graph: What the operator loop found; ``None`` leaves the graph features at zero.
         lexical_weight: BM25's weight in the hybrid score the neighbour window uses.
+        only: Compute these features only and leave the other columns at zero (a scorer's
+            :attr:`~langmem_cog.rank.scorer.FusionScorer.active_features`: its scores are the same);
+            ``None``: every feature.
 
     Returns:
         A float64 array of shape ``(len(pool.turns), len(FEATURE_NAMES))``.
+
+    Raises:
+        InvalidInputError: If ``only`` names an unknown feature.
     """
-    turns = pool.turns
-    n = len(turns)
-    X = np.zeros((n, len(FEATURE_NAMES)), dtype=np.float64)
-    if n == 0:
+    if only is not None and (unknown := set(only) - set(FEATURE_NAMES)):
+        raise InvalidInputError(f"unknown features {sorted(unknown)}: use names of FEATURE_NAMES")
+    X = np.zeros((len(pool.turns), len(FEATURES)), dtype=np.float64)
+    if not pool.turns:
         return X
-    col = {name: i for i, name in enumerate(FEATURE_NAMES)}
-    zd, zl = zscore(pool.dense), zscore(pool.lexical)
-    hybrid = zd + lexical_weight * zl
-    X[:, col["dense_z"]] = zd
-    X[:, col["lexical_z"]] = zl
-    X[:, col["dense_rr"]] = _rank_recip(pool.dense)
-    X[:, col["lexical_rr"]] = _rank_recip(pool.lexical)
-    X[:, col["lexical_zero"]] = (pool.lexical <= 0).astype(np.float64)
-    order = _chrono_order(turns)
-    X[:, col["window1"]] = neighbour_max(hybrid, turns, 1, order)
-    X[:, col["window2"]] = neighbour_max(hybrid, turns, 2, order)
-    words = name_tokens(query)
-    rel = np.empty(n)
-    rel[order] = np.arange(n) / max(n - 1, 1)
-    X[:, col["position"]] = rel
-    static = [_static(t.text, t.speaker) for t in turns]
-    X[:, col["log_len"]] = [s[0] for s in static]
-    X[:, col["is_question"]] = [s[1] for s in static]
-    X[:, col["speaker_match"]] = [1.0 if s[2] and s[2] in words else 0.0 for s in static]
-    X[:, col["dense_window2"]] = neighbour_max(zd, turns, 2, order)
-    X[:, col["lexical_window2"]] = neighbour_max(zl, turns, 2, order)
-    best, mean, rr = _session_stats(hybrid, turns)
-    X[:, col["session_best"]], X[:, col["session_mean"]], X[:, col["session_rr"]] = best, mean, rr
-    if _ASKS_TIME.search(query):
-        X[:, col["when_number"]] = [s[3] for s in static]
-        X[:, col["when_time_word"]] = [s[4] for s in static]
-    X[:, col["dense_x_lexical"]] = zd * zl
-    speakers = {s[2] for s in static if s[2]}
-    X[:, col["who_name"] : col["bigram_overlap"] + 1] = _answer_type_features(query, turns, speakers)
-    if pool.context is not None:
-        X[:, col["context_z"]] = zscore(pool.context)
-        X[:, col["context_rr"]] = _rank_recip(pool.context)
-    if pool.context_lexical is not None:
-        X[:, col["context_lex_z"]] = zscore(pool.context_lexical)
-        X[:, col["context_lex_rr"]] = _rank_recip(pool.context_lexical)
-    if graph is not None:
-        rank = {tid: r for r, tid in enumerate(graph.grounded)}
-        start, end = graph.window if graph.window else (None, None)
-        for i, t in enumerate(turns):
-            r = rank.get(t.id)
-            if r is not None:
-                X[i, col["graph_grounded"]] = 1.0
-                X[i, col["graph_rr"]] = 1.0 / (1.0 + r)
-                via = {str(v).lower() for v in graph.via_types.get(t.id, ())}
-                X[i, col["graph_event"]] = float("event" in via)
-                X[i, col["graph_fact"]] = float("fact" in via)
-                X[i, col["graph_claim"]] = float("claim" in via)
-                X[i, col["graph_entity"]] = float(bool(via & {"person", "concept"}))
-            if graph.window is not None:
-                ts = t.timestamp
-                inside = (start is None or ts >= start) and (end is None or ts <= end)
-                X[i, col["in_window"]] = float(inside)
-        if rank:
-            X[:, col["grounded_near"]] = neighbour_max(X[:, col["graph_grounded"]], turns, 1, order)
-        if graph.records:
-            opinion = np.array([bool((r := graph.records.get(t.id)) and r.claims) for t in turns], dtype=np.float64)
-            X[:, col["opinion_belief_q" if graph.intent == "BELIEF" else "opinion_record_q"]] = opinion
+    inputs = FeatureInputs(pool, query, graph, lexical_weight)
+    for j, feature in enumerate(FEATURES):
+        if only is None or feature.name in only:
+            X[:, j] = feature.compute(inputs)
     return X

@@ -130,6 +130,16 @@ class FusionScorer:
                    meta={"train_loss": float(res.fun), "n_queries": len(keep), "l2": l2})
 
     @property
+    def active_features(self) -> frozenset[str]:
+        """The features whose weight is not zero: the only ones :meth:`score` needs computed.
+
+        Example:
+            >>> sorted(FusionScorer.untrained().active_features)
+            ['dense_z', 'lexical_z', 'window2']
+        """
+        return frozenset(f for f, w in zip(self.features, self.weights, strict=True) if w != 0)
+
+    @property
     def uses_context(self) -> bool:
         """Whether a context feature (:data:`~langmem_cog.rank.features.CONTEXT_FEATURES`) has a
         non-zero weight, so the cascade should ask the store for context scores."""
