@@ -257,6 +257,23 @@ def test_graph_search_and_retrieval(sample: tuple[CogMemory, str]) -> None:
         GraphRetrieval(memory).search(ns, "x", k=0)
 
 
+def test_the_loop_result_types_the_final_state(sample: tuple[CogMemory, str]) -> None:
+    from datetime import datetime
+
+    memory, ns = sample
+    retrieval = GraphRetrieval(memory, sufficiency=never)
+    q = "What did Leo do in July 2023?"
+    state = retrieval.run(ns, q, now=NOW)
+    result = retrieval.result(ns, q, now=NOW)
+    assert result.intent == state["intent"] == "TEMPORAL" and result.steps == state["steps"]
+    assert result.time_window == tuple(datetime.fromisoformat(v) for v in state["time_window"])
+    assert result.turn_ids == [e["turn_id"] for e in state["evidence"]] and result.turn_ids
+    first, raw = result.evidence[0], state["evidence"][0]
+    assert (first.score, first.node, first.node_type, first.step) == (raw["score"], raw["node"], raw["node_type"], raw["step"])
+    assert first.timestamp == datetime.fromisoformat(raw["timestamp"]) and first.via_types == tuple(raw["via_types"])
+    assert [t["operator"] for t in result.trace] == [t["operator"] for t in state["trace"]]
+
+
 # ---------------------------------------------------------------------------- surfaces
 @pytest.fixture
 def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> None:

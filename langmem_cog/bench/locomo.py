@@ -210,16 +210,12 @@ def _run_graph(
     for sid, q in progress(todo, "graph loop", len(todo)):
         memory.store.clear_query_cache()
         t1 = time.perf_counter()
-        state = retrieval.run(_ns(sid), q["question"], now=asked_at[sid])
+        result = retrieval.result(_ns(sid), q["question"], now=asked_at[sid])
         latencies.append((time.perf_counter() - t1) * 1000)
-        for entry in state.get("trace") or []:
+        for entry in result.trace:
             step_ms.setdefault(entry["operator"], []).append(entry["ms"])
-        intents[state["intent"]] = intents.get(state["intent"], 0) + 1
-        answers[(sid, q["qa_index"])] = {
-            "ranked": [e["turn_id"] for e in state.get("evidence") or []],
-            "intent": state["intent"],
-            "steps": state["steps"],
-        }
+        intents[result.intent] = intents.get(result.intent, 0) + 1
+        answers[(sid, q["qa_index"])] = {"ranked": result.turn_ids, "intent": result.intent, "steps": result.steps}
 
     rows: list[dict[str, Any]] = []
     for seed, _train, test in seed_splits:

@@ -118,8 +118,7 @@ def _store_ranker(mode: str, fusion: str | None) -> RankFn:
 def _graph_rank(memory: Any, namespace: str, question: str, now: datetime) -> list[str]:
     from langmem_cog.graph.loop import shared_retrieval
 
-    state = shared_retrieval(memory).run(namespace, question, now=now.isoformat())
-    return [e["turn_id"] for e in state.get("evidence") or []]
+    return shared_retrieval(memory).result(namespace, question, now=now).turn_ids
 
 
 register_system("dense", _store_ranker("dense", None))

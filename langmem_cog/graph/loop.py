@@ -65,6 +65,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
@@ -100,6 +101,8 @@ if TYPE_CHECKING:
     from langmem_cog.memory import CogMemory
 
 __all__ = [
+    "Evidence",
+    "LoopResult",
     "OperatorState",
     "OperatorInput",
     "PLANS",
@@ -190,6 +193,78 @@ class OperatorState(TypedDict, total=False):
     steps: int
     done: bool
     reason: str
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One grounded turn of a loop run (an ``OperatorState`` evidence item, typed).
+
+    Attributes:
+        turn_id: The turn.
+        score: The score of the best node it was grounded through.
+        turn_score: The turn's cosine to the question (ties between equal node scores).
+        node: That best node; ``node_type`` its type; ``step`` the step that grounded it.
+        via_types: The types of every grounded node that names the turn.
+        speaker, timestamp, text: The turn as stored.
+    """
+
+    turn_id: str
+    score: float
+    turn_score: float
+    node: str
+    node_type: str
+    step: int
+    via_types: tuple[str, ...]
+    speaker: str
+    timestamp: datetime
+    text: str
+
+    @classmethod
+    def from_state(cls, item: Mapping[str, Any]) -> Evidence:
+        """An evidence dict of the loop's (JSON-serialisable) state, typed."""
+        ts = item.get("timestamp")
+        return cls(turn_id=str(item["turn_id"]), score=float(item.get("score", 0.0)),
+                   turn_score=float(item.get("turn_score", 0.0)), node=str(item.get("node", "")),
+                   node_type=str(item.get("node_type", "")), step=int(item.get("step", 0)),
+                   via_types=tuple(str(v) for v in item.get("via_types") or ()), speaker=str(item.get("speaker", "")),
+                   timestamp=datetime.fromisoformat(ts) if isinstance(ts, str) else ts, text=str(item.get("text", "")))
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    """What one run of the operator loop found (:meth:`GraphRetrieval.result`), typed.
+
+    Attributes:
+        intent: The routed intent.
+        time_window: The routed ``(start, end)`` window (either may be ``None``), or ``None``.
+        entities: Names found in the question.
+        evidence: Grounded turns, best first.
+        steps: Operator steps run.
+        reason: The last sufficiency verdict (or why the loop stopped).
+        trace: One dict per operator step (``step``, ``operator``, ``args``, ``n_results``, ``top``, ``ms``).
+    """
+
+    intent: str
+    time_window: TimeWindow | None
+    entities: tuple[str, ...]
+    evidence: tuple[Evidence, ...]
+    steps: int
+    reason: str
+    trace: tuple[dict[str, Any], ...]
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> LoopResult:
+        """The result held by a final :class:`OperatorState`."""
+        return cls(intent=str(state.get("intent") or ""), time_window=_window_from_state(state.get("time_window")),
+                   entities=tuple(state.get("entities") or ()),
+                   evidence=tuple(Evidence.from_state(e) for e in state.get("evidence") or ()),
+                   steps=int(state.get("steps") or 0), reason=str(state.get("reason") or ""),
+                   trace=tuple(state.get("trace") or ()))
+
+    @property
+    def turn_ids(self) -> list[str]:
+        """The grounded turns' ids, best first."""
+        return [e.turn_id for e in self.evidence]
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -716,6 +791,11 @@ class GraphRetrieval:
         now_value = now.isoformat() if isinstance(now, datetime) else now
         out: Any = self.graph.invoke({"query": query, "namespace": namespace, "now": now_value}, config)
         return cast(OperatorState, out)
+
+    def result(self, namespace: str, query: str, *, now: datetime | str | None = None,
+               config: RunnableConfig | None = None) -> LoopResult:
+        """Run the loop once; returns what it found, typed (:class:`LoopResult`)."""
+        return LoopResult.from_state(self.run(namespace, query, now=now, config=config))
 
     def search(self, namespace: str, query: str, k: int = 10, *, now: datetime | str | None = None) -> list[dict[str, Any]]:
         """The best ``k`` grounded turns: the evidence dicts plus a 1-based ``rank``.

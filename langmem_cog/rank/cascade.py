@@ -111,8 +111,8 @@ class Cascade:
             from langmem_cog.graph.loop import shared_retrieval
 
             self._retrieval = shared_retrieval(self.memory)
-        state = self._retrieval.run(namespace, query, now=now)
-        return GraphSignals.from_state(state, turn_records(self.memory.graph(namespace)))
+        result = self._retrieval.result(namespace, query, now=now)
+        return GraphSignals.from_result(result, turn_records(self.memory.graph(namespace)))
 
     def candidates(self, namespace: str, query: str, *, now: datetime | str | None = None,
                    query_vector: np.ndarray | None = None, context: bool | None = None,

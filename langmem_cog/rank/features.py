@@ -30,6 +30,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +38,9 @@ from langmem_cog.errors import InvalidInputError
 from langmem_cog.fusion import zscore, zscore_fuse
 from langmem_cog.graph.provenance import TurnRecords
 from langmem_cog.records import Turn
+
+if TYPE_CHECKING:
+    from langmem_cog.graph.loop import LoopResult
 
 __all__ = ["CONTEXT_FEATURES", "FEATURES", "FEATURE_NAMES", "Feature", "FeatureInputs", "CandidatePool", "GraphSignals", "candidate_features", "first_name",
            "name_tokens", "neighbour_max"]
@@ -149,18 +153,19 @@ class GraphSignals:
         return self.intent == "BELIEF" and self.window is None
 
     @classmethod
-    def from_state(cls, state: Mapping[str, object], records: Mapping[str, TurnRecords] | None = None) -> GraphSignals:
-        """Signals from an operator-loop state (:class:`~langmem_cog.graph.loop.OperatorState`) and the
+    def from_result(cls, result: LoopResult, records: Mapping[str, TurnRecords] | None = None) -> GraphSignals:
+        """Signals from what the operator loop found (:class:`~langmem_cog.graph.loop.LoopResult`) and the
         graph's per-turn records."""
-        evidence = state.get("evidence") or []
-        grounded = [str(e["turn_id"]) for e in evidence]  # type: ignore[index, union-attr]
-        via = {str(e["turn_id"]): list(e.get("via_types") or [e.get("node_type")]) for e in evidence}  # type: ignore[union-attr]
-        window = None
-        raw = state.get("time_window")
-        if isinstance(raw, Sequence) and len(raw) == 2:
-            window = tuple(datetime.fromisoformat(v) if v else None for v in raw)  # type: ignore[arg-type]
-        return cls(grounded=grounded, via_types=via, window=window, intent=str(state.get("intent") or ""),  # type: ignore[arg-type]
-                   records=dict(records or {}))
+        return cls(grounded=result.turn_ids,
+                   via_types={e.turn_id: list(e.via_types or (e.node_type,)) for e in result.evidence},
+                   window=result.time_window, intent=result.intent, records=dict(records or {}))
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any], records: Mapping[str, TurnRecords] | None = None) -> GraphSignals:
+        """Signals from a final operator-loop state (:class:`~langmem_cog.graph.loop.OperatorState`)."""
+        from langmem_cog.graph.loop import LoopResult
+
+        return cls.from_result(LoopResult.from_state(state), records)
 
 
 def _rank_recip(scores: np.ndarray) -> np.ndarray:
