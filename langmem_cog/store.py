@@ -2301,6 +2301,25 @@ class TurnStore:
         return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64),
                           context=context, context_lexical=context_lexical)
 
+    def dense_scores(self, namespace: str, ids: Iterable[str], query_vector: np.ndarray) -> dict[str, float]:
+        """The cosine of ``query_vector`` to each of a few stored turns (the ones of ``ids`` the namespace
+        holds), without scoring the rest of the namespace.
+
+        Raises:
+            UnknownNamespaceError: If the namespace does not exist.
+            ConfigError: If the vector's dimension is not that of the namespace's stored vectors.
+        """
+        with self._ns_lock(namespace):
+            cache = self._require(namespace)
+            found = [(i, cache.pos[i]) for i in dict.fromkeys(ids) if i in cache.pos]
+            emb = cache.emb
+            if emb is not None:
+                self._check_dimension(namespace, emb, np.shape(query_vector)[-1])
+            rows = emb[[r for _, r in found]] if emb is not None and found else None
+        if rows is None:
+            return {}
+        return {i: float(d) for (i, _), d in zip(found, rows @ query_vector, strict=True)}
+
     @_public_unknown
     @_one_check
     def search(

@@ -750,3 +750,18 @@ class TestValidationGaps:
             with pytest.raises(ConfigError, match="256-dimensional.*8-dimensional"):
                 other.pool_scores(ns, "puppy", context=True)
         assert TurnStore(cfg, embeddings=FakeEmbeddings()).count(ns) == count  # the right embedder still works
+
+
+def test_dense_scores_of_a_few_turns_are_the_pools_cosines(fake_store, ns):
+    fake_store.add_turns(make_turns(ns, TEXTS))
+    qv = fake_store.embed_query("camping trip with the kids")
+    pool = fake_store.pool_scores(ns, "camping trip with the kids", query_vector=qv)
+    want = dict(zip(pool.ids, pool.dense, strict=True))
+    got = fake_store.dense_scores(ns, ["t3", "t0", "gone", "t3"], qv)
+    assert list(got) == ["t3", "t0"]  # each id once, in order; an id the namespace lacks is skipped
+    assert got == pytest.approx({i: want[i] for i in ("t3", "t0")}, abs=1e-6)
+    assert fake_store.dense_scores(ns, [], qv) == {}
+    with pytest.raises(UnknownNamespaceError):
+        fake_store.dense_scores(ns + "-none", ["t0"], qv)
+    with pytest.raises(ConfigError, match="dimension"):
+        fake_store.dense_scores(ns, ["t0"], np.zeros(3))

@@ -628,11 +628,7 @@ def build_operator_graph(
         step_no = int(state.get("steps", 0)) + 1
         new_ids = [tid for tid, s, _ in hits if tid not in evidence or s > evidence[tid]["score"]]
         turns = {t.id: t for t in memory.store.get_turns(ns, [t for t in new_ids if t not in evidence])}
-        dense: dict[str, float] = {}
-        if turns:
-            qv = rt.query_vector(state["query"])
-            pool = memory.store.pool_scores(ns, state["query"], query_vector=qv)
-            dense = {i: float(d) for i, d in zip(pool.ids, pool.dense, strict=True) if i in turns}
+        dense = memory.store.dense_scores(ns, turns, rt.query_vector(state["query"])) if turns else {}
         for tid, prev in evidence.items():
             if tid in via_types and not via_types[tid] <= set(prev.get("via_types", ())):
                 evidence[tid] = {**prev, "via_types": sorted(via_types[tid] | set(prev.get("via_types", ())))}
