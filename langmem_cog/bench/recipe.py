@@ -128,6 +128,9 @@ class Recipe:
         train: Cross-encoder fine-tuning settings (from the packaged MiniLM): session 10's per-seed
             recipe (4 layers, mean pooling, 2 epochs, lr 2e-4), on a seeded sample of 800 lists.
         score_max_length: Token limit per pair when the cross-encoder scores.
+        pair_positions: The cross-encoder's pairs carry the turns' positions (``QUERY_TIME: 495.`` /
+            ``MEMORY_TIME: 37.``, ConvMemory v2's format); ``False``: the plain (question, turn) pair.
+            Recorded in ``cascade.json`` so that the compressor formats pairs as the model was trained.
         tune_queries: Held-out questions (unseen by the cross-encoder) that choose its blend weight (at
             most a sixth of the questions).
         folds: When a sixth of the questions is fewer than ``tune_queries``, the blend weight is chosen
@@ -143,6 +146,7 @@ class Recipe:
     train: TrainConfig = field(default_factory=lambda: TrainConfig(
         epochs=2, lr=2e-4, max_length=96, freeze_layers=1, num_layers=4, pooling="mean", threads=1, max_queries=800))
     score_max_length: int = 64
+    pair_positions: bool = True
     tune_queries: int = 300
     folds: int = 5
     seed: int = 0
@@ -163,7 +167,8 @@ class Recipe:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (recorded in ``training.json``)."""
         return {"drop_features": list(self.drop_features), "l2": self.l2, "train": dict(self.train.__dict__),
-                "score_max_length": self.score_max_length, "tune_queries": self.tune_queries, "folds": self.folds,
+                "score_max_length": self.score_max_length, "pair_positions": self.pair_positions,
+                "tune_queries": self.tune_queries, "folds": self.folds,
                 "seed": self.seed, "fit_fusion": self.fit_fusion}
 
 
@@ -253,7 +258,8 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
     work = Path(work_dir)
 
     def fine_tune(fit_qps: Sequence[Any], out: Path, note: str) -> tuple[dict[str, Any], LocalCrossEncoder]:
-        report = _train_or_reuse(reranker_lists(fit_qps, scorer, feats, gold), out, recipe, reuse=reuse,
+        lists = reranker_lists(fit_qps, scorer, feats, gold, positions=recipe.pair_positions)
+        report = _train_or_reuse(lists, out, recipe, reuse=reuse,
                                  progress=progress, trained_on=note)
         return report, LocalCrossEncoder(out, max_length=recipe.score_max_length)
 
@@ -264,13 +270,13 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
             held_ids = {id(qp) for qp in held}
             _, ce = fine_tune([qp for qp in order if id(qp) not in held_ids], work / "folds" / f"fold-{f}",
                               f"{trained_on} less fold {f} of {recipe.folds}")
-            heads += blend_heads(ce, held, scorer, feats, gold)
+            heads += blend_heads(ce, held, scorer, feats, gold, positions=recipe.pair_positions)
         report, _ = fine_tune(order, work / "reranker", trained_on)
         tune_n, fit_n, blend = len(order), len(order), f"cross-fitted over {recipe.folds} folds of every question"
     else:
         tune, fit = order[:n_tune], order[n_tune:]
         report, ce = fine_tune(fit, work / "reranker", trained_on)
-        heads = blend_heads(ce, tune, scorer, feats, gold)
+        heads = blend_heads(ce, tune, scorer, feats, gold, positions=recipe.pair_positions)
         tune_n, fit_n, blend = len(tune), len(fit), "held-out questions"
     grid = {str(w): round(mrr, 6) for w, (mrr, _h1) in blend_grid(heads).items()}
     weight = float(max(BLEND_GRID, key=lambda w: (grid[str(w)], -w)))  # ties: the smaller weight
@@ -290,14 +296,15 @@ def _train_or_reuse(examples: Sequence[Any], out: Path, recipe: Recipe, *, reuse
     if reuse and (out / "training.json").exists():
         report = json.loads((out / "training.json").read_text(encoding="utf-8"))
         if report.get("examples") != min(len(usable_examples(examples)), cfg.max_queries or 1 << 62) \
-                or report.get("config") != dict(cfg.__dict__):
+                or report.get("config") != dict(cfg.__dict__) \
+                or report.get("pair_positions", True) != recipe.pair_positions:
             raise InvalidInputError(f"the checkpoint in {out} was trained on {report.get('examples')} lists with "
                                     f"{report.get('config')}, not on these pools with this recipe: drop reuse")
         report["trained_on"] = trained_on
         logger.info("reusing the cross-encoder in %s", out)
         return report
     return train_cross_encoder(examples, resolve_model_path("minilm"), out, cfg, progress=progress,
-                               provenance={"trained_on": trained_on})
+                               provenance={"trained_on": trained_on, "pair_positions": recipe.pair_positions})
 
 
 def write_models(models: FittedModels, out_dir: str | Path, *, recipe: Recipe,
@@ -311,7 +318,7 @@ def write_models(models: FittedModels, out_dir: str | Path, *, recipe: Recipe,
     out.mkdir(parents=True, exist_ok=True)
     (out / "fusion.json").write_text(json.dumps(models.scorer.to_dict(), indent=2) + "\n", encoding="utf-8")
     settings = {"cross_encoder_weight": models.cross_encoder_weight, "first_stage_weight": 1.0,
-                "max_length": models.max_length,
+                "max_length": models.max_length, "use_positions": recipe.pair_positions,
                 "note": "blend of z(cross-encoder) and z(first stage) inside the protected top-10; the "
                         "cross-encoder weight was chosen on held-out questions"}
     (out / "cascade.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")

@@ -39,12 +39,14 @@ ScoredPool = tuple[str, CandidatePool, np.ndarray, np.ndarray]
 
 
 def rerank_examples(pools: Iterable[ScoredPool], depth: int = RERANK_DEPTH, add_missed_gold: bool = True, *,
-                    protect: int = RAW_PROTECT, lexical_weight: float = 1.0) -> list[RerankExample]:
+                    protect: int = RAW_PROTECT, lexical_weight: float = 1.0, positions: bool = True) -> list[RerankExample]:
     """One training list per pool: the fused top ``depth`` (+ missed gold), formatted as the compressor does,
     with each candidate's fused score as the example's ``prior``.
 
     ``protect`` and ``lexical_weight``: the head holds hybrid's best ``min(protect, depth)`` candidates
     (hybrid = ``z(dense) + lexical_weight * z(BM25)``), as in :meth:`~langmem_cog.rank.cascade.Cascade.rank_pool`.
+    ``positions``: the pairs carry the ``QUERY_TIME`` / ``MEMORY_TIME`` positions (the compressor's
+    ``use_positions``); ``False``: the plain ``(question, memory text)`` pair.
     """
     out = []
     for query, pool, fused, gold in pools:
@@ -54,7 +56,8 @@ def rerank_examples(pools: Iterable[ScoredPool], depth: int = RERANK_DEPTH, add_
         if not order:
             continue
         max_pos = max(t.position for t in pool.turns)
-        pairs = [format_pair(query, pool.turns[i].memory_text, pos=pool.turns[i].position, max_pos=max_pos) for i in order]
+        pairs = [format_pair(query, pool.turns[i].memory_text, pos=pool.turns[i].position, max_pos=max_pos)
+                 if positions else (query, pool.turns[i].memory_text) for i in order]
         out.append(RerankExample(query=pairs[0][0], docs=[p[1] for p in pairs], gold=[bool(gold[i]) for i in order],
                                  prior=[float(fused[i]) for i in order]))
     return out
