@@ -274,8 +274,30 @@ def test_rerank_examples_add_missed_gold_in_compressor_format():
     assert ex.query == "QUERY_TIME: 2. q?"
     assert ex.docs == ["MEMORY_TIME: 0. Leo: a", "MEMORY_TIME: 2. Leo: c"]
     assert list(ex.gold) == [False, True]
+    [plain] = rerank_examples([("q?", pool, np.array([3.0, 2.0, 1.0]), np.array([False, False, True]))], depth=1,
+                              positions=False)
+    assert plain.query == "q?" and plain.docs == ["Leo: a", "Leo: c"]
     with pytest.raises(InvalidInputError):
         RerankExample(query="q", docs=["a"], gold=[True, False])
+
+
+def test_the_compressor_formats_pairs_as_its_models_folder_says(tmp_path):
+    import shutil
+
+    from langmem_cog.rank.defaults import cascade_settings, default_compressor, models_path
+
+    shipped = default_compressor()
+    assert shipped.use_positions is cascade_settings().get("use_positions", True)
+    folder = tmp_path / "models"
+    shutil.copytree(models_path(), folder)
+    settings = {**cascade_settings(folder), "use_positions": False}
+    (folder / "cascade.json").write_text(json.dumps(settings))
+    plain = default_compressor(models_dir=folder)
+    assert plain.use_positions is False
+    docs = [Document(id="a", page_content="Leo: I am allergic to shellfish", metadata={"score": 0.0, "position": 4,
+                                                                                      "max_position": 9})]
+    assert plain._pairs(docs, "q?") == [("q?", "Leo: I am allergic to shellfish")]
+    assert default_compressor(models_dir=folder, use_positions=True)._pairs(docs, "q?")[0][0] == "QUERY_TIME: 9. q?"
 
 
 # ---------------------------------------------------------------- cascade + retriever
