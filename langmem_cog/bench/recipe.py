@@ -129,7 +129,10 @@ class Recipe:
             recipe (4 layers, mean pooling, 2 epochs, lr 2e-4), on a seeded sample of 800 lists.
         score_max_length: Token limit per pair when the cross-encoder scores.
         pair_positions: The cross-encoder's pairs carry the turns' positions (``QUERY_TIME: 495.`` /
-            ``MEMORY_TIME: 37.``, ConvMemory v2's format); ``False``: the plain (question, turn) pair.
+            ``MEMORY_TIME: 37.``, ConvMemory v2's format); ``False`` (the recipe's): the plain (question,
+            turn) pair. Without them the cross-encoder scored better on held-out questions of both
+            datasets (docs/BENCHMARKS.md, session 17): a turn's place in one dataset's conversations
+            is a style of that dataset, as the fusion's ``position`` feature was.
             Recorded in ``cascade.json`` so that the compressor formats pairs as the model was trained.
         tune_queries: Held-out questions (unseen by the cross-encoder) that choose its blend weight (at
             most a sixth of the questions).
@@ -146,7 +149,7 @@ class Recipe:
     train: TrainConfig = field(default_factory=lambda: TrainConfig(
         epochs=2, lr=2e-4, max_length=96, freeze_layers=1, num_layers=4, pooling="mean", threads=1, max_queries=800))
     score_max_length: int = 64
-    pair_positions: bool = True
+    pair_positions: bool = False
     tune_queries: int = 300
     folds: int = 5
     seed: int = 0
