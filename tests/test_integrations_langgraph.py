@@ -84,9 +84,6 @@ def seeded(memory: CogMemory) -> str:
 
 
 # ---------------------------------------------------------------------------- tools
-@pytest.mark.xfail(strict=True, reason="known weakness of the shipped cross-encoder (docs/BENCHMARKS.md, session 13): "
-                   "for a keyword query it scores an event-like turn ('I adopted a terrier called Pickle last week.') "
-                   "above a short turn holding the query's words ('Maya loves crab boil parties.')")
 def test_both_keyword_matches_rank_near_the_top(memory: CogMemory, seeded: str) -> None:
     memory.add_turns(make_turns(seeded, ["Maya loves crab boil parties."], speaker="Maya", id_prefix="m",
                                 start=datetime(2023, 9, 1, tzinfo=UTC)))
