@@ -2,7 +2,9 @@
 
 The compressor takes the fused ranking, protects its top ``protect`` (10) documents, scores each
 of them with a :class:`~langchain_core.cross_encoders.BaseCrossEncoder` on the pair
-``("QUERY_TIME: {max_pos}. {query}", "MEMORY_TIME: {pos}. {text}")``, optionally blends that
+``("QUERY_TIME: {max_pos}. {query}", "MEMORY_TIME: {pos}. {text}")`` (ConvMemory v2's format,
+``use_positions=True``) or ``(query, text)`` (``use_positions=False``, how the shipped cross-encoder was
+trained: :func:`~langmem_cog.rank.defaults.default_compressor` reads it from the models folder), optionally blends that
 score with the incoming first-stage score (both z-scored within the ten), reorders only those
 ten and appends the tail unchanged. The set of the top ten and the order of the tail never
 change, so Recall@10 is preserved by construction. Documents are reordered by index, never

@@ -4,7 +4,8 @@
 from a directory, never from a hub. :func:`default_reranker_path` is the checkpoint shipped in
 the package (fine-tuned by ``langmem-cog train-models`` from the packaged MiniLM on LoCoMo and
 LongMemEval-S dev; see ``training.json`` beside it). :func:`format_pair` writes the
-ConvMemory v2 pair: ``("QUERY_TIME: {max_pos}. {query}", "MEMORY_TIME: {pos}. {text}")``.
+ConvMemory v2 pair: ``("QUERY_TIME: {max_pos}. {query}", "MEMORY_TIME: {pos}. {text}")`` (the shipped
+checkpoint is trained on plain ``(query, text)`` pairs instead; its ``cascade.json`` says which).
 
 Example:
     >>> format_pair("Where does Leo work?", "Leo: I started at the bakery.", pos=41, max_pos=104)
