@@ -53,7 +53,7 @@ def _machine_paths(value, home: str) -> list[str]:
 
 def test_train_models_writes_a_folder_the_default_retriever_uses(two_conversations: Path, tmp_path: Path) -> None:
     recipe = Recipe(train=TrainConfig(epochs=1, max_length=32, freeze_layers=3, num_layers=2, pooling="mean",
-                                      threads=1), score_max_length=24, tune_queries=4, drop_features=("style",))
+                                      threads=1), score_max_length=24, tune_queries=4, min_held_out=1, drop_features=("style",))
     out = tmp_path / "models"
     report = train_models({"locomo": two_conversations}, out, recipe=recipe, work_dir=tmp_path / "work",
                           pools=PoolSource(tmp_path / "pools"), command="langmem-cog train-models --datasets locomo")
@@ -104,7 +104,7 @@ def test_few_questions_cross_fit_the_blend_weight_on_every_question(two_conversa
     qps = [qp for group in ps.by_sample.values() for qp in group]
     recipe = Recipe(train=TrainConfig(epochs=1, max_length=32, freeze_layers=3, num_layers=2, pooling="mean",
                                       threads=1), score_max_length=24, tune_queries=6, folds=2)
-    assert recipe.cross_fits(len(qps))  # 28 // 6 < 6
+    assert recipe.cross_fits(len(qps))  # a sixth of 28 is 4, under min_held_out
     models = fit_recipe(qps, recipe, tmp_path / "work")
     # Every question chose the blend weight, scored by a cross-encoder that did not train on it; the
     # shipped one trained on all of them.

@@ -10,8 +10,8 @@ check of them. Given labelled candidate pools (built by the retriever's own cand
    packaged MiniLM on the fused top 10 (+ missed gold) of all the others;
 3. chooses the cross-encoder's blend weight on the held-out tune questions.
 
-When a sixth of the questions is fewer than ``tune_queries`` (one small dataset, such as LongMemEval-S
-dev's 233 questions), steps 2-3 cross-fit instead: ``folds`` cross-encoders, each fine-tuned without one
+When that held-out slice would be smaller than ``min_held_out`` (one small dataset, such as LongMemEval-S
+dev's 233 questions, whose sixth is 38), steps 2-3 cross-fit instead: ``folds`` cross-encoders, each fine-tuned without one
 fold, score their own held-out fold, the blend weight is chosen on every question that way, and the
 shipped cross-encoder is fine-tuned on all of them.
 
@@ -136,8 +136,9 @@ class Recipe:
             Recorded in ``cascade.json`` so that the compressor formats pairs as the model was trained.
         tune_queries: Held-out questions (unseen by the cross-encoder) that choose its blend weight (at
             most a sixth of the questions).
-        folds: When a sixth of the questions is fewer than ``tune_queries``, the blend weight is chosen
-            by cross-fitting over this many folds of all the questions instead (1: never; the sixth is
+        min_held_out: When the held-out slice (a sixth of the questions, at most ``tune_queries``) would
+            be smaller than this, the blend weight is cross-fitted instead.
+        folds: The folds of that cross-fitting, over all the questions (1: never cross-fit; the sixth is
             held out however few).
         seed: The shuffle that picks the tune questions (and the folds).
         fit_fusion: Fit the fusion scorer on the pools; ``False`` keeps the untrained prior
@@ -151,6 +152,7 @@ class Recipe:
     score_max_length: int = 64
     pair_positions: bool = False
     tune_queries: int = 300
+    min_held_out: int = 150
     folds: int = 5
     seed: int = 0
     fit_fusion: bool = True
@@ -159,19 +161,19 @@ class Recipe:
         positive_int(self.folds, "folds")
 
     def cross_fits(self, n_questions: int) -> bool:
-        """Whether ``n_questions`` are too few to hold ``tune_queries`` out, so the blend weight is cross-fitted.
+        """Whether ``n_questions`` are too few to hold ``min_held_out`` out, so the blend weight is cross-fitted.
 
         Example:
-            >>> Recipe().cross_fits(233), Recipe().cross_fits(1977), Recipe(folds=1).cross_fits(233)
+            >>> Recipe().cross_fits(233), Recipe().cross_fits(1200), Recipe(folds=1).cross_fits(233)
             (True, False, False)
         """
-        return self.folds > 1 and n_questions // 6 < self.tune_queries
+        return self.folds > 1 and min(self.tune_queries, n_questions // 6) < self.min_held_out
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (recorded in ``training.json``)."""
         return {"drop_features": list(self.drop_features), "l2": self.l2, "train": dict(self.train.__dict__),
                 "score_max_length": self.score_max_length, "pair_positions": self.pair_positions,
-                "tune_queries": self.tune_queries, "folds": self.folds,
+                "tune_queries": self.tune_queries, "min_held_out": self.min_held_out, "folds": self.folds,
                 "seed": self.seed, "fit_fusion": self.fit_fusion}
 
 
