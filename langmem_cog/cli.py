@@ -1208,7 +1208,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--pool-cache-dir", help="read / write the labelled pools here (DATASET-pools[-N].pkl)")
     tr.add_argument("--reuse", action="store_true", help="reuse a checkpoint in --work-dir trained on the same pools")
     tr.add_argument("--drop-features", nargs="*",
-                    help="features (or groups: graph, style, context, nontransfer) held at zero (default: the "
+                    help="features (or groups: a feature family such as graph, style, context, or nontransfer) held at zero (default: the "
                          "recipe's, nontransfer; pass none to fit every feature)")
     tr.add_argument("--l2", type=float, default=None, help="the fusion scorer's L2 penalty (default: the recipe's)")
     tr.add_argument("--prior", action="store_true",

@@ -35,7 +35,7 @@ from typing import Any
 
 from langmem_cog.checks import positive_int
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.rank.features import CONTEXT_FEATURES, FEATURE_NAMES
+from langmem_cog.rank.features import CONTEXT_FEATURES, FEATURE_NAMES, FEATURES
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import TrainConfig
 
@@ -90,9 +90,10 @@ def git_dirty(path: str | Path = ".") -> bool | None:
 
 
 def dropped_features(names: Iterable[str]) -> tuple[str, ...]:
-    """Feature names from a drop list: names of :data:`FEATURE_NAMES`, or the groups ``graph`` (every
-    graph feature and ``in_window``), ``style`` (``position``, ``log_len``, ``is_question``), ``context``
-    and ``nontransfer`` (every feature outside :data:`TRANSFER_FEATURES`).
+    """Feature names from a drop list: names of :data:`FEATURE_NAMES`, or groups: a family of the feature
+    registry (``graph``: every graph feature, ``in_window`` and ``grounded_near``; ``style``: ``position``,
+    ``log_len``, ``is_question``; ``context``; ``raw``, ``window``, ``session``, ``names``, ``answer_type``,
+    ``attribution``) or ``nontransfer`` (every feature outside :data:`TRANSFER_FEATURES`).
 
     Raises:
         InvalidInputError: If a name is neither a feature nor a group.
@@ -101,12 +102,10 @@ def dropped_features(names: Iterable[str]) -> tuple[str, ...]:
         >>> dropped_features(["style"])
         ('is_question', 'log_len', 'position')
     """
-    groups = {
-        "graph": {f for f in FEATURE_NAMES if f.startswith("graph_")} | {"in_window", "grounded_near"},
-        "style": {"position", "log_len", "is_question"},
-        "context": set(CONTEXT_FEATURES),
-        "nontransfer": set(FEATURE_NAMES) - set(TRANSFER_FEATURES),
-    }
+    groups: dict[str, set[str]] = {}
+    for feature in FEATURES:  # every family of the registry is a group (graph, style, context, ...)
+        groups.setdefault(feature.family, set()).add(feature.name)
+    groups["nontransfer"] = set(FEATURE_NAMES) - set(TRANSFER_FEATURES)
     out: set[str] = set()
     for name in names:
         if name in groups:
