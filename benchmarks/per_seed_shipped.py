@@ -71,8 +71,10 @@ def main() -> None:
     lme_qps = [qp for g in lme.by_sample.values() for qp in g]
     quantize = args.rerank_precision == "int8"
     ce = None
+    positions = SHIPPED_RECIPE.pair_positions  # the pair format of the cross-encoders fitted here
     if not args.fit_cross_encoder:
         settings = cascade_settings(args.reranker_models)
+        positions = bool(settings.get("use_positions", True))  # that folder's pair format
         ce = LocalCrossEncoder(Path(args.reranker_models) / "reranker", max_length=int(settings.get("max_length", 64)),
                                quantize=quantize)
     cfg = CogMemConfig.preset("ephemeral")
@@ -94,8 +96,8 @@ def main() -> None:
             ps = PoolSet(by_sample={"tune": tune})
             feats, gold = pool_matrices(ps, cfg.lexical_weight)
             seed_ce = ce
-            weight, grid = tune_blend(seed_ce, tune, scorer, feats, gold)
-        compressor = ConvMemoryCompressor(cross_encoder=seed_ce, cross_encoder_weight=weight)
+            weight, grid = tune_blend(seed_ce, tune, scorer, feats, gold, positions=positions)
+        compressor = ConvMemoryCompressor(cross_encoder=seed_ce, cross_encoder_weight=weight, use_positions=positions)
         test_qps = [qp for sid in test for qp in loc.by_sample[sid]]
         for qp, ids in rank_pools(test_qps, scorer, compressor, cfg):
             rows.append(row(seed, qp.sample_id, qp.question, ids))

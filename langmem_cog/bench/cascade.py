@@ -395,11 +395,13 @@ BLEND_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 
 
 def tune_blend(ce: LocalCrossEncoder, qps: list[QueryPool], scorer: FusionScorer, feats: dict,
-                gold: dict) -> tuple[float, dict[str, float]]:
-    """The cross-encoder weight with the best MRR on held-out train questions (ties: the smaller)."""
+                gold: dict, *, positions: bool = True) -> tuple[float, dict[str, float]]:
+    """The cross-encoder weight with the best MRR on held-out train questions (ties: the smaller);
+    ``positions``: the pair format the cross-encoder was trained on (see :func:`blend_heads`)."""
     if not qps:
         return 1.0, {}
-    grid = {str(w): round(mrr, 6) for w, (mrr, _h1) in blend_grid(blend_heads(ce, qps, scorer, feats, gold)).items()}
+    heads = blend_heads(ce, qps, scorer, feats, gold, positions=positions)
+    grid = {str(w): round(mrr, 6) for w, (mrr, _h1) in blend_grid(heads).items()}
     best_w = max(BLEND_GRID, key=lambda w: (grid[str(w)], -w))
     return float(best_w), grid
 
