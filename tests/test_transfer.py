@@ -147,7 +147,8 @@ def test_bench_ingest_times_a_cold_persistent_ingest_beside_plain_encoding(two_c
     res = run_ingest("locomo", two_conversations, limit=2, data_dir=tmp_path / "d")
     assert res["units"] == 2 and res["turns"] > 0 and res["turns_per_s"] > 0 and res["reference_turns_per_s"] > 0
     assert set(res["shares"]) == {"embed", "chroma", "bm25", "context", "graph", "other"}
-    assert all(v >= 0 for v in res["shares"].values()) and 0.5 < sum(res["shares"].values()) <= 1.001
+    # Each share is rounded to 3 decimals, so their sum may pass 1 by half a thousandth per share.
+    assert all(v >= 0 for v in res["shares"].values()) and 0.5 < sum(res["shares"].values()) <= 1 + 0.0005 * 6 + 1e-9
     assert res["shares"]["embed"] > 0 and res["shares"]["chroma"] > 0 and res["shares"]["graph"] > 0
     assert (tmp_path / "d" / "chroma").is_dir()  # a persistent ingest
     assert main(["bench", "ingest", "--on", "locomo", "--data", str(two_conversations), "--limit", "1"]) == 0
