@@ -28,7 +28,7 @@ from pathlib import Path
 
 from langmem_cog.bench.cascade import load_pool_cache
 from langmem_cog.bench.longmemeval import LmeSelection
-from langmem_cog.bench.pools import PoolSet, QueryPool, collect_lme_pools
+from langmem_cog.bench.pools import LME_POOL_MAX_TOKENS, PoolSet, QueryPool, collect_lme_pools
 from langmem_cog.config import CogMemConfig
 from langmem_cog.embeddings import CachedEmbeddings, resolve_embedder
 
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is None:
         ap.error("--out is required unless --merge")
     done = {qp.sample_id for qp in read_stream(args.out)}
-    emb = CachedEmbeddings(resolve_embedder("minilm", max_seq_length=128))
+    emb = CachedEmbeddings(resolve_embedder("minilm", max_seq_length=LME_POOL_MAX_TOKENS))
 
     def save(qp: QueryPool) -> None:
         with args.out.open("ab") as fh:

@@ -51,7 +51,7 @@ from langmem_cog.rank.head import RERANK_DEPTH, head_order
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import RerankExample, TrainConfig, train_cross_encoder
 
-__all__ = ["CASCADE_SYSTEMS", "BLEND_GRID", "CascadeFit", "CascadeRun", "ScoreSettings", "blend_grid", "blend_heads", "dropped_columns", "fit_seed_scorer", "fused_head",
+__all__ = ["CASCADE_SYSTEMS", "BLEND_GRID", "CascadeFit", "CascadeRun", "ScoreSettings", "best_blend", "blend_grid", "blend_heads", "dropped_columns", "fit_seed_scorer", "fused_head",
            "load_pool_cache", "pool_key", "pool_matrices", "reranker_lists", "reranker_questions", "run_cascade",
            "scratch_store", "tune_blend"]
 
@@ -400,10 +400,14 @@ def tune_blend(ce: LocalCrossEncoder, qps: list[QueryPool], scorer: FusionScorer
     ``positions``: the pair format the cross-encoder was trained on (see :func:`blend_heads`)."""
     if not qps:
         return 1.0, {}
-    heads = blend_heads(ce, qps, scorer, feats, gold, positions=positions)
+    return best_blend(blend_heads(ce, qps, scorer, feats, gold, positions=positions))
+
+
+def best_blend(heads: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[float, dict[str, float]]:
+    """The weight of :data:`BLEND_GRID` with the best MRR over ``heads`` (:func:`blend_heads`; ties: the
+    smaller weight), and the MRR of every weight."""
     grid = {str(w): round(mrr, 6) for w, (mrr, _h1) in blend_grid(heads).items()}
-    best_w = max(BLEND_GRID, key=lambda w: (grid[str(w)], -w))
-    return float(best_w), grid
+    return float(max(BLEND_GRID, key=lambda w: (grid[str(w)], -w))), grid
 
 
 def blend_heads(ce: BaseCrossEncoder, qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict,

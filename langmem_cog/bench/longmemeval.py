@@ -38,6 +38,7 @@ import numpy as np
 
 from langmem_cog.bench.protocol import percentiles, row_metrics
 from langmem_cog.bench.runner import LocomoRun, Progress, no_progress
+from langmem_cog.checks import positive_int
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.loaders import LongMemEvalQuestion, load_longmemeval
@@ -278,8 +279,7 @@ class LmeSelection:
     skip: Iterable[str] = frozenset()
 
     def __post_init__(self) -> None:
-        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1):
-            raise InvalidInputError(f"limit={self.limit!r} is invalid: pass a positive number of questions")
+        positive_int(self.limit, "limit", allow_none=True)
         if isinstance(self.start, bool) or not isinstance(self.start, int) or self.start < 0:
             raise InvalidInputError(f"start={self.start!r} is invalid: pass 0 or more questions to skip")
         object.__setattr__(self, "skip", frozenset(self.skip))

@@ -244,7 +244,7 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
         InvalidInputError: If there are no questions, or too few to choose the blend weight on held-out
             ones (6, or ``folds`` when cross-fitting).
     """
-    from langmem_cog.bench.cascade import BLEND_GRID, blend_grid, blend_heads, reranker_lists
+    from langmem_cog.bench.cascade import best_blend, blend_heads, reranker_lists
     from langmem_cog.rank.cross_encoder import LocalCrossEncoder
 
     if not qps:
@@ -256,9 +256,10 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
     random.Random(recipe.seed).shuffle(order)
     cross_fit = recipe.cross_fits(len(order))
     n_tune = min(recipe.tune_queries, len(order) // 6)
-    if (cross_fit and len(order) < recipe.folds) or (not cross_fit and n_tune < 1):
+    need = recipe.folds if cross_fit else 6
+    if len(order) < need or (not cross_fit and n_tune < 1):
         raise InvalidInputError(f"{len(order)} questions are too few to choose the blend weight on held-out ones: "
-                                f"pass at least {max(6, recipe.folds if cross_fit else 6)}")
+                                f"pass at least {need}")
     work = Path(work_dir)
 
     def fine_tune(fit_qps: Sequence[Any], out: Path, note: str) -> tuple[dict[str, Any], LocalCrossEncoder]:
@@ -282,8 +283,7 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
         report, ce = fine_tune(fit, work / "reranker", trained_on)
         heads = blend_heads(ce, tune, scorer, feats, gold, positions=recipe.pair_positions)
         tune_n, fit_n, blend = len(tune), len(fit), "held-out questions"
-    grid = {str(w): round(mrr, 6) for w, (mrr, _h1) in blend_grid(heads).items()}
-    weight = float(max(BLEND_GRID, key=lambda w: (grid[str(w)], -w)))  # ties: the smaller weight
+    weight, grid = best_blend(heads)
     report.update(cross_encoder_weight=weight, tune_mrr=grid, tune_questions=tune_n, fit_questions=fit_n,
                   blend_chosen_on=blend)
     return FittedModels(scorer, work / "reranker", weight, recipe.score_max_length, report)
