@@ -45,8 +45,6 @@ if TYPE_CHECKING:
 __all__ = ["CONTEXT_FEATURES", "FEATURES", "FEATURE_NAMES", "Feature", "FeatureInputs", "CandidatePool", "GraphSignals", "candidate_features", "first_name",
            "name_tokens", "neighbour_max"]
 
-#: The features computed from ``CandidatePool.context`` and ``context_lexical`` (zero without them).
-CONTEXT_FEATURES: tuple[str, ...] = ("context_z", "context_rr", "context_lex_z", "context_lex_rr")
 
 _WORD = re.compile(r"[A-Za-z0-9']+")
 _ASKS_TIME = re.compile(r"^\s*when\b|\b(what|which) (year|month|day|date|time|week)\b|\bhow long\b", re.I)
@@ -429,7 +427,7 @@ def _graph(name: str) -> Callable[[FeatureInputs], np.ndarray]:
 
 
 def _grounded_near(x: FeatureInputs) -> np.ndarray:
-    if x.graph is None or not x.graph.grounded or not any(x.graph_columns["graph_grounded"]):
+    if x.graph is None or not x.graph.grounded:
         return x.zeros()
     return x.near(x.graph_columns["graph_grounded"], 1)
 
@@ -495,6 +493,9 @@ FEATURES: tuple[Feature, ...] = (
 
 #: The column names of :func:`candidate_features`, in order (from :data:`FEATURES`).
 FEATURE_NAMES: tuple[str, ...] = tuple(f.name for f in FEATURES)
+
+#: The features computed from ``CandidatePool.context`` and ``context_lexical`` (zero without them).
+CONTEXT_FEATURES: tuple[str, ...] = tuple(f.name for f in FEATURES if f.family == "context")
 
 
 def candidate_features(
