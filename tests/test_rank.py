@@ -519,3 +519,24 @@ def test_mean_pooling_is_saved_with_the_checkpoint_and_used_when_scoring(tmp_pat
         assert abs(float(ce.model.classifier(mean)) - gold) < 1e-3
     with pytest.raises(InvalidInputError, match="pooling"):
         load_backbone(resolve_model_path("minilm"), pooling="max")
+
+
+def test_name_speakers_tells_an_assistant_chat_between_two_named_people():
+    import random
+
+    from langmem_cog.rank.data import name_speakers
+
+    ex = RerankExample(query="Did I tell you my dog's name? I've forgotten what you said.",
+                       docs=["user: My dog is Rex.", "assistant: Rex is a fine name.", "user: I walk him daily."],
+                       gold=[True, False, False], prior=[1.0, 0.5, 0.2])
+    out = name_speakers(ex, random.Random(3), names=("Maya", "Leo"))
+    a = out.docs[0].split(": ")[0]
+    b = out.docs[1].split(": ")[0]
+    assert {a, b} == {"Maya", "Leo"} and out.docs[2].startswith(f"{a}: ")
+    # The memories keep their own text; the question's first person is the user's name, its second the assistant's.
+    assert [d.split(": ", 1)[1] for d in out.docs] == [d.split(": ", 1)[1] for d in ex.docs]
+    assert out.query == f"Did {a} tell {b} {a}'s dog's name? {a} has forgotten what {b} said."
+    assert list(out.gold) == list(ex.gold) and list(out.prior) == list(ex.prior)
+    # A chat between named people is left as it is.
+    named = RerankExample(query="What did Maya say?", docs=["Maya: Hi.", "user: hello"], gold=[True, False])
+    assert name_speakers(named, random.Random(0)) is named

@@ -122,6 +122,18 @@ def test_few_questions_cross_fit_the_blend_weight_on_every_question(two_conversa
         fit_recipe(qps, other, tmp_path / "work", reuse=True)
     with pytest.raises(InvalidInputError, match="folds=0"):
         Recipe(folds=0)
+    with pytest.raises(InvalidInputError, match="name_speakers=1.5"):
+        Recipe(name_speakers=1.5)
+
+
+def test_named_speaker_lists_leave_chats_between_people_as_they_are(two_conversations: Path) -> None:
+    from langmem_cog.bench.recipe import fit_scorer, load_or_collect_pools, training_lists
+
+    ps = load_or_collect_pools("locomo", two_conversations, cache=None, lme_limit=None, progress=_noop)
+    qps = [qp for group in ps.by_sample.values() for qp in group]
+    scorer, feats, gold = fit_scorer(qps, Recipe())
+    plain = training_lists(qps, scorer, feats, gold, Recipe())
+    assert plain and training_lists(qps, scorer, feats, gold, Recipe(name_speakers=1.0)) == plain
 
 
 def test_dropped_features_names_groups_and_refuses_unknown() -> None:

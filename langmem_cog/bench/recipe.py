@@ -39,7 +39,7 @@ from langmem_cog.rank.features import CONTEXT_FEATURES, FEATURE_NAMES, FEATURES
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import TrainConfig
 
-__all__ = ["Recipe", "FittedModels", "PoolSource", "SHIPPED_RECIPE", "TRANSFER_FEATURES", "fit_recipe", "write_models", "sha256_of", "git_commit", "git_dirty",
+__all__ = ["Recipe", "FittedModels", "PoolSource", "SHIPPED_RECIPE", "TRANSFER_FEATURES", "fit_recipe", "training_lists", "write_models", "sha256_of", "git_commit", "git_dirty",
            "dropped_features"]
 
 logger = logging.getLogger(__name__)
@@ -133,6 +133,10 @@ class Recipe:
             datasets (docs/BENCHMARKS.md, session 17): a turn's place in one dataset's conversations
             is a style of that dataset, as the fusion's ``position`` feature was.
             Recorded in ``cascade.json`` so that the compressor formats pairs as the model was trained.
+        name_speakers: The share of assistant-chat training lists (speakers ``user`` / ``assistant``) told as
+            chats between two named people (:func:`~langmem_cog.rank.data.name_speakers`: names for the
+            speakers, the question's "I" / "you" as those names), drawn per list with ``seed``; lists of
+            named speakers are never changed. 0: every list as it is.
         tune_queries: Held-out questions (unseen by the cross-encoder) that choose its blend weight (at
             most a sixth of the questions).
         min_held_out: When the held-out slice (a sixth of the questions, at most ``tune_queries``) would
@@ -150,6 +154,7 @@ class Recipe:
         epochs=2, lr=2e-4, max_length=96, freeze_layers=1, num_layers=4, pooling="mean", threads=1, max_queries=800))
     score_max_length: int = 64
     pair_positions: bool = False
+    name_speakers: float = 0.0
     tune_queries: int = 300
     min_held_out: int = 150
     folds: int = 5
@@ -158,6 +163,8 @@ class Recipe:
 
     def __post_init__(self) -> None:
         positive_int(self.folds, "folds")
+        if not 0.0 <= self.name_speakers <= 1.0:
+            raise InvalidInputError(f"name_speakers={self.name_speakers!r}: pass a share between 0 and 1")
 
     def cross_fits(self, n_questions: int) -> bool:
         """Whether ``n_questions`` are too few to hold ``min_held_out`` out, so the blend weight is cross-fitted.
@@ -172,6 +179,7 @@ class Recipe:
         """A JSON-ready dict (recorded in ``training.json``)."""
         return {"drop_features": list(self.drop_features), "l2": self.l2, "train": dict(self.train.__dict__),
                 "score_max_length": self.score_max_length, "pair_positions": self.pair_positions,
+                "name_speakers": self.name_speakers,
                 "tune_queries": self.tune_queries, "min_held_out": self.min_held_out, "folds": self.folds,
                 "seed": self.seed, "fit_fusion": self.fit_fusion}
 
@@ -244,7 +252,7 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
         InvalidInputError: If there are no questions, or too few to choose the blend weight on held-out
             ones (6, or ``folds`` when cross-fitting).
     """
-    from langmem_cog.bench.cascade import best_blend, blend_heads, reranker_lists
+    from langmem_cog.bench.cascade import best_blend, blend_heads
     from langmem_cog.rank.cross_encoder import LocalCrossEncoder
 
     if not qps:
@@ -263,7 +271,7 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
     work = Path(work_dir)
 
     def fine_tune(fit_qps: Sequence[Any], out: Path, note: str) -> tuple[dict[str, Any], LocalCrossEncoder]:
-        lists = reranker_lists(fit_qps, scorer, feats, gold, positions=recipe.pair_positions)
+        lists = training_lists(fit_qps, scorer, feats, gold, recipe)
         report = _train_or_reuse(lists, out, recipe, reuse=reuse,
                                  progress=progress, trained_on=note)
         return report, LocalCrossEncoder(out, max_length=recipe.score_max_length)
@@ -289,6 +297,19 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
     return FittedModels(scorer, work / "reranker", weight, recipe.score_max_length, report)
 
 
+def training_lists(qps: Sequence[Any], scorer: FusionScorer, feats: dict, gold: dict, recipe: Recipe) -> list[Any]:
+    """The cross-encoder's training lists of ``qps`` under ``recipe``: the fused top 10 plus missed gold, in
+    the recipe's pair format, with ``recipe.name_speakers`` of the assistant-chat lists told with names."""
+    from langmem_cog.bench.cascade import reranker_lists
+    from langmem_cog.rank.data import name_speakers
+
+    lists = reranker_lists(qps, scorer, feats, gold, positions=recipe.pair_positions)
+    if not recipe.name_speakers:
+        return lists
+    rng = random.Random(recipe.seed)
+    return [name_speakers(e, rng) if rng.random() < recipe.name_speakers else e for e in lists]
+
+
 def _train_or_reuse(examples: Sequence[Any], out: Path, recipe: Recipe, *, reuse: bool, progress: Progress | None,
                     trained_on: str) -> dict[str, Any]:
     """Fine-tune the recipe's cross-encoder on ``examples`` into ``out``, or with ``reuse`` read back a
@@ -301,14 +322,16 @@ def _train_or_reuse(examples: Sequence[Any], out: Path, recipe: Recipe, *, reuse
         report = json.loads((out / "training.json").read_text(encoding="utf-8"))
         if report.get("examples") != min(len(usable_examples(examples)), cfg.max_queries or 1 << 62) \
                 or report.get("config") != dict(cfg.__dict__) \
-                or report.get("pair_positions", True) != recipe.pair_positions:
+                or report.get("pair_positions", True) != recipe.pair_positions \
+                or report.get("name_speakers", 0.0) != recipe.name_speakers:
             raise InvalidInputError(f"the checkpoint in {out} was trained on {report.get('examples')} lists with "
                                     f"{report.get('config')}, not on these pools with this recipe: drop reuse")
         report["trained_on"] = trained_on
         logger.info("reusing the cross-encoder in %s", out)
         return report
     return train_cross_encoder(examples, resolve_model_path("minilm"), out, cfg, progress=progress,
-                               provenance={"trained_on": trained_on, "pair_positions": recipe.pair_positions})
+                               provenance={"trained_on": trained_on, "pair_positions": recipe.pair_positions,
+                                           "name_speakers": recipe.name_speakers})
 
 
 def write_models(models: FittedModels, out_dir: str | Path, *, recipe: Recipe,

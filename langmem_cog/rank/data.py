@@ -21,7 +21,9 @@ Example:
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+import random
+import re
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -30,7 +32,7 @@ from langmem_cog.rank.features import CandidatePool
 from langmem_cog.rank.head import RAW_PROTECT, RERANK_DEPTH, head_order
 from langmem_cog.rank.training import RerankExample
 
-__all__ = ["rerank_examples", "ScoredPool"]
+__all__ = ["NAMES", "ROLE_SPEAKERS", "ScoredPool", "name_speakers", "rerank_examples"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,3 +63,56 @@ def rerank_examples(pools: Iterable[ScoredPool], depth: int = RERANK_DEPTH, add_
         out.append(RerankExample(query=pairs[0][0], docs=[p[1] for p in pairs], gold=[bool(gold[i]) for i in order],
                                  prior=[float(fused[i]) for i in order]))
     return out
+
+
+#: The speakers of an assistant chat (LongMemEval's roles); :func:`name_speakers` renames them.
+ROLE_SPEAKERS: tuple[str, str] = ("user", "assistant")
+
+#: First names :func:`name_speakers` gives the two sides of an assistant chat.
+NAMES: tuple[str, ...] = (
+    "Alex", "Amara", "Ben", "Chloe", "Daniel", "Elena", "Farid", "Grace", "Hana", "Ivan", "Jonas", "Kemi", "Lara",
+    "Marco", "Nadia", "Omar", "Priya", "Quinn", "Rosa", "Sam", "Tariq", "Uma", "Victor", "Wen", "Yusuf", "Zoe",
+)
+
+# The question's first person becomes the user's name ({a}), its second person the assistant's ({b}).
+# Longer forms first; the verb is put in the third person where it follows or precedes the pronoun.
+_PERSON = tuple((re.compile(p), r) for p, r in (
+    (r"\b([Dd])o I\b", r"\1oes {a}"), (r"\b([Hh])ave I\b", r"\1as {a}"), (r"\b([Aa])m I\b", "is {a}"),
+    (r"\bI'm\b", "{a} is"), (r"\bI've\b", "{a} has"), (r"\bI'd\b", "{a} would"), (r"\bI'll\b", "{a} will"),
+    (r"\bI am\b", "{a} is"), (r"\bI have\b", "{a} has"), (r"\bI do\b", "{a} does"),
+    (r"\b([Dd])o you\b", r"\1o {b}"), (r"\b[Yy]ou're\b", "{b} is"), (r"\b[Yy]ou've\b", "{b} has"),
+    (r"\b[Mm]yself\b", "{a}"), (r"\b[Mm]y\b", "{a}'s"), (r"\b[Mm]ine\b", "{a}'s"), (r"\b[Mm]e\b", "{a}"),
+    (r"\bI\b", "{a}"), (r"\b[Oo]ur\b", "{a}'s"), (r"\b[Ww]e\b", "{a}"), (r"\b[Uu]s\b", "{a}"),
+    (r"\b[Yy]ours\b", "{b}'s"), (r"\b[Yy]our\b", "{b}'s"), (r"\b[Yy]ourself\b", "{b}"), (r"\b[Yy]ou\b", "{b}"),
+))
+
+
+def name_speakers(example: RerankExample, rng: random.Random, names: Sequence[str] = NAMES) -> RerankExample:
+    """The list of an assistant chat told as a chat between two named people, or ``example`` unchanged.
+
+    A list whose memories all start with ``"user: "`` or ``"assistant: "`` (:data:`ROLE_SPEAKERS`) gets
+    two distinct names drawn from ``names``: each memory's speaker prefix becomes the name, and the
+    question's first person (``I``, ``my``, ``do I``, ...) becomes the user's name and its second person
+    the assistant's. So a reranker trained on first-person questions about a user also meets questions
+    that name the speaker, as in chats between people; the memories' own text keeps its first person,
+    as such chats do. Lists of named speakers are returned as they are.
+
+    Example:
+        >>> ex = RerankExample(query="What time do I wake up on my days off?",
+        ...                    docs=["user: I wake up at 6.", "assistant: Early!"], gold=[True, False])
+        >>> out = name_speakers(ex, random.Random(0), names=("Maya", "Leo"))
+        >>> out.query in ("What time does Maya wake up on Maya's days off?", "What time does Leo wake up on Leo's days off?")
+        True
+        >>> out.docs[0].split(": ")[0] in ("Maya", "Leo"), out.gold
+        (True, [True, False])
+    """
+    prefixes = tuple(f"{s}: " for s in ROLE_SPEAKERS)
+    if not example.docs or not all(d.startswith(prefixes) for d in example.docs):
+        return example
+    a, b = rng.sample(list(names), 2)
+    query = example.query
+    for pattern, repl in _PERSON:
+        query = pattern.sub(repl.format(a=a, b=b), query)
+    rename = {ROLE_SPEAKERS[0]: a, ROLE_SPEAKERS[1]: b}
+    docs = [rename[d.split(": ", 1)[0]] + ": " + d.split(": ", 1)[1] for d in example.docs]
+    return RerankExample(query=query, docs=docs, gold=list(example.gold), prior=example.prior)
