@@ -136,7 +136,8 @@ class Recipe:
         name_speakers: The share of assistant-chat training lists (speakers ``user`` / ``assistant``) told as
             chats between two named people (:func:`~langmem_cog.rank.data.name_speakers`: names for the
             speakers, the question's "I" / "you" as those names), drawn per list with ``seed``; lists of
-            named speakers are never changed. 0: every list as it is.
+            named speakers are never changed. 0 (the recipe's): every list as it is. Half named left
+            the LongMemEval-only cross-encoder's LoCoMo figures unchanged (docs/BENCHMARKS.md, session 18).
         tune_queries: Held-out questions (unseen by the cross-encoder) that choose its blend weight (at
             most a sixth of the questions).
         min_held_out: When the held-out slice (a sixth of the questions, at most ``tune_queries``) would
