@@ -51,7 +51,7 @@ from langmem_cog.rank.head import RERANK_DEPTH, head_order
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import RerankExample, TrainConfig, train_cross_encoder
 
-__all__ = ["CASCADE_SYSTEMS", "BLEND_GRID", "CascadeFit", "CascadeRun", "ScoreSettings", "best_blend", "blend_grid", "checkpoint_positions", "blend_heads", "dropped_columns", "fit_seed_scorer", "fused_head",
+__all__ = ["CASCADE_SYSTEMS", "BLEND_GRID", "CascadeFit", "CascadeRun", "ScoreSettings", "best_blend", "blend_grid", "blend_heads", "dropped_columns", "fit_seed_scorer", "fused_head",
            "load_pool_cache", "pool_key", "pool_matrices", "reranker_lists", "reranker_questions", "run_cascade",
            "scratch_store", "tune_blend"]
 
@@ -342,7 +342,7 @@ def _models(system: str, seed: int, train: list[str], ps: PoolSet, mats: tuple[d
         if not fit.reranker_init:
             raise InvalidInputError("epochs=0 scores with --reranker-init as it is: pass a trained cross-encoder checkpoint")
         ce = _shared_cross_encoder(backbone, score.max_length or train_config.max_length, score.quantize, score.threads)
-        positions = checkpoint_positions(backbone)  # score in the pair format the checkpoint was trained on
+        positions = _checkpoint_positions(backbone)  # score in the pair format the checkpoint was trained on
         weight, grid = tune_blend(ce, tune_qps, scorer, feats, gold, positions=positions)
         entry["reranker"] = {"init": str(backbone), "fine_tuned": False, "cross_encoder_weight": weight,
                              "tune_mrr": grid, "tune_queries": len(tune_qps), "int8": score.quantize,
@@ -384,7 +384,7 @@ class _MemoCrossEncoder(BaseCrossEncoder):
 _SHARED: dict[tuple[str, int, bool, int | None], _MemoCrossEncoder] = {}
 
 
-def checkpoint_positions(path: str | Path) -> bool:
+def _checkpoint_positions(path: str | Path) -> bool:
     """Whether the cross-encoder checkpoint in ``path`` was trained on pairs with positions (its
     ``training.json`` ``pair_positions``; checkpoints from before that record had them)."""
     report = Path(path) / "training.json"

@@ -67,6 +67,7 @@ def rerank_examples(pools: Iterable[ScoredPool], depth: int = RERANK_DEPTH, add_
 
 #: The speakers of an assistant chat (LongMemEval's roles); :func:`name_speakers` renames them.
 ROLE_SPEAKERS: tuple[str, str] = ("user", "assistant")
+_ROLE_PREFIXES = tuple(f"{s}: " for s in ROLE_SPEAKERS)
 
 #: First names :func:`name_speakers` gives the two sides of an assistant chat.
 NAMES: tuple[str, ...] = (
@@ -106,13 +107,12 @@ def name_speakers(example: RerankExample, rng: random.Random, names: Sequence[st
         >>> out.docs[0].split(": ")[0] in ("Maya", "Leo"), out.gold
         (True, [True, False])
     """
-    prefixes = tuple(f"{s}: " for s in ROLE_SPEAKERS)
-    if not example.docs or not all(d.startswith(prefixes) for d in example.docs):
+    if not example.docs or not all(d.startswith(_ROLE_PREFIXES) for d in example.docs):
         return example
     a, b = rng.sample(list(names), 2)
     query = example.query
     for pattern, repl in _PERSON:
         query = pattern.sub(repl.format(a=a, b=b), query)
-    rename = {ROLE_SPEAKERS[0]: a, ROLE_SPEAKERS[1]: b}
-    docs = [rename[d.split(": ", 1)[0]] + ": " + d.split(": ", 1)[1] for d in example.docs]
+    rename = dict(zip(ROLE_SPEAKERS, (a, b), strict=True))
+    docs = [f"{rename[speaker]}: {text}" for speaker, _, text in (d.partition(": ") for d in example.docs)]
     return RerankExample(query=query, docs=docs, gold=list(example.gold), prior=example.prior)
