@@ -44,7 +44,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -167,6 +167,41 @@ def _collection_gone(exc: BaseException) -> bool:
     from chromadb.errors import NotFoundError
 
     return isinstance(exc, NotFoundError) or (isinstance(exc, ValueError) and "does not exist" in str(exc))
+
+
+_T = TypeVar("_T")
+_DRIFT = "Error finding id"
+_DRIFT_DELAYS = (0.05, 0.1, 0.2, 0.4)
+
+
+def _drift_read(read: Callable[[], _T], *, what: str, sleep: Callable[[float], None] = time.sleep) -> _T:
+    """``read()``, tried again while Chroma reports its transient drift between metadata and vectors.
+
+    Chroma applies a write to its metadata and to its vector index one after the other; a read that falls
+    between the two (another worker of a shared server adding or deleting meanwhile) fails with
+    ``InternalError: ... Error finding id`` (chroma-core/chroma#4460). Such a read is tried again after
+    each delay of ``_DRIFT_DELAYS``; any other error, or the drift after the last try, is raised.
+
+    Example:
+        >>> calls = []
+        >>> def read():
+        ...     calls.append(1)
+        ...     if len(calls) < 3:
+        ...         raise RuntimeError("Error executing plan: Internal error: Error finding id")
+        ...     return "ok"
+        >>> _drift_read(read, what="a test read", sleep=lambda s: None), len(calls)
+        ('ok', 3)
+    """
+    for delay in _DRIFT_DELAYS:
+        try:
+            return read()
+        except Exception as exc:  # chromadb's InternalError; only its drift message is retried
+            if _DRIFT not in str(exc):
+                raise
+            logger.warning("%s: Chroma's metadata and vectors disagree for a moment (%s); trying again in %.2f s",
+                           what, exc, delay)
+        sleep(delay)
+    return read()
 
 
 def _public_unknown(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -944,7 +979,7 @@ class TurnStore:
             raise self._gone(namespace)
         tombs = self._tombstone_ids(col)  # before the ids: a re-add follows the record of its delete
         try:
-            present = col.get(include=[])["ids"]
+            present = _drift_read(lambda: col.get(include=[])["ids"], what=f"namespace {namespace!r}: listing ids")
         except Exception as exc:  # as in _read_cache
             if _collection_gone(exc):
                 raise self._gone(namespace) from exc
@@ -997,7 +1032,9 @@ class TurnStore:
         embs: list[np.ndarray] = []
         for start in range(0, len(ids), _GET_BATCH):
             try:
-                got = col.get(ids=ids[start : start + _GET_BATCH], include=["embeddings", "documents", "metadatas"])
+                batch = ids[start : start + _GET_BATCH]
+                got = _drift_read(functools.partial(col.get, ids=batch, include=["embeddings", "documents", "metadatas"]),
+                                  what=f"namespace {namespace!r}: reading turns")
             except Exception as exc:  # as in _read_cache
                 if _collection_gone(exc):
                     raise self._gone(namespace) from exc
@@ -1320,7 +1357,7 @@ class TurnStore:
                 # of the ids and reads by id: other workers' writes cannot shift pages under the read.
                 cache.tombs = self._tombstone_ids(col)
                 try:
-                    ids = col.get(include=[])["ids"]
+                    ids = _drift_read(lambda: col.get(include=[])["ids"], what=f"namespace {namespace!r}: listing ids")
                 except Exception as exc:  # as below
                     if _collection_gone(exc):
                         raise self._gone(namespace) from exc
@@ -2397,7 +2434,8 @@ class TurnStore:
         with self._ns_lock(namespace):
             self._check_dimension(namespace, self._load_cache(namespace).emb, len(qv))
         try:
-            res = col.query(query_embeddings=[qv], n_results=n, include=["distances"])
+            res = _drift_read(lambda: col.query(query_embeddings=[qv], n_results=n, include=["distances"]),
+                              what=f"namespace {namespace!r}: nearest turns")
         except Exception as exc:  # as in _read_cache
             if _collection_gone(exc):
                 raise self._gone(namespace) from exc

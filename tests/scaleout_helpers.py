@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 
 def serve(run: Any) -> None:
     """The worker's side: announce readiness, then answer each JSON command line with ``run(cmd)``
-    (``{"ok": ...}``, or ``{"error": "Type: message"}``) until ``{"op": "quit"}``."""
+    (``{"ok": ...}``, or ``{"error": "Type: message", "trace": ...}``) until ``{"op": "quit"}``."""
     print("@" + json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         cmd = json.loads(line)
@@ -33,8 +34,8 @@ def serve(run: Any) -> None:
             break
         try:
             out = {"ok": run(cmd)}
-        except Exception as exc:  # reported to the test, which fails with it
-            out = {"error": f"{type(exc).__name__}: {exc}"}
+        except Exception as exc:  # reported to the test, which fails with it (the trace shows where)
+            out = {"error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()}
         print("@" + json.dumps(out), flush=True)
 
 
@@ -70,7 +71,7 @@ class WorkerProcess:
 
     def result(self) -> Any:
         out = self._answer()
-        assert "error" not in out, f"worker {self.data_dir.name}: {out['error']}"
+        assert "error" not in out, f"worker {self.data_dir.name}: {out['error']}\n{out.get('trace', '')}"
         return out["ok"]
 
     def __call__(self, op: str, **cmd: Any) -> Any:
@@ -78,7 +79,7 @@ class WorkerProcess:
         return self.result()
 
     def answer(self, op: str, **cmd: Any) -> dict[str, Any]:
-        """The raw answer: ``{"ok": ...}`` or ``{"error": "Type: message"}``."""
+        """The raw answer: ``{"ok": ...}`` or ``{"error": "Type: message", "trace": ...}``."""
         self.send(op=op, **cmd)
         return self._answer()
 

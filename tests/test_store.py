@@ -765,3 +765,70 @@ def test_dense_scores_of_a_few_turns_are_the_pools_cosines(fake_store, ns):
         fake_store.dense_scores(ns + "-none", ["t0"], qv)
     with pytest.raises(ConfigError, match="dimension"):
         fake_store.dense_scores(ns, ["t0"], np.zeros(3))
+
+
+# --------------------------------------------------------------------------- Chroma's transient drift
+DRIFT = "Error executing plan: Internal error: Error finding id"
+
+
+def _drifting(monkeypatch: pytest.MonkeyPatch, method: str, failures: int) -> list[int]:
+    """Make ``Collection.<method>`` fail ``failures`` times with Chroma's drift error, then work."""
+    from chromadb.api.models.Collection import Collection
+    from chromadb.errors import InternalError
+
+    from langmem_cog import store as store_module
+
+    monkeypatch.setattr(store_module, "_DRIFT_DELAYS", (0.0, 0.0, 0.0, 0.0))
+    real, calls = getattr(Collection, method), [0]
+
+    def flaky(self, *args, **kwargs):
+        calls[0] += 1
+        if calls[0] <= failures:
+            raise InternalError(DRIFT)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Collection, method, flaky)
+    return calls
+
+
+def test_a_read_that_meets_chromas_drift_is_tried_again(
+    fake_embeddings: FakeEmbeddings, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A concurrent write can make one Chroma read fail with ``Error finding id``: the read is retried."""
+    store = TurnStore(CogMemConfig.preset("ephemeral", exact_search_max=0), embeddings=fake_embeddings)
+    store.add_turns(make_turns("drift", ["I adopted a puppy called Rex", "My sister paints sunsets"]))
+    want = [h.turn.id for h in store.search("drift", "puppy", k=2)]
+    calls = _drifting(monkeypatch, "query", failures=2)
+    assert [h.turn.id for h in store.search("drift", "puppy", k=2)] == want
+    assert calls[0] == 3
+    assert sum("Error finding id" in r.getMessage() for r in caplog.records if r.levelname == "WARNING") == 2
+
+    col = store._collection("drift", create=False)
+    calls = _drifting(monkeypatch, "get", failures=1)
+    turns, emb = store._fetch_turns("drift", col, sorted(want))  # the read by id of the shared (server) mode
+    assert sorted(t.id for t in turns) == sorted(want) and emb.shape[0] == 2 and calls[0] == 2
+
+
+def test_a_drift_that_does_not_pass_and_other_errors_are_raised(
+    fake_embeddings: FakeEmbeddings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chromadb.errors import InternalError
+
+    store = TurnStore(CogMemConfig.preset("ephemeral", exact_search_max=0), embeddings=fake_embeddings)
+    store.add_turns(make_turns("drift", ["I adopted a puppy called Rex"]))
+    calls = _drifting(monkeypatch, "query", failures=99)
+    with pytest.raises(InternalError, match="Error finding id"):
+        store.search("drift", "puppy", k=1)
+    assert calls[0] == 5  # the first try and one after each of the four delays
+
+    from chromadb.api.models.Collection import Collection
+
+    def broken(self, *args, **kwargs):
+        calls[0] += 1
+        raise InternalError("Error in compaction")
+
+    calls[0] = 0
+    monkeypatch.setattr(Collection, "query", broken)
+    with pytest.raises(InternalError, match="compaction"):
+        store.search("drift", "puppy", k=1)
+    assert calls[0] == 1  # not a drift: raised at once
