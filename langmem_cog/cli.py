@@ -556,12 +556,13 @@ def cmd_purge_server(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- bench
 def cmd_bench_locomo(args: argparse.Namespace) -> int:
     from langmem_cog.bench.locomo import default_locomo_path, run_locomo, write_outputs
+    from langmem_cog.bench.systems import get_system
     from langmem_cog.config import CogMemConfig
 
     data = Path(args.data) if args.data else default_locomo_path()
     if data is None:
         raise LangMemCogError("no LoCoMo data found at ../shared/data: pass --data PATH/TO/locomo10.json")
-    if args.system in ("augmented", "full", "full-zeroshot"):
+    if get_system(args.system, "locomo").kind == "cascade":
         from langmem_cog.bench.cascade import CascadeFit, CascadeRun, ScoreSettings, run_cascade
         from langmem_cog.rank.training import TrainConfig
 
@@ -953,8 +954,17 @@ def _precision_arg(parser: argparse.ArgumentParser, model: str) -> None:
                         help=f"{what} arithmetic (default: CogMemConfig's, fp32; int8 is faster, {moves} move a little)")
 
 
+def _system_help(dataset: str) -> str:
+    """One line per benchmark system of ``dataset``, for ``--system``'s help."""
+    from langmem_cog.bench.systems import SYSTEMS, system_names
+
+    return "; ".join(f"{name}: {SYSTEMS[name].help}" for name in system_names(dataset))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``langmem-cog``."""
+    from langmem_cog.bench.systems import system_names
+
     p = argparse.ArgumentParser(prog="langmem-cog", description="Long-term memory for LangChain/LangGraph agents.")
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}",
@@ -1046,10 +1056,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
     loc = bench.add_parser("locomo", help="the published LoCoMo retrieval protocol")
-    loc.add_argument("--system", default="hybrid",
-                     choices=["dense", "bm25", "hybrid", "hybrid-rrf", "graph", "augmented", "full", "full-zeroshot"],
-                     help="the system to score (default: hybrid; full: the cascade with a cross-encoder "
-                          "fine-tuned per seed)")
+    loc.add_argument("--system", default="hybrid", choices=system_names("locomo"),
+                     help="the system to score (default: hybrid): " + _system_help("locomo"))
     loc.add_argument("--embedder", default="minilm", help="minilm, mpnet or a model directory")
     loc.add_argument("--seeds", type=int, nargs="+", default=[7, 11, 23, 31, 47],
                      help="split seeds: each holds out conversations as test (default: 7 11 23 31 47)")
@@ -1096,8 +1104,8 @@ def build_parser() -> argparse.ArgumentParser:
     gb.add_argument("--out", help="summary JSON path")
     gb.set_defaults(func=cmd_bench_graph)
     lme = bench.add_parser("longmemeval", help="LongMemEval retrieval: turn and session recall/NDCG, MRR")
-    lme.add_argument("--system", nargs="+", default=["hybrid"],
-                     help="one or more registered systems (dense, bm25, hybrid, hybrid-rrf, graph); one shared ingest")
+    lme.add_argument("--system", nargs="+", default=["hybrid"], choices=system_names("longmemeval"),
+                     help="one or more systems, one shared ingest (default: hybrid): " + _system_help("longmemeval"))
     lme.add_argument("--data", help="LongMemEval JSON[.gz] (default: ../shared/data/longmemeval/longmemeval_s_dev.json.gz)")
     lme.add_argument("--embedder", default="minilm", help="minilm, mpnet or a model directory")
     lme.add_argument("--limit", type=int, help="score N questions spread over the file (default: all, in that spread order)")

@@ -60,8 +60,10 @@ def test_full_reranks_only_the_protected_top10(two_conversations: Path, tmp_path
 def test_systems_that_fit_refuse_split_all(two_conversations: Path) -> None:
     with pytest.raises(InvalidInputError, match="split all"):
         run_cascade(two_conversations, "augmented", run=CascadeRun(split="all"))
-    with pytest.raises(InvalidInputError, match="unknown cascade system"):
+    with pytest.raises(InvalidInputError, match="'nope' is unknown"):
         run_cascade(two_conversations, "nope")
+    with pytest.raises(InvalidInputError, match="no cascade system"):
+        run_cascade(two_conversations, "hybrid")
     with pytest.raises(InvalidInputError, match="score_max_length=8"):
         run_cascade(two_conversations, "full", fit=CascadeFit(score=ScoreSettings(max_length=8)))
     with pytest.raises(InvalidInputError, match="score_threads=0"):

@@ -11,15 +11,8 @@ import pytest
 from fakes import FakeEmbeddings
 
 from langmem_cog.bench.compare import compare_rows, load_rows
-from langmem_cog.bench.longmemeval import (
-    SYSTEMS,
-    LmeSelection,
-    LmeVectors,
-    lme_metrics,
-    register_system,
-    run_longmemeval,
-    spread_order,
-)
+from langmem_cog.bench.longmemeval import LmeSelection, LmeVectors, lme_metrics, run_longmemeval, spread_order
+from langmem_cog.bench.systems import SYSTEMS, register_system
 from langmem_cog.cli import main
 from langmem_cog.embeddings import CachedEmbeddings
 from langmem_cog.errors import InvalidInputError
@@ -101,8 +94,10 @@ def test_registry_takes_new_systems(lme_file: Path) -> None:
         assert run.summary["full"]["mrr"] == 1.0 and run.summary["full"]["session_recall_all@5"] == 1.0
     finally:
         del SYSTEMS["oracle-test"]
-    with pytest.raises(InvalidInputError, match="unknown systems"):
+    with pytest.raises(InvalidInputError, match="'nope' is unknown: choose one of .*hybrid"):
         run_longmemeval(lme_file, systems=["nope"], vectors=LmeVectors(FakeEmbeddings()))
+    with pytest.raises(InvalidInputError, match="'full' does not run on longmemeval"):
+        run_longmemeval(lme_file, systems=["full"], vectors=LmeVectors(FakeEmbeddings()))
 
 
 def test_cli_writes_rows_and_compare_pairs_them(lme_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

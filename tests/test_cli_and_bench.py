@@ -9,6 +9,7 @@ import pytest
 
 from langmem_cog.bench.locomo import run_locomo, write_outputs
 from langmem_cog.cli import main
+from langmem_cog.errors import InvalidInputError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "langmem_cog" / "data" / "sample_conversation.json"
 
@@ -74,3 +75,23 @@ def test_bench_cli_and_compare(two_conversations: Path, tmp_path: Path, capsys: 
 def test_bench_missing_data_file_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "locomo", "--data", str(tmp_path / "missing.json"), "--split", "all"]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_one_system_registry_serves_both_benchmarks_and_the_cli() -> None:
+    from langmem_cog.bench.systems import SYSTEMS, BenchSystem, CascadeRecipe, system_names
+    from langmem_cog.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices["bench"]
+    benches = next(a for a in sub._actions if a.dest == "bench").choices
+    for dataset in ("locomo", "longmemeval"):
+        (opt,) = [a for a in benches[dataset]._actions if a.dest == "system"]
+        assert list(opt.choices) == system_names(dataset)
+    assert {n for n, s in SYSTEMS.items() if s.kind == "cascade"} == {"augmented", "full", "full-zeroshot"}
+    assert all(s.rank is not None for s in SYSTEMS.values() if "longmemeval" in s.datasets)
+    with pytest.raises(InvalidInputError, match="needs a rank function"):
+        BenchSystem("x", "x", "search", mode="dense")
+    with pytest.raises(InvalidInputError, match="CascadeRecipe"):
+        BenchSystem("x", "x", "cascade", ("locomo",))
+    assert CascadeRecipe("shipped", "shipped").fits is False and CascadeRecipe("fitted", "none").fits
+    with pytest.raises(InvalidInputError, match="is a cascade system"):
+        run_locomo("unused.json", system="full")

@@ -1,4 +1,6 @@
-"""LoCoMo systems of the full cascade: ``augmented``, ``full`` and ``full-zeroshot``.
+"""LoCoMo systems of the full cascade (kind ``cascade`` in :mod:`langmem_cog.bench.systems`).
+
+Each is a :class:`~langmem_cog.bench.systems.CascadeRecipe` (where its scorer and cross-encoder come from):
 
 * ``augmented``: raw + graph candidates -> the fusion scorer, fitted per seed on that seed's train
   conversations only (no cross-encoder).
@@ -38,6 +40,7 @@ from langmem_cog.bench.compare import compare_rows
 from langmem_cog.bench.pools import PoolSet, QueryPool, collect_pools
 from langmem_cog.bench.protocol import SEEDS, percentiles, summarize
 from langmem_cog.bench.runner import LocomoRun, Progress, RunInfo, no_progress, row, run_summary, splits
+from langmem_cog.bench.systems import CascadeRecipe, get_system
 from langmem_cog.config import CogMemConfig
 from langmem_cog.embeddings import resolve_model_path
 from langmem_cog.errors import InvalidInputError
@@ -51,13 +54,11 @@ from langmem_cog.rank.head import RERANK_DEPTH, head_order
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import RerankExample, TrainConfig, train_cross_encoder
 
-__all__ = ["CASCADE_SYSTEMS", "BLEND_GRID", "CascadeFit", "CascadeRun", "ScoreSettings", "best_blend", "blend_grid", "blend_heads", "dropped_columns", "fit_seed_scorer", "fused_head",
+__all__ = ["BLEND_GRID", "CascadeFit", "CascadeRun", "ScoreSettings", "best_blend", "blend_grid", "blend_heads", "dropped_columns", "fit_seed_scorer", "fused_head",
            "load_pool_cache", "pool_key", "pool_matrices", "reranker_lists", "reranker_questions", "run_cascade",
            "scratch_store", "tune_blend"]
 
 logger = logging.getLogger(__name__)
-
-CASCADE_SYSTEMS = ("augmented", "full", "full-zeroshot")
 
 
 def pool_key(qp: QueryPool) -> tuple[str, int]:
@@ -138,7 +139,7 @@ def run_cascade(data: str | Path, system: str, *, fit: CascadeFit | None = None,
 
     Args:
         data: LoCoMo JSON.
-        system: One of :data:`CASCADE_SYSTEMS`.
+        system: A system of kind ``cascade`` (:mod:`langmem_cog.bench.systems`).
         fit: What is fitted per seed, and how the cross-encoder scores (default: :class:`CascadeFit`).
         run: Seeds, split, store and outputs of the run (default: :class:`CascadeRun`).
 
@@ -154,20 +155,21 @@ def run_cascade(data: str | Path, system: str, *, fit: CascadeFit | None = None,
         >>> run_cascade("locomo10.json", "full", fit=fit, run=CascadeRun(seeds=[7]))  # doctest: +SKIP
     """
     fit, run = fit or CascadeFit(), run or CascadeRun()
-    if system not in CASCADE_SYSTEMS:
-        raise InvalidInputError(f"unknown cascade system {system!r}: choose one of {CASCADE_SYSTEMS}")
+    recipe = get_system(system, "locomo").cascade
+    if recipe is None:
+        raise InvalidInputError(f"system {system!r} is no cascade system: run it with bench.locomo.run_locomo")
     if run.split not in ("seeds", "all"):
         raise InvalidInputError(f"split={run.split!r} is invalid: use 'seeds' or 'all'")
     if fit.score.max_length is not None and fit.score.max_length < 16:
         raise InvalidInputError(f"score_max_length={fit.score.max_length} is too short: pass at least 16 tokens, "
                                 "or None")
     check_threads(fit.score.threads, "score_threads")
-    if run.split == "all" and system != "full-zeroshot":
+    if run.split == "all" and recipe.fits:
         raise InvalidInputError(f"--split all trains nothing; system {system!r} fits on train conversations: use seeds")
     cfg = (run.config or CogMemConfig.preset("ephemeral")).model_copy(update={"embedder": run.embedder})
     ps = _pools(data, cfg, run.progress, run.pool_cache)
     try:
-        return _run(data, ps, cfg, system, fit, run)
+        return _run(data, ps, cfg, system, recipe, fit, run)
     finally:
         ps.release()
 
@@ -201,7 +203,7 @@ def _pools(data: str | Path, cfg: CogMemConfig, progress: Progress, cache: str |
     return ps
 
 
-def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, system: str, fit: CascadeFit,
+def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, system: str, recipe: CascadeRecipe, fit: CascadeFit,
          run: CascadeRun) -> LocomoRun:
     drop = dropped_columns(fit.drop_features)
     mats = pool_matrices(ps, cfg.lexical_weight, drop)
@@ -214,8 +216,8 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, system: str, fit: Cas
     answers: dict[tuple[str, int], tuple[list[str], list[str]]] = {}  # fits nothing: each question once
     feats = mats[0]
     for seed, train, test in splits(ps.by_sample, run.seeds, run.split):
-        if models is None or system != "full-zeroshot":  # full-zeroshot: the shipped models, loaded once
-            scorer, compressor, entry = _models(system, seed, train, ps, mats, fit, work, run)
+        if models is None or recipe.fits:  # nothing fitted: the shipped models, loaded once
+            scorer, compressor, entry = _models(recipe, seed, train, ps, mats, fit, work, run)
             for part, value in entry.items():
                 params[part][str(seed)] = value
             models = (scorer, compressor)
@@ -224,7 +226,7 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, system: str, fit: Cas
         # The retriever's own last steps (Cascade.rank_pool: cut, compress, claim reconciliation).
         ranker = Cascade(store=scratch_store(cfg), scorer=scorer, compressor=compressor, use_graph=False)
         for qp in run.progress(todo, f"seed {seed}", len(todo)):
-            if pool_key(qp) not in answers or system != "full-zeroshot":
+            if pool_key(qp) not in answers or recipe.fits:
                 fused = scorer.score(feats[pool_key(qp)])
                 order = head_order(fused, qp.pool.hybrid(cfg.lexical_weight))
                 ranked = [qp.pool.ids[i] for i in order]
@@ -318,20 +320,23 @@ def reranker_lists(qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict, 
     return rerank_examples(pools, positions=positions)
 
 
-def _models(system: str, seed: int, train: list[str], ps: PoolSet, mats: tuple[dict, dict], fit: CascadeFit,
+def _models(recipe: CascadeRecipe, seed: int, train: list[str], ps: PoolSet, mats: tuple[dict, dict], fit: CascadeFit,
             work: Path, run: CascadeRun) -> tuple[FusionScorer, ConvMemoryCompressor | None, dict[str, Any]]:
     """One seed's scorer and compressor, and what was fitted (``{"scorer": ..., "reranker": ...}``)."""
     from langmem_cog.rank.defaults import default_compressor, default_scorer
 
     feats, gold = mats
     score, train_config = fit.score, fit.train
-    if system == "full-zeroshot":
+    if recipe.scorer == "shipped":
         scorer = default_scorer()
-        return scorer, default_compressor(threads=score.threads), {"scorer": scorer.trained_on}
-    scorer = fit_seed_scorer(seed, train, ps, feats, gold)
-    entry: dict[str, Any] = {"scorer": [round(float(x), 4) for x in scorer.weights]}
-    if system == "augmented":
+        entry: dict[str, Any] = {"scorer": scorer.trained_on}
+    else:
+        scorer = fit_seed_scorer(seed, train, ps, feats, gold)
+        entry = {"scorer": [round(float(x), 4) for x in scorer.weights]}
+    if recipe.reranker == "none":
         return scorer, None, entry
+    if recipe.reranker == "shipped":
+        return scorer, default_compressor(threads=score.threads), entry
     cap = 0 if train_config.epochs == 0 else train_config.max_queries or None
     fit_qps, tune_qps = reranker_questions(seed, train, ps, cap, fit.tune_queries, fit.fit_rest and cap != 0)
     examples = reranker_lists(fit_qps, scorer, feats, gold)

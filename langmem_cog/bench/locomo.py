@@ -7,18 +7,12 @@ are fitted on that seed's train conversations only; then each test question is
 answered by a timed ``TurnStore.search`` over its whole conversation, and the
 full ranking is scored (:mod:`langmem_cog.bench.protocol`).
 
-Systems:
-    * ``dense``: cosine similarity of the embedder;
-    * ``bm25``: stemmed BM25;
-    * ``hybrid``: ``z(dense) + w * z(bm25)``, ``w`` tuned per seed on its train conversations
-      (the config's default weight with ``split="all"``);
-    * ``hybrid-rrf``: plain reciprocal-rank fusion of the two (the untrained reference);
-    * ``graph``: the CogMem operator loop (:mod:`langmem_cog.graph.loop`) over each
-      conversation's PEC2F graph (ingested with :class:`~langmem_cog.memory.CogMemory` and the
-      ``RuleExtractor``, then consolidated), asked at the conversation's last session date.
-      Its ranking is the grounded turns in order; a turn the loop never grounds is absent,
-      so a question whose gold turns are never grounded has rank ``None`` and MRR 0. It
-      trains nothing: every seed scores the same answers (each question is run once).
+The systems are those of :mod:`langmem_cog.bench.systems` that run on LoCoMo; this module runs the
+``search`` and ``graph`` kinds, :mod:`langmem_cog.bench.cascade` the ``cascade`` kind. A ``graph``
+system ingests each conversation with :class:`~langmem_cog.memory.CogMemory` and the rule extractor
+(then consolidates) and asks at the conversation's last session date; its ranking is the grounded
+turns in order, so a question whose gold turns are never grounded has rank ``None`` and MRR 0. It
+trains nothing: every seed scores the same answers (each question is run once).
 """
 
 from __future__ import annotations
@@ -45,6 +39,7 @@ from langmem_cog.bench.runner import (
     splits,
     write_outputs,
 )
+from langmem_cog.bench.systems import get_system
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.fusion import tune_weight
@@ -52,12 +47,10 @@ from langmem_cog.loaders import locomo_turns, read_json
 from langmem_cog.store import TurnStore
 
 # LocomoRun, default_locomo_path and write_outputs live in bench.runner and are re-exported here.
-__all__ = ["SYSTEMS", "LocomoRun", "run_locomo", "default_locomo_path", "write_outputs"]
+__all__ = ["LocomoRun", "run_locomo", "default_locomo_path", "write_outputs"]
 
 logger = logging.getLogger(__name__)
 
-SYSTEMS = ("dense", "bm25", "hybrid", "hybrid-rrf", "graph")
-_MODES = {"dense": ("dense", None), "bm25": ("lexical", None), "hybrid": ("hybrid", "zscore"), "hybrid-rrf": ("hybrid", "rrf")}
 
 
 def run_locomo(
@@ -70,11 +63,12 @@ def run_locomo(
     config: CogMemConfig | None = None,
     progress: Progress = no_progress,
 ) -> LocomoRun:
-    """Run the LoCoMo retrieval protocol.
+    """Run the LoCoMo retrieval protocol for a ``search`` or ``graph`` system.
 
     Args:
         data: A JSON file in LoCoMo's schema.
-        system: One of :data:`SYSTEMS`.
+        system: A system of kind ``search`` or ``graph`` (:mod:`langmem_cog.bench.systems`; the
+            ``cascade`` systems run with :func:`~langmem_cog.bench.cascade.run_cascade`).
         embedder: ``minilm``, ``mpnet`` or a model directory.
         seeds: Split seeds (``split="seeds"``).
         split: ``seeds`` (shuffle-and-halve per seed) or ``all`` (every conversation is test,
@@ -85,16 +79,17 @@ def run_locomo(
     Returns:
         The summary (keys of the published report) and one row per test question per seed.
     """
-    if system not in SYSTEMS:
-        raise InvalidInputError(f"unknown system {system!r}: choose one of {SYSTEMS}")
+    chosen = get_system(system, "locomo")
+    if chosen.kind not in ("search", "graph"):
+        raise InvalidInputError(f"system {system!r} is a {chosen.kind} system: run it with bench.cascade.run_cascade")
     if split not in ("seeds", "all"):
         raise InvalidInputError(f"split={split!r} is invalid: use 'seeds' or 'all'")
     records = read_json(data)
     if not isinstance(records, list) or not records:
         raise InvalidInputError(f"{data}: expected a non-empty JSON list of LoCoMo conversations")
     cfg = (config or CogMemConfig.preset("ephemeral")).model_copy(update={"embedder": embedder})
-    if system == "graph":
-        return _run_graph(data, records, cfg, seeds=seeds, split=split, progress=progress)
+    if chosen.kind == "graph":
+        return _run_graph(data, records, cfg, system=system, seeds=seeds, split=split, progress=progress)
     store = TurnStore(cfg)
     # In-memory Chroma clients share state within a process: give every run its own namespaces.
     _ns = namespacer(uuid.uuid4().hex[:8])
@@ -111,11 +106,11 @@ def run_locomo(
         n_turns += len(turns)
     ingest_s = time.perf_counter() - t0
 
-    mode, fusion = _MODES[system]
+    mode, fusion, tunes = chosen.mode, chosen.fusion, chosen.tunes_weight
     seed_splits = splits(by_id, seeds, split)
 
     pools: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
-    if system == "hybrid" and split == "seeds":
+    if tunes and split == "seeds":
         pools = _train_pools(store, questions, _ns, progress)
 
     rows: list[dict[str, Any]] = []
@@ -123,7 +118,7 @@ def run_locomo(
     weights: dict[str, float] = {}
     for seed, train, test in seed_splits:
         weight = cfg.lexical_weight
-        if system == "hybrid" and train:
+        if tunes and train:
             dense = [p[0] for sid in train for p in pools[sid]]
             lexical = [p[1] for sid in train for p in pools[sid]]
             gold = [p[2] for sid in train for p in pools[sid]]
@@ -172,11 +167,12 @@ def _run_graph(
     records: list[dict[str, Any]],
     cfg: CogMemConfig,
     *,
+    system: str,
     seeds: Sequence[int],
     split: str,
     progress: Progress,
 ) -> LocomoRun:
-    """The ``graph`` system: ingest with ``CogMemory``, answer with the operator loop."""
+    """A ``graph`` system: ingest with ``CogMemory``, answer with the operator loop."""
     from langmem_cog.graph.loop import GraphRetrieval
     from langmem_cog.memory import CogMemory
 
@@ -229,7 +225,7 @@ def _run_graph(
     n_q = max(len(answers), 1)
     params = {"max_steps": 5, "router": "rule", "sufficiency": "rule"}
     result = {
-        **run_summary(RunInfo("graph", cfg.embedder, data, split, seeds), rows, latencies, n_turns, ingest_s, params),
+        **run_summary(RunInfo(system, cfg.embedder, data, split, seeds), rows, latencies, n_turns, ingest_s, params),
         "graph": {
             "questions_run": len(answers),
             "grounded_any_gold": sum(1 for r in rows if r["rank"] is not None) / max(len(rows), 1),

@@ -13,9 +13,10 @@ NDCG@k with its DCG (``rel[0] + sum(rel[p - 1] / log2(p))`` over positions ``p >
 5 and 10, at turn level and at session level (a session ranks where its best turn
 ranks; gold sessions are ``answer_session_ids``), plus the MRR of the first gold turn.
 
-Systems are a registry (:data:`SYSTEMS`): a name maps to a function
-``rank(memory, namespace, question, now) -> ranked turn ids``; register more with
-:func:`register_system`. Several systems share one ingest (embedding dominates the cost).
+The systems are those of :mod:`langmem_cog.bench.systems` that run on LongMemEval: each ranks with
+its function ``rank(memory, namespace, question, now) -> ranked turn ids``; register more with
+:func:`~langmem_cog.bench.systems.register_system`. Several systems share one ingest (embedding
+dominates the cost).
 
 Example:
     >>> lme_metrics(["s1:0", "s2:1", "s1:3"], ["s1:3"], {"s1:0": "s1", "s2:1": "s2", "s1:3": "s1"}, ["s1"])["turn_recall_all@5"]
@@ -30,14 +31,12 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from langmem_cog.bench.protocol import percentiles, row_metrics
 from langmem_cog.bench.runner import LocomoRun, Progress, no_progress
+from langmem_cog.bench.systems import RankFn, get_system, system_names
 from langmem_cog.checks import positive_int
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import InvalidInputError
@@ -46,11 +45,7 @@ from langmem_cog.loaders import LongMemEvalQuestion, load_longmemeval
 __all__ = [
     "LmeSelection",
     "LmeVectors",
-    "SYSTEMS",
     "LME_METRICS",
-    "LMESystem",
-    "RankFn",
-    "register_system",
     "lme_metrics",
     "summarize_lme",
     "run_longmemeval",
@@ -62,88 +57,12 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: ``rank(memory, namespace, question, now) -> ranked turn ids`` (best first); ``memory`` is a CogMemory.
-RankFn = Callable[[Any, str, str, datetime], list[str]]
-
 KS = (5, 10)
 #: Per-row metrics averaged in the summary, in report order.
 LME_METRICS: tuple[str, ...] = (
     *(f"{level}_{m}@{k}" for level in ("turn", "session") for m in ("recall_any", "recall_all", "ndcg") for k in KS),
     "mrr",
 )
-
-
-@dataclass(frozen=True)
-class LMESystem:
-    """A registered system: its ranking function, and whether it needs the PEC2F graph built at ingest."""
-
-    name: str
-    rank: RankFn
-    needs_graph: bool = False
-
-
-#: The registered systems by name.
-SYSTEMS: dict[str, LMESystem] = {}
-
-
-def register_system(name: str, rank: RankFn, *, needs_graph: bool = False) -> None:
-    """Register (or replace) a system of the LongMemEval bench.
-
-    Args:
-        name: The ``--system`` name.
-        rank: ``rank(memory, namespace, question, now)`` returning turn ids best first; ``memory`` is a
-            :class:`~langmem_cog.memory.CogMemory` whose namespace holds the question's haystack.
-        needs_graph: Ingest with extraction (``CogMemory.add_turns`` + ``consolidate``) instead of the raw store only.
-
-    Example:
-        >>> register_system("dense-copy", lambda mem, ns, q, now: [h.turn.id for h in
-        ...     mem.store.search(ns, q, k=mem.store.count(ns), mode="dense")])
-        >>> "dense-copy" in SYSTEMS
-        True
-        >>> del SYSTEMS["dense-copy"]
-    """
-    if not name or not callable(rank):
-        raise InvalidInputError(f"register_system needs a name and a callable, got {name!r}, {rank!r}")
-    SYSTEMS[name] = LMESystem(name, rank, needs_graph)
-
-
-def _store_ranker(mode: str, fusion: str | None) -> RankFn:
-    def rank(memory: Any, namespace: str, question: str, now: datetime) -> list[str]:
-        store = memory.store
-        hits = store.search(namespace, question, k=max(store.count(namespace), 1), mode=mode, fusion=fusion)
-        return [h.turn.id for h in hits]
-
-    return rank
-
-
-def _graph_rank(memory: Any, namespace: str, question: str, now: datetime) -> list[str]:
-    from langmem_cog.graph.loop import shared_retrieval
-
-    return shared_retrieval(memory).result(namespace, question, now=now).turn_ids
-
-
-register_system("dense", _store_ranker("dense", None))
-register_system("bm25", _store_ranker("lexical", None))
-register_system("hybrid", _store_ranker("hybrid", "zscore"))
-register_system("hybrid-rrf", _store_ranker("hybrid", "rrf"))
-register_system("graph", _graph_rank, needs_graph=True)
-
-
-def _augmented_rank(memory: Any, namespace: str, question: str, now: datetime) -> list[str]:
-    """Raw candidates -> the untrained fusion fallback (neighbour window, no graph, no cross-encoder).
-
-    The shipped fusion scorer and reranker were trained on LongMemEval-S dev, so on this file only the
-    untrained fallback is a fair (zero-shot) cascade.
-    """
-    from langmem_cog.rank.cascade import Cascade
-    from langmem_cog.rank.scorer import FusionScorer
-
-    cascade = Cascade(store=memory.store, scorer=FusionScorer.untrained(), use_graph=False)
-    pool, _signals, fused = cascade.first_stage(namespace, question, now=now)
-    return [pool.turns[int(i)].id for i in np.argsort(-fused, kind="stable")]
-
-
-register_system("augmented-untrained", _augmented_rank)
 
 
 def default_longmemeval_path() -> Path | None:
@@ -335,7 +254,7 @@ def run_longmemeval(
 
     Args:
         data: LongMemEval JSON / JSON.gz.
-        systems: Names in :data:`SYSTEMS`.
+        systems: Names of systems that run on LongMemEval (:func:`~langmem_cog.bench.systems.system_names`).
         selection: The questions scored (default: every scorable one, in :func:`spread_order`).
         config: Base config, its ``embedder`` included (default: the ephemeral preset).
         vectors: The embedder, its token limit and a vector cache file.
@@ -345,9 +264,10 @@ def run_longmemeval(
     Returns:
         A :class:`~langmem_cog.bench.locomo.LocomoRun` (summary and rows) per system.
     """
-    unknown = [s for s in systems if s not in SYSTEMS]
-    if unknown or not systems:
-        raise InvalidInputError(f"unknown systems {unknown or systems!r}: choose from {sorted(SYSTEMS)}")
+    if not systems:
+        raise InvalidInputError(f"no system to run: choose from {', '.join(system_names('longmemeval'))}")
+    chosen = {name: get_system(name, "longmemeval") for name in systems}
+    rankers: dict[str, RankFn] = {name: s.rank for name, s in chosen.items() if s.rank is not None}
     from langmem_cog.memory import CogMemory
 
     questions = selection.questions(data)
@@ -368,7 +288,7 @@ def run_longmemeval(
         if Path(embedding_cache).exists():
             logger.info("embedding cache %s: %d vectors", embedding_cache, cache.load(embedding_cache))
     memory = CogMemory(cfg, embeddings=embeddings)
-    with_graph = any(SYSTEMS[s].needs_graph for s in systems)
+    with_graph = any(s.needs_graph for s in chosen.values())
     run_id = uuid.uuid4().hex[:8]
     memory.embeddings.embed_query("warm up")
 
@@ -391,7 +311,7 @@ def run_longmemeval(
                     cache.discard([q.question])  # each timed query pays for its embedding
                 memory.store.clear_query_cache()
                 t1 = time.perf_counter()
-                ranked = SYSTEMS[name].rank(memory, ns, q.question, q.question_date)
+                ranked = rankers[name](memory, ns, q.question, q.question_date)
                 latencies[name].append((time.perf_counter() - t1) * 1000)
                 row = {
                     "seed": 0,

@@ -41,6 +41,7 @@ from typing import Any
 
 from langmem_cog.bench.protocol import locomo_questions, percentiles
 from langmem_cog.bench.runner import Progress, default_locomo_path, no_progress
+from langmem_cog.bench.systems import SYSTEMS
 from langmem_cog.config import CogMemConfig, parse_chroma_url
 from langmem_cog.errors import InvalidInputError, StoreError
 from langmem_cog.loaders import locomo_turns, read_json
@@ -49,9 +50,6 @@ from langmem_cog.records import Turn
 __all__ = ["run_scale", "ScaleWorkload", "ScaleTargets", "bench_graph_stores", "scale_turns", "replay_turn_id", "plot_scale", "chroma_server", "rss_mb", "dir_mb"]
 
 logger = logging.getLogger(__name__)
-
-_MODES = {"dense": ("dense", None), "bm25": ("lexical", None), "hybrid": ("hybrid", "zscore")}
-
 
 def replay_turn_id(turn_id: str, replay: int) -> str:
     """The id of a turn in replay ``replay`` (replay 0 keeps the original id)."""
@@ -214,9 +212,10 @@ class ScaleWorkload:
         sizes = tuple(sorted(int(s) for s in self.sizes))
         if not sizes or sizes[0] < 1:
             raise InvalidInputError(f"sizes={list(self.sizes)!r}: pass positive turn counts")
-        bad = [s for s in self.systems if s not in _MODES]
+        search = sorted(name for name, s in SYSTEMS.items() if s.kind == "search")
+        bad = [s for s in self.systems if s not in search]
         if bad:
-            raise InvalidInputError(f"unknown systems {bad}: choose from {sorted(_MODES)}")
+            raise InvalidInputError(f"unknown systems {bad}: choose from the search systems {search}")
         object.__setattr__(self, "sizes", sizes)
         object.__setattr__(self, "systems", tuple(self.systems))
 
@@ -299,7 +298,7 @@ def _one_mode(run: _ModeRun, work: ScaleWorkload, pool: Sequence[Turn], question
         memory.store.search(ns, "warm up the indexes", k=10)  # builds BM25 / loads caches once, untimed
         latency = {}
         for system in work.systems:
-            smode, fusion = _MODES[system]
+            smode, fusion = SYSTEMS[system].mode, SYSTEMS[system].fusion
             run.embeddings.discard(list(questions))  # every system pays for its query embeddings
             memory.store.clear_query_cache()
             latency[system] = _timed(questions, lambda q, smode=smode, fusion=fusion: memory.store.search(
