@@ -540,3 +540,22 @@ def test_name_speakers_tells_an_assistant_chat_between_two_named_people():
     # A chat between named people is left as it is.
     named = RerankExample(query="What did Maya say?", docs=["Maya: Hi.", "user: hello"], gold=[True, False])
     assert name_speakers(named, random.Random(0)) is named
+
+
+def test_the_cascade_computes_features_with_the_bm25_weight_its_scorer_was_fitted_with(ns):
+    """A scorer records the BM25 weight of its training features; the store's own weight does not leak in."""
+    memory = CogMemory(CogMemConfig.preset("ephemeral", lexical_weight=3.0), embeddings=FakeEmbeddings())
+    _fill(memory, ns)
+    w = np.zeros(len(FEATURE_NAMES))
+    w[FEATURE_NAMES.index("window2")] = 1.0  # the neighbour window is built on the hybrid score
+    fitted = FusionScorer.from_dict({**FusionScorer(weights=w).to_dict(), "lexical_weight": 0.5})
+    assert fitted.lexical_weight == 0.5 and FusionScorer.from_dict({"features": ["dense_z"], "weights": [1.0]}
+                                                                   ).lexical_weight == 1.0  # older files: 1.0
+    cascade = Cascade(store=memory.store, memory=memory, scorer=fitted, use_graph=False)
+    pool, signals = cascade.candidates(ns, "What is Leo allergic to?")
+    fused = cascade.fuse(pool, "What is Leo allergic to?", signals)
+    want = candidate_features(pool, "What is Leo allergic to?", signals, lexical_weight=0.5) @ w
+    store_weight = candidate_features(pool, "What is Leo allergic to?", signals, lexical_weight=3.0) @ w
+    assert np.allclose(fused, want) and not np.allclose(fused, store_weight)
+    lists = [np.eye(4, len(FEATURE_NAMES))] * 3
+    assert FusionScorer.fit(lists, [np.eye(4, dtype=bool)[0]] * 3, lexical_weight=0.5).lexical_weight == 0.5

@@ -169,7 +169,7 @@ def run_cascade(data: str | Path, system: str, *, fit: CascadeFit | None = None,
     cfg = (run.config or CogMemConfig.preset("ephemeral")).model_copy(update={"embedder": run.embedder})
     ps = _pools(data, cfg, run.progress, run.pool_cache)
     try:
-        return _run(data, ps, cfg, system, recipe, fit, run)
+        return _run(data, ps, cfg, system, recipe, fit, dataclasses.replace(run, config=cfg))
     finally:
         ps.release()
 
@@ -294,10 +294,13 @@ def dropped_columns(names: Sequence[str]) -> list[int]:
     return sorted(FEATURE_NAMES.index(f) for f in out)
 
 
-def fit_seed_scorer(seed: int, train: Sequence[str], ps: PoolSet, feats: dict, gold: dict) -> FusionScorer:
-    """The fusion scorer of one seed, fitted on its train conversations' questions only."""
+def fit_seed_scorer(seed: int, train: Sequence[str], ps: PoolSet, feats: dict, gold: dict, *,
+                    lexical_weight: float = 1.0) -> FusionScorer:
+    """The fusion scorer of one seed, fitted on its train conversations' questions only (``feats``
+    computed with ``lexical_weight``)."""
     keys = [pool_key(qp) for sid in train for qp in ps.by_sample[sid]]
-    return FusionScorer.fit([feats[k] for k in keys], [gold[k] for k in keys], trained_on=f"LoCoMo seed {seed} train")
+    return FusionScorer.fit([feats[k] for k in keys], [gold[k] for k in keys], trained_on=f"LoCoMo seed {seed} train",
+                            lexical_weight=lexical_weight)
 
 
 def reranker_questions(seed: int, train: Sequence[str], ps: PoolSet, cap: int | None,
@@ -331,7 +334,8 @@ def _models(recipe: CascadeRecipe, seed: int, train: list[str], ps: PoolSet, mat
         scorer = default_scorer()
         entry: dict[str, Any] = {"scorer": scorer.trained_on}
     else:
-        scorer = fit_seed_scorer(seed, train, ps, feats, gold)
+        weight = run.config.lexical_weight if run.config is not None else 1.0  # run_cascade sets it: the pools'
+        scorer = fit_seed_scorer(seed, train, ps, feats, gold, lexical_weight=weight)
         entry = {"scorer": [round(float(x), 4) for x in scorer.weights]}
     if recipe.reranker == "none":
         return scorer, None, entry

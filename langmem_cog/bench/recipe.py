@@ -219,15 +219,15 @@ def fit_scorer(qps: Sequence[Any], recipe: Recipe, *, lexical_weight: float = 1.
     keys = list(feats)
     if not recipe.fit_fusion:
         prior = FusionScorer.untrained()
-        return FusionScorer(weights=prior.weights, trained_on="untrained prior (the recipe fits no fusion scorer)"), \
-            feats, gold
+        return FusionScorer(weights=prior.weights, trained_on="untrained prior (the recipe fits no fusion scorer)",
+                            lexical_weight=lexical_weight), feats, gold
     missing = [qp.sample_id for qp in qps if qp.pool.context is None]
     if missing and not set(CONTEXT_FEATURES) <= set(dropped_features(recipe.drop_features)):
         raise InvalidInputError(f"{len(missing)} pools (e.g. {missing[0]!r}) have no context scores, so a fitted "
                                 "fusion would learn zeros for the context features: rebuild them with context, or "
                                 "drop the context features (--drop-features context)")
     scorer = FusionScorer.fit([feats[k] for k in keys], [gold[k] for k in keys], l2=recipe.l2,
-                              trained_on=trained_on or f"{len(keys)} questions")
+                              trained_on=trained_on or f"{len(keys)} questions", lexical_weight=lexical_weight)
     scorer.weights[drop] = 0.0
     return scorer, feats, gold
 

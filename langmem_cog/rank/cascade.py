@@ -169,9 +169,10 @@ class Cascade:
         return pool, signals, self.fuse(pool, query, signals)
 
     def fuse(self, pool: CandidatePool, query: str, signals: GraphSignals | None) -> np.ndarray:
-        """The fused score of every candidate of a pool (the scorer over its features)."""
+        """The fused score of every candidate of a pool (the scorer over its features, computed with the
+        BM25 weight the scorer was fitted with)."""
         scorer = self.scorer or FusionScorer.untrained()
-        X = candidate_features(pool, query, signals, lexical_weight=self.store.config.lexical_weight,
+        X = candidate_features(pool, query, signals, lexical_weight=scorer.lexical_weight,
                                only=scorer.active_features)  # a zero-weight column is never computed
         return scorer.score(X)
 

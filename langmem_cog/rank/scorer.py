@@ -60,12 +60,16 @@ class FusionScorer:
         weights: One weight per feature.
         features: The feature names, in order (checked on load).
         trained_on: Free-form provenance (what it was fitted on).
+        meta: What the fit reports (loss, number of queries, L2 penalty).
+        lexical_weight: BM25's weight in the hybrid score its features were computed with (the
+            neighbour windows and session statistics); the cascade computes them with it too.
     """
 
     weights: np.ndarray
     features: tuple[str, ...] = FEATURE_NAMES
     trained_on: str = "untrained"
     meta: dict[str, Any] = field(default_factory=dict)
+    lexical_weight: float = 1.0
 
     def __post_init__(self) -> None:
         self.weights = np.asarray(self.weights, dtype=np.float64)
@@ -98,7 +102,8 @@ class FusionScorer:
 
     @classmethod
     def fit(
-        cls, lists: Sequence[np.ndarray], golds: Sequence[np.ndarray], *, l2: float = 1e-3, trained_on: str = ""
+        cls, lists: Sequence[np.ndarray], golds: Sequence[np.ndarray], *, l2: float = 1e-3, trained_on: str = "",
+        lexical_weight: float = 1.0,
     ) -> FusionScorer:
         """Fit the weights listwise on training queries.
 
@@ -107,6 +112,7 @@ class FusionScorer:
             golds: Per query, a boolean mask of its gold candidates; queries with no gold are skipped.
             l2: L2 penalty on the weights.
             trained_on: Provenance recorded in the scorer.
+            lexical_weight: The BM25 weight ``lists`` were computed with (recorded in the scorer).
 
         Raises:
             InvalidInputError: If the lists and masks disagree or no query has a gold candidate.
@@ -127,7 +133,8 @@ class FusionScorer:
         w0 = cls.untrained().weights
         res = minimize(_listwise_loss, w0, args=(Xs, gs, l2), jac=True, method="L-BFGS-B", options={"maxiter": 300})
         return cls(weights=res.x, trained_on=trained_on or f"{len(keep)} queries",
-                   meta={"train_loss": float(res.fun), "n_queries": len(keep), "l2": l2})
+                   meta={"train_loss": float(res.fun), "n_queries": len(keep), "l2": l2},
+                   lexical_weight=float(lexical_weight))
 
     @property
     def active_features(self) -> frozenset[str]:
@@ -155,17 +162,18 @@ class FusionScorer:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (see :meth:`from_dict`)."""
         return {"features": list(self.features), "weights": [float(x) for x in self.weights],
-                "trained_on": self.trained_on, "meta": self.meta}
+                "trained_on": self.trained_on, "meta": self.meta, "lexical_weight": self.lexical_weight}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FusionScorer:
-        """Load a scorer written by :meth:`to_dict`.
+        """Load a scorer written by :meth:`to_dict` (one without ``lexical_weight`` was fitted with 1.0).
 
         Raises:
             ConfigError: If the dict is not a scorer of this version.
         """
         try:
             return cls(weights=np.asarray(data["weights"], dtype=np.float64), features=tuple(data["features"]),
-                       trained_on=str(data.get("trained_on", "")), meta=dict(data.get("meta") or {}))
+                       trained_on=str(data.get("trained_on", "")), meta=dict(data.get("meta") or {}),
+                       lexical_weight=float(data.get("lexical_weight", 1.0)))
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"not a FusionScorer dict ({exc}): write it with FusionScorer.to_dict()") from exc
