@@ -44,11 +44,11 @@ from langmem_cog.bench.cascade import load_pool_cache, pool_key, pool_matrices  
 from langmem_cog.bench.compare import compare_rows  # noqa: E402
 from langmem_cog.bench.protocol import SEEDS  # noqa: E402
 from langmem_cog.config import CogMemConfig  # noqa: E402
-from langmem_cog.context import CONTEXT_TURNS, _previous, _text, _windows  # noqa: E402
+from langmem_cog.context import CONTEXT_TURNS, context_text, context_windows, previous_turns  # noqa: E402
 from langmem_cog.embeddings import resolve_embedder  # noqa: E402
 from langmem_cog.fusion import zscore  # noqa: E402
 from langmem_cog.lexical import LexicalIndex  # noqa: E402
-from langmem_cog.rank.features import CONTEXT_FEATURES, FEATURE_NAMES, _rank_recip  # noqa: E402
+from langmem_cog.rank.features import CONTEXT_FEATURES, FEATURE_NAMES, rank_recip  # noqa: E402
 
 VEC = [FEATURE_NAMES.index(f) for f in ("context_z", "context_rr")]
 LEX = [FEATURE_NAMES.index(f) for f in ("context_lex_z", "context_lex_rr")]
@@ -59,8 +59,8 @@ _VARIANT = re.compile(r"^(none|next|prev[1-9])(-vectors|-bm25)?$")
 def _texts(turns, window: str) -> list[str]:
     """The context text of each turn (chronological order) for a window: ``prevN`` or ``next``."""
     if window.startswith("prev"):
-        return [_text(t, w) for t, w in zip(turns, _windows(turns, int(window[4:])), strict=True)]
-    previous = _previous(turns)  # the store's session rule: turn j is the next turn of j - 1 when linked
+        return [context_text(t, w) for t, w in zip(turns, context_windows(turns, int(window[4:])), strict=True)]
+    previous = previous_turns(turns)  # the store's session rule: turn j is the next turn of j - 1 when linked
     return [f"{t.memory_text}\n{turns[j + 1].memory_text}" if j + 1 < len(turns) and previous[j + 1] is t
             else t.memory_text for j, t in enumerate(turns)]
 
@@ -91,7 +91,7 @@ def _with(feats: dict, cols: list[int], scores: dict | None) -> dict:
         if scores is None:
             X[:, cols] = 0.0
         else:
-            X[:, cols[0]], X[:, cols[1]] = zscore(scores[k]), _rank_recip(scores[k])
+            X[:, cols[0]], X[:, cols[1]] = zscore(scores[k]), rank_recip(scores[k])
         out[k] = X
     return out
 

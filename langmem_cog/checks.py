@@ -13,12 +13,13 @@ Example:
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Literal, overload
 
 from langmem_cog.errors import InvalidInputError
 
-__all__ = ["positive_int"]
+__all__ = ["nonnegative_weight", "positive_int"]
 
 
 @overload
@@ -44,3 +45,18 @@ def positive_int(value: Any, name: str, *, allow_none: bool = False) -> int | No
         hint = ", or None" if allow_none else ""
         raise InvalidInputError(f"{name}={value!r} is invalid: pass a positive integer{hint}")
     return int(value)
+
+
+def nonnegative_weight(value: Any, name: str) -> float:
+    """``value`` as a ``float`` if it is a finite number >= 0 (never a ``bool``).
+
+    Example:
+        >>> nonnegative_weight(2, "lexical_weight")
+        2.0
+
+    Raises:
+        InvalidInputError: If it is anything else (``-1``, ``nan``, ``inf``, ``"a"``, ``True``).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
+        raise InvalidInputError(f"{name}={value!r} is invalid: pass a finite number >= 0")
+    return float(value)

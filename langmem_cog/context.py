@@ -48,7 +48,7 @@ import numpy as np
 from langmem_cog.lexical import LexicalIndex
 from langmem_cog.records import Turn
 
-__all__ = ["CONTEXT_TURNS", "ContextIndex", "context_texts"]
+__all__ = ["CONTEXT_TURNS", "ContextIndex", "context_text", "context_texts", "context_windows", "previous_turns"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ CONTEXT_TURNS = 2
 _SEP = "\x1f"
 
 
-def _previous(turns: Sequence[Turn]) -> list[Turn | None]:
+def previous_turns(turns: Sequence[Turn]) -> list[Turn | None]:
     """Per turn of a chronologically ordered list, the turn before it in the same conversation and session."""
     out: list[Turn | None] = [None] * len(turns)
     for j in range(1, len(turns)):
@@ -70,10 +70,10 @@ def _previous(turns: Sequence[Turn]) -> list[Turn | None]:
     return out
 
 
-def _windows(turns: Sequence[Turn], n: int = CONTEXT_TURNS) -> list[list[Turn]]:
+def context_windows(turns: Sequence[Turn], n: int = CONTEXT_TURNS) -> list[list[Turn]]:
     """Per turn of a chronologically ordered list, up to ``n`` turns before it in the same conversation
     and session, oldest first."""
-    previous = _previous(turns)
+    previous = previous_turns(turns)
     out: list[list[Turn]] = []
     for j in range(len(turns)):
         window: list[Turn] = []
@@ -85,7 +85,8 @@ def _windows(turns: Sequence[Turn], n: int = CONTEXT_TURNS) -> list[list[Turn]]:
     return out
 
 
-def _text(turn: Turn, window: Sequence[Turn]) -> str:
+def context_text(turn: Turn, window: Sequence[Turn]) -> str:
+    """The context text of ``turn``: the memory texts of its ``window`` (oldest first), then its own, a line each."""
     return "\n".join([p.memory_text for p in window] + [turn.memory_text])
 
 
@@ -97,7 +98,7 @@ def context_texts(turns: Sequence[Turn]) -> list[str]:
     """The context text of each turn of a chronologically ordered list: up to :data:`CONTEXT_TURNS`
     previous turns of the same conversation and session (oldest first), then the turn, one
     ``memory_text`` per line."""
-    return [_text(t, w) for t, w in zip(turns, _windows(turns), strict=True)]
+    return [context_text(t, w) for t, w in zip(turns, context_windows(turns), strict=True)]
 
 
 #: Chunk files a namespace may hold before they are compacted into one.
@@ -166,12 +167,12 @@ class ContextIndex:
         """
         rows = self._load()
         ids = [t.id for t in turns]
-        windows = _windows(turns)
+        windows = context_windows(turns)
         keys = [_key(w) for w in windows]
         todo = [j for j, (tid, key) in enumerate(zip(ids, keys, strict=True)) if rows.get(tid, (None,))[0] != key]
         written = self._unsaved
         if todo:
-            vecs = np.asarray(self._embed([_text(turns[j], windows[j]) for j in todo]), dtype=np.float32)
+            vecs = np.asarray(self._embed([context_text(turns[j], windows[j]) for j in todo]), dtype=np.float32)
             for j, v in zip(todo, vecs, strict=True):
                 rows[ids[j]] = written[ids[j]] = (keys[j], v)
         live = set(ids)
@@ -204,7 +205,7 @@ class ContextIndex:
             for tid in stale:
                 del indexed[tid]
         if todo:
-            self._lexical.add([turns[j].id for j in todo], [_text(turns[j], windows[j]) for j in todo])
+            self._lexical.add([turns[j].id for j in todo], [context_text(turns[j], windows[j]) for j in todo])
             for j in todo:
                 indexed[turns[j].id] = keys[j]
 

@@ -28,13 +28,13 @@ from langchain_core.runnables import RunnableConfig, ensure_config
 from langchain_core.runnables.utils import ConfigurableFieldSpec
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from langmem_cog.checks import positive_int
+from langmem_cog.checks import nonnegative_weight, positive_int
 from langmem_cog.config import RetrievalMode
 from langmem_cog.documents import scored_turn_to_document, turn_document
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.filters import TurnFilter
 from langmem_cog.records import validate_namespace
-from langmem_cog.store import TurnStore, _check_weight
+from langmem_cog.store import TurnStore
 from langmem_cog.tokens import count_tokens
 
 if TYPE_CHECKING:
@@ -195,7 +195,7 @@ class CogMemRetriever(BaseRetriever):
         if "max_tokens" in data:
             data["max_tokens"] = _check_budget(data["max_tokens"])
         if data.get("lexical_weight") is not None:
-            data["lexical_weight"] = _check_weight(data["lexical_weight"])
+            data["lexical_weight"] = nonnegative_weight(data["lexical_weight"], "lexical_weight")
         if data.get("store") is None and data.get("memory") is None:
             raise InvalidInputError("CogMemRetriever needs store=TurnStore(...) or memory=CogMemory(...)")
         if data.get("use_graph") and data.get("memory") is None:

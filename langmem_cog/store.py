@@ -30,7 +30,6 @@ import functools
 import hashlib
 import json
 import logging
-import math
 import os
 import re
 import shutil
@@ -49,7 +48,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langmem_cog.checks import positive_int
+from langmem_cog.checks import nonnegative_weight, positive_int
 from langmem_cog.chroma_files import (
     is_segment_folder,
     is_segment_name,
@@ -229,13 +228,6 @@ def _one_check(method: Callable[..., Any]) -> Callable[..., Any]:
             return method(self, namespace, *args, **kwargs)
 
     return wrapper
-
-
-def _check_weight(value: Any) -> float:
-    """A fusion weight: a finite number >= 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-        raise InvalidInputError(f"lexical_weight={value!r} is invalid: pass a finite number >= 0")
-    return float(value)
 
 
 def _order_key(turn: Turn) -> tuple[str, int, str]:
@@ -2392,7 +2384,7 @@ class TurnStore:
         k = positive_int(k, "k")
         if mode not in ("hybrid", "dense", "lexical"):
             raise InvalidInputError(f"mode={mode!r} is invalid: use 'hybrid', 'dense' or 'lexical'")
-        weight = self.config.lexical_weight if lexical_weight is None else _check_weight(lexical_weight)
+        weight = self.config.lexical_weight if lexical_weight is None else nonnegative_weight(lexical_weight, "lexical_weight")
         rule = fusion or self.config.fusion
         if rule not in ("zscore", "rrf"):
             raise InvalidInputError(f"fusion={rule!r} is invalid: use 'zscore' or 'rrf'")

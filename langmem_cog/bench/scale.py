@@ -456,7 +456,7 @@ def bench_graph_stores(
 
     from langmem_cog.graph.backends import BaseStoreGraphStore, FileGraphStore
     from langmem_cog.graph.rule_extractor import RuleExtractor
-    from langmem_cog.graph.store import GraphMemory, _to_payload
+    from langmem_cog.graph.store import GraphMemory, graph_payload
 
     loc = Path(locomo) if locomo else default_locomo_path()
     pool = _base_pool(6_000, loc, None)
@@ -475,7 +475,7 @@ def bench_graph_stores(
             built = GraphMemory()
             built.apply(ns, RuleExtractor().extract(list(scale_turns(pool, n, ns))))
             G = built.graph(ns)
-            size_kb = len(json.dumps(_to_payload(ns, G))) / 1024
+            size_kb = len(json.dumps(graph_payload(ns, G))) / 1024
             for name, backend in backends.items():
                 mem = GraphMemory(backend=backend)
                 mem._graphs[ns] = G  # the graph to persist (built once, shared by every backend)

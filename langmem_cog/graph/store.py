@@ -112,6 +112,7 @@ __all__ = [
     "ApplyStats",
     "DeleteStats",
     "graphs_equal",
+    "graph_payload",
     "graph_filename",
     "normalize_predicate",
     "PREFERENCE_EDGES",
@@ -297,7 +298,9 @@ def _decode_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
     return attrs
 
 
-def _to_payload(namespace: str, G: nx.MultiDiGraph) -> dict[str, Any]:
+def graph_payload(namespace: str, G: nx.MultiDiGraph) -> dict[str, Any]:
+    """What a namespace's graph file holds: the schema version, the namespace and the node-link data of
+    ``G`` (nodes by id, edges by source, target and key; sets and datetimes encoded for JSON)."""
     data = nx.node_link_data(G, edges="edges")
     data["nodes"] = sorted((_encode(n) for n in data["nodes"]), key=lambda n: n["id"])
     data["edges"] = sorted((_encode(e) for e in data["edges"]), key=lambda e: (e["source"], e["target"], e["key"]))
@@ -1034,7 +1037,7 @@ class GraphMemory:
             return None
         if self.backend is not None:  # the backend's write is atomic
             with self._ns_lock(namespace):
-                self.backend.write(namespace, _to_payload(namespace, self.graph(namespace)))
+                self.backend.write(namespace, graph_payload(namespace, self.graph(namespace)))
                 self._stamps[namespace] = self._stamp(namespace)
                 self._pending.pop(namespace, None)
                 self._needs_snapshot.discard(namespace)
@@ -1046,7 +1049,7 @@ class GraphMemory:
         with self._ns_lock(namespace):
             G = self.graph(namespace)
             seq = self._seq.get(namespace, 0)
-            payload = json.dumps({**_to_payload(namespace, G), "journal_seq": seq}, ensure_ascii=False,
+            payload = json.dumps({**graph_payload(namespace, G), "journal_seq": seq}, ensure_ascii=False,
                                  separators=(",", ":"))
             try:
                 atomic_write_text(path, payload)
@@ -1398,7 +1401,7 @@ class GraphMemory:
         gone = {t for t in st.index if t not in turns}
         if gone:
             self._journal_scrub(namespace, st, gone)
-        payload = _to_payload(namespace, G)
+        payload = graph_payload(namespace, G)
         size = len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
         self.backend.write_state(namespace, payload, vc=st.vc, hlc=st.hlc, size=size,
                                  index={t: sorted(keys) for t, keys in st.index.items()})

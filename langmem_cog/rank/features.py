@@ -42,7 +42,7 @@ from langmem_cog.records import Turn
 if TYPE_CHECKING:
     from langmem_cog.graph.loop import LoopResult
 
-__all__ = ["CONTEXT_FEATURES", "FEATURES", "FEATURE_NAMES", "Feature", "FeatureInputs", "CandidatePool", "GraphSignals", "candidate_features", "first_name",
+__all__ = ["CONTEXT_FEATURES", "FEATURES", "FEATURE_NAMES", "Feature", "FeatureInputs", "CandidatePool", "GraphSignals", "candidate_features", "first_name", "rank_recip",
            "name_tokens", "neighbour_max"]
 
 
@@ -166,7 +166,13 @@ class GraphSignals:
         return cls.from_result(LoopResult.from_state(state), records)
 
 
-def _rank_recip(scores: np.ndarray) -> np.ndarray:
+def rank_recip(scores: np.ndarray) -> np.ndarray:
+    """``1 / (1 + rank)`` of every score (rank 0 = highest; ties keep their order).
+
+    Example:
+        >>> rank_recip(np.array([0.2, 0.9, 0.5])).tolist()
+        [0.3333333333333333, 1.0, 0.5]
+    """
     order = np.argsort(-scores, kind="stable")
     r = np.empty(len(scores), dtype=np.float64)
     r[order] = np.arange(len(scores))
@@ -418,7 +424,7 @@ def _context(attr: str, rank: bool) -> Callable[[FeatureInputs], np.ndarray]:
         values = getattr(x.pool, attr)
         if values is None:
             return x.zeros()
-        return _rank_recip(values) if rank else zscore(values)
+        return rank_recip(values) if rank else zscore(values)
     return feature
 
 
@@ -449,8 +455,8 @@ class Feature:
 FEATURES: tuple[Feature, ...] = (
     Feature("dense_z", "raw", lambda x: x.zd, "z-scored cosine over the pool"),
     Feature("lexical_z", "raw", lambda x: x.zl, "z-scored BM25 over the pool"),
-    Feature("dense_rr", "raw", lambda x: _rank_recip(x.pool.dense), "1 / (1 + dense rank)"),
-    Feature("lexical_rr", "raw", lambda x: _rank_recip(x.pool.lexical), "1 / (1 + BM25 rank)"),
+    Feature("dense_rr", "raw", lambda x: rank_recip(x.pool.dense), "1 / (1 + dense rank)"),
+    Feature("lexical_rr", "raw", lambda x: rank_recip(x.pool.lexical), "1 / (1 + BM25 rank)"),
     Feature("lexical_zero", "raw", lambda x: (x.pool.lexical <= 0).astype(np.float64), "no query term in the turn"),
     Feature("window1", "window", lambda x: x.near(x.hybrid, 1), "best hybrid z of the same session's turns at distance 1"),
     Feature("window2", "window", lambda x: x.near(x.hybrid, 2), "best hybrid z of the same session's turns at distance <= 2"),
