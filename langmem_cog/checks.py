@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable
 from typing import Any, Literal, overload
 
 from langmem_cog.errors import InvalidInputError
 
-__all__ = ["nonnegative_weight", "positive_int"]
+__all__ = ["nonnegative_weight", "positive_int", "turn_id_list"]
 
 
 @overload
@@ -60,3 +61,22 @@ def nonnegative_weight(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
         raise InvalidInputError(f"{name}={value!r} is invalid: pass a finite number >= 0")
     return float(value)
+
+
+def turn_id_list(ids: Any, caller: str) -> list[str]:
+    """``ids`` as a list of turn id strings (any iterable of strings; not one bare string).
+
+    Example:
+        >>> turn_id_list(("t1", "t2"), "delete_turns")
+        ['t1', 't2']
+
+    Raises:
+        InvalidInputError: If it is a string, not iterable, or holds anything but strings; the message
+            names ``caller``.
+    """
+    if isinstance(ids, str) or not isinstance(ids, Iterable):
+        raise InvalidInputError(f"{caller} takes a list of turn id strings, got {type(ids).__name__}")
+    out = list(ids)
+    if not all(isinstance(i, str) for i in out):
+        raise InvalidInputError(f"{caller} takes a list of turn id strings")
+    return out

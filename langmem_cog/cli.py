@@ -554,6 +554,13 @@ def cmd_purge_server(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- bench
+def _write_json(path: str | None, obj: Any) -> None:
+    """Write ``obj`` as indented JSON to ``path`` (its folder made), if a path is given."""
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(obj, indent=2, default=str) + "\n", encoding="utf-8")
+
+
 def cmd_bench_locomo(args: argparse.Namespace) -> int:
     from langmem_cog.bench.locomo import default_locomo_path, run_locomo, write_outputs
     from langmem_cog.bench.systems import get_system
@@ -675,9 +682,7 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
                               rerank_precision=args.rerank_precision, embed_precision=args.embed_precision)
     res = run_latency(args.on, data, questions=args.questions, conversations=args.conversations,
                       haystacks=args.haystacks, config=cfg, max_seq_length=args.max_seq_length, progress=_progress)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    _write_json(args.out, res)
     f, q = res["first_query_ms"], res["query_ms"]
     print(f"{res['mode']} on {args.on} ({res['n_turns']} turns, models: {res['models']}): first query after ingest "
           f"p50 {f['p50']:.1f} ms p95 {f['p95']:.1f} ms ({len(res['first_query_raw_ms'])} namespaces); "
@@ -692,9 +697,7 @@ def cmd_bench_ingest(args: argparse.Namespace) -> int:
     data = _dataset_path(args.on, args.data)
     res = run_ingest(args.on, data, limit=args.limit, data_dir=args.data_dir, progress=_progress,
                      config=CogMemConfig(embed_precision=args.embed_precision))
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    _write_json(args.out, res)
     shares = "  ".join(f"{k} {v:.0%}" for k, v in res["shares"].items())
     print(f"ingest {args.on}: {res['turns']} turns in {res['units']} calls, {res['turns_per_s']:.1f} turns/s end to "
           f"end ({res['backend']}); plain fp32 encode {res['reference_turns_per_s']:.1f} turns/s; ratio "
@@ -750,9 +753,7 @@ def cmd_bench_graph(args: argparse.Namespace) -> int:
     if data is None:
         raise LangMemCogError("no LoCoMo data found at ../shared/data: pass --data PATH/TO/locomo10.json")
     s = run_graph_bench(data, embedder=args.embedder, probe=not args.no_probe, progress=_progress)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(s, indent=2, default=str) + "\n", encoding="utf-8")
+    _write_json(args.out, s)
     print(f"{s['n_turns']} turns of {s['n_conversations']} conversations: {s['turns_per_s']:.0f} turns/s "
           "(extraction + graph update + consolidation)")
     print("nodes: " + ", ".join(f"{k} {v}" for k, v in s["nodes_by_type"].items()))
@@ -828,9 +829,7 @@ def _summarize_lme_rows(args: argparse.Namespace) -> int:
     summary = {"system": Path(args.summarize_rows).stem, "rows_file": args.summarize_rows, "embedder": "?",
                "max_seq_length": None, "n_turns": sum(r.get("n_turns", 0) for r in rows),
                "session_exact": all(r["session_exact"] for r in rows), **summarize_lme(rows)}
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    _write_json(args.out, summary)
     _print_lme(summary["system"], summary)
     return 0
 
@@ -861,9 +860,7 @@ def cmd_bench_scale(args: argparse.Namespace) -> int:
     result = run_scale(work, targets, embedder=args.embedder, progress=_progress)
     if args.graph_store_turns:
         result["graph_stores"] = bench_graph_stores(args.graph_store_turns, postgres_url=args.postgres_url)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    _write_json(args.out, result)
     if args.plot:
         plot_scale(result, args.plot)
     print(f"unique pool {result['unique_turns']} turns, cold embedding {result['embed_cold_turns_per_s']:.0f} turns/s "

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 from langchain_core.embeddings import Embeddings
 
+from langmem_cog.checks import turn_id_list
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import ExtractionError, InvalidInputError, LangMemCogError, StoreError
 from langmem_cog.graph.operators import NodeVectors, node_text
@@ -206,11 +207,7 @@ class CogMemory:
             StoreError: If a step fails (the deletion stays recorded; retry the call).
         """
         validate_namespace(namespace)
-        if isinstance(ids, str) or not isinstance(ids, Iterable):
-            raise InvalidInputError(f"delete_turns takes a list of turn id strings, got {type(ids).__name__}")
-        ids = list(ids)
-        if not all(isinstance(i, str) for i in ids):
-            raise InvalidInputError("delete_turns takes a list of turn id strings")
+        ids = turn_id_list(ids, "delete_turns")
         self._check_graph(namespace)
         with self._lock, self.store.writing():
             return self.store.delete_turns(namespace, ids, finisher=self._finish_intent)

@@ -48,7 +48,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langmem_cog.checks import nonnegative_weight, positive_int
+from langmem_cog.checks import nonnegative_weight, positive_int, turn_id_list
 from langmem_cog.chroma_files import (
     is_segment_folder,
     is_segment_name,
@@ -1776,11 +1776,7 @@ class TurnStore:
             StoreError: If a step fails; the deletion stays recorded and a retry (or the next open) finishes it.
         """
         validate_namespace(namespace)
-        if isinstance(ids, str) or not isinstance(ids, Iterable):
-            raise InvalidInputError(f"delete_turns takes a list of turn id strings, got {type(ids).__name__}")
-        ids = list(ids)
-        if not all(isinstance(i, str) for i in ids):
-            raise InvalidInputError("delete_turns takes a list of turn id strings")
+        ids = turn_id_list(ids, "delete_turns")
         ids = list(dict.fromkeys(ids))
         with self.writing():
             if self._shared and ids:  # the namespace's current collection (another worker may have made a new one)

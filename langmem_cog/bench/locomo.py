@@ -91,10 +91,7 @@ def run_locomo(
     if chosen.kind == "graph":
         return _run_graph(data, records, cfg, system=system, seeds=seeds, split=split, progress=progress)
     store = TurnStore(cfg)
-    # In-memory Chroma clients share state within a process: give every run its own namespaces.
-    _ns = namespacer(uuid.uuid4().hex[:8])
-    by_id = {str(r["sample_id"]): r for r in records}
-    questions = {sid: locomo_questions(rec) for sid, rec in by_id.items()}
+    by_id, questions, _ns = _conversations(records)
 
     # Ingest: every conversation once, timed end to end (embedding, Chroma, BM25).
     store.embeddings.embed_query("warm up")
@@ -141,6 +138,15 @@ def run_locomo(
     return LocomoRun(summary=result, rows=rows)
 
 
+def _conversations(
+    records: list[dict[str, Any]],
+) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]], Callable[[str], str]]:
+    """The conversations by sample id, their scorable questions, and this run's namespace of each
+    (in-memory Chroma clients share state within a process: every run gets its own namespaces)."""
+    by_id = {str(r["sample_id"]): r for r in records}
+    return by_id, {sid: locomo_questions(rec) for sid, rec in by_id.items()}, namespacer(uuid.uuid4().hex[:8])
+
+
 def _train_pools(
     store: TurnStore, questions: dict[str, list[dict[str, Any]]], _ns: Callable[[str], str], progress: Progress
 ) -> dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
@@ -177,9 +183,7 @@ def _run_graph(
     from langmem_cog.memory import CogMemory
 
     memory = CogMemory(cfg)
-    _ns = namespacer(uuid.uuid4().hex[:8])
-    by_id = {str(r["sample_id"]): r for r in records}
-    questions = {sid: locomo_questions(rec) for sid, rec in by_id.items()}
+    by_id, questions, _ns = _conversations(records)
 
     # Ingest: raw store (embedding, Chroma, BM25) + extraction + graph update + consolidation.
     memory.embeddings.embed_query("warm up")
