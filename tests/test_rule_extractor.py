@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.graph.rule_extractor import RuleExtractor, is_chitchat
+from langmem_cog.graph.rules import RuleExtractor, is_chitchat
 from langmem_cog.graph.schema import (
     ExtractedClaim,
     ExtractedConcept,

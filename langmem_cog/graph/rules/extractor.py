@@ -108,17 +108,18 @@ The time resolver is skipped for text that contains none of the keys its own rul
 need (read from :mod:`langmem_cog.timeparse`), which roughly halves the time spent
 on turns without dates.
 
-The extractor is split by stage, one module each:
+The extractor is split by stage, one module each, all in :mod:`langmem_cog.graph.rules`:
 
-* :mod:`langmem_cog.graph.lexicon` -- word lists, gazetteers and compiled patterns
-  (data only).
-* :mod:`langmem_cog.graph.rule_helpers` -- self-contained text helpers (sentence and
-  clause splitting, lemmas, VADER sentiment, the time pre-gate) and the per-turn
-  working state.
-* :mod:`langmem_cog.graph.rule_entities` -- persons and concepts
-  (:class:`~langmem_cog.graph.rule_entities.EntityStages`).
-* :mod:`langmem_cog.graph.rule_statements` -- events, facts and claims
-  (:class:`~langmem_cog.graph.rule_statements.StatementStages`).
+* :mod:`~langmem_cog.graph.rules.lexicon` -- word lists, gazetteers and compiled
+  patterns (data only).
+* :mod:`~langmem_cog.graph.rules.text` -- self-contained text helpers (sentence and
+  clause splitting, lemmas, VADER sentiment, the time pre-gate).
+* :mod:`~langmem_cog.graph.rules.context` -- the per-turn working state
+  (:class:`~langmem_cog.graph.rules.context.TurnContext`).
+* :mod:`~langmem_cog.graph.rules.entities` -- persons and concepts
+  (:class:`~langmem_cog.graph.rules.entities.EntityStages`).
+* :mod:`~langmem_cog.graph.rules.statements` -- events, facts and claims
+  (:class:`~langmem_cog.graph.rules.statements.StatementStages`).
 * this module -- :func:`is_chitchat` and :class:`RuleExtractor`: the batch pre-scan
   of names and pets, each turn's addressee, and the pipeline of one turn.
 """
@@ -131,27 +132,28 @@ from datetime import datetime
 from typing import Any
 
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.graph.lexicon import (
-    _CAP_NAME_RE,
-    _CHAT_TOKEN_RE,
-    _CHITCHAT_WORDS,
-    _COMMON,
-    _HAVE_PET_RE,
-    _KIN_RE,
-    _NAME_COMMA_PET_RE,
-    _NAME_IS_RE,
-    _NORMALIZE,
-    _NP_TOKEN,
-    _OWNERS,
-    _PET_CUES,
-    _PET_NAMED_RE,
-    _PETS,
-    _RELATIONS,
-    _VOCATIVE_AFTER,
-    _VOCATIVE_BEFORE,
+from langmem_cog.graph.rules.context import TurnContext
+from langmem_cog.graph.rules.lexicon import (
+    CAP_NAME_RE,
+    CHAT_TOKEN_RE,
+    CHITCHAT_WORDS,
+    COMMON,
+    HAVE_PET_RE,
+    KIN_RE,
+    NAME_COMMA_PET_RE,
+    NAME_IS_RE,
+    NORMALIZE,
+    NP_TOKEN,
+    OWNERS,
+    PET_CUES,
+    PET_NAMED_RE,
+    PETS,
+    RELATIONS,
+    VOCATIVE_AFTER,
+    VOCATIVE_BEFORE,
 )
-from langmem_cog.graph.rule_helpers import _clauses, _Ctx, _prepare, _resolve_times, _sentences
-from langmem_cog.graph.rule_statements import StatementStages
+from langmem_cog.graph.rules.statements import StatementStages
+from langmem_cog.graph.rules.text import prepare_text, resolve_times, split_clauses, split_sentences
 from langmem_cog.graph.schema import ExtractedClaim, ExtractedFact, Extraction
 from langmem_cog.records import Turn
 
@@ -188,7 +190,7 @@ def is_chitchat(text: str) -> bool:
         raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
     if len(text) > 120:
         return False
-    words = _CHAT_TOKEN_RE.findall(text.translate(_NORMALIZE))
+    words = CHAT_TOKEN_RE.findall(text.translate(NORMALIZE))
     if not words:
         return True
     if len(words) > 8:
@@ -196,7 +198,7 @@ def is_chitchat(text: str) -> bool:
     names = 0
     for w in words:
         lw = w.lower().strip("'")
-        if lw in _CHITCHAT_WORDS:
+        if lw in CHITCHAT_WORDS:
             continue
         if w[0].isupper() and names == 0 and len(words) > 1:
             names += 1
@@ -306,12 +308,12 @@ class RuleExtractor(StatementStages):
         for t in turns:
             known.add(t.speaker)
             speakers.add(t.speaker)
-            text, low = _prepare(t.text)
-            words = set(_NP_TOKEN.findall(low))
+            text, low = prepare_text(t.text)
+            words = set(NP_TOKEN.findall(low))
             prepared.append((text, low, words))
             conv = str(getattr(t, "conversation_id", ""))
             window = recent.setdefault(conv, [])
-            pet_context = bool(words & _PET_CUES) or any(w & _PET_CUES for w in window)
+            pet_context = bool(words & PET_CUES) or any(w & PET_CUES for w in window)
             self._scan_names(text, words, known, pets, pet_context)
             window.append(words)
             del window[:-3]
@@ -344,22 +346,22 @@ class RuleExtractor(StatementStages):
     def _scan_names(text: str, words: set[str], known: set[str], pets: set[str], pet_context: bool) -> None:
         """Learn pet names ("my dog Luna", "her name is Coco" near a pet word) and people introduced by
         relation ("my friend Josh", "his name is Kyle" with no pet around)."""
-        if words & _PETS:
-            found = [m.group("name") for m in _PET_NAMED_RE.finditer(text)]
-            found += [m.group("name2") for m in _PET_NAMED_RE.finditer(text) if m.group("name2")]
-            found += [m.group("name") for m in _HAVE_PET_RE.finditer(text) if m.group("name")]
-            found += [m.group("name") for m in _NAME_COMMA_PET_RE.finditer(text)]
-            pets.update(n for n in found if n.lower() not in _COMMON)
+        if words & PETS:
+            found = [m.group("name") for m in PET_NAMED_RE.finditer(text)]
+            found += [m.group("name2") for m in PET_NAMED_RE.finditer(text) if m.group("name2")]
+            found += [m.group("name") for m in HAVE_PET_RE.finditer(text) if m.group("name")]
+            found += [m.group("name") for m in NAME_COMMA_PET_RE.finditer(text)]
+            pets.update(n for n in found if n.lower() not in COMMON)
         if "name" in words or "names" in words or "named" in words or "this" in words or "meet" in words:
-            for m in _NAME_IS_RE.finditer(text):
-                names = _CAP_NAME_RE.findall(m.group("names"))
+            for m in NAME_IS_RE.finditer(text):
+                names = CAP_NAME_RE.findall(m.group("names"))
                 target = pets if pet_context else known
-                target.update(n for n in names if n.lower() not in _COMMON)
-        if words & _OWNERS and words & _RELATIONS:
-            for m in _KIN_RE.finditer(text):
+                target.update(n for n in names if n.lower() not in COMMON)
+        if words & OWNERS and words & RELATIONS:
+            for m in KIN_RE.finditer(text):
                 name = m.group("name")
                 rel = m.group("rel").lower()
-                if name and rel not in _PETS and name.lower() not in _COMMON :
+                if name and rel not in PETS and name.lower() not in COMMON :
                     known.add(name)
 
     @staticmethod
@@ -396,18 +398,18 @@ class RuleExtractor(StatementStages):
         if is_chitchat(raw):
             return ex
         text, low, words = prep
-        ctx = _Ctx(turn, text, low, words, addressee, known, pets, prev_concepts, prev_persons)
+        ctx = TurnContext(turn, text, low, words, addressee, known, pets, prev_concepts, prev_persons)
         ctx.speakers = self._speakers
-        ctx.sents = _sentences(text)
-        ctx.times = _resolve_times(raw, low, turn.timestamp)
+        ctx.sents = split_sentences(text)
+        ctx.times = resolve_times(raw, low, turn.timestamp)
         self._find_persons(ctx)
         ctx.pstarts = frozenset(p.start for p in ctx.persons)
         for p in ctx.persons:
-            if _VOCATIVE_BEFORE.search(text, max(0, p.start - 12), p.start) and _VOCATIVE_AFTER.match(text, p.end):
+            if VOCATIVE_BEFORE.search(text, max(0, p.start - 12), p.start) and VOCATIVE_AFTER.match(text, p.end):
                 ctx.vocatives.add(p.start)
         self._find_concepts(ctx)
         questions = [self._is_question(low, b, e) for b, e in ctx.sents]
-        sent_clauses = [_clauses(low, b, e) if not q else [] for (b, e), q in zip(ctx.sents, questions, strict=True)]
+        sent_clauses = [split_clauses(low, b, e) if not q else [] for (b, e), q in zip(ctx.sents, questions, strict=True)]
         events = self._find_events(ctx, sent_clauses)
         facts: list[ExtractedFact] = []
         claims: list[ExtractedClaim] = []
