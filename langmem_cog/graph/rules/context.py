@@ -34,7 +34,24 @@ class Person(NamedTuple):
 
 
 class TurnContext:
-    """Per-turn working state."""
+    """Per-turn working state, read and written by the stages of the extractor.
+
+    Built by :class:`~langmem_cog.graph.rules.extractor.RuleExtractor` for one turn
+    (which then fills in ``speakers``, ``sents`` and ``times``); the entity stage adds
+    ``persons``, ``concepts``, ``pstarts`` and ``vocatives``, and the statement stage
+    reads them (and adds the concepts its facts and claims name).
+
+    Args:
+        turn: The turn (``id``, ``speaker`` and ``timestamp`` are read).
+        text: The turn's text with ASCII quotes.
+        low: ``text`` lower-cased, of the same length.
+        words: The tokens of ``low``.
+        addressee: The speaker the turn is addressed to, if any.
+        known: Names known to be people in the batch.
+        pets: Pet names known in the batch.
+        prev_concepts: The concepts of the previous turn with any (same conversation).
+        prev_persons: The persons of that turn.
+    """
 
     __slots__ = (
         "turn", "speaker", "addressee", "text", "low", "sents", "clauses", "times", "concepts", "persons",
@@ -62,3 +79,15 @@ class TurnContext:
         self.vocatives: set[int] = set()
         self.speakers: frozenset[str] = frozenset()
         self.pet_names: frozenset[str] = frozenset(p.lower() for p in pets)
+
+    def owner(self, own: str) -> str | None:
+        """Who a possessive of the turn refers to: the addressee for "your", else the speaker.
+
+        Args:
+            own: The possessive ("my", "our", "your"; any case).
+
+        Returns:
+            The addressee (None if the turn has none) for "your", else the speaker.
+        """
+        own = own.lower()
+        return self.addressee if own == "your" else self.speaker

@@ -1,20 +1,24 @@
-"""Entity stages of the rule-based extractor: the persons and concepts of a turn.
+"""The entity stage of the rule-based extractor: the persons and concepts of a turn.
 
-:class:`EntityStages` holds the methods of
-:class:`~langmem_cog.graph.rules.extractor.RuleExtractor` that find who and what a
-turn mentions, writing into the turn's :class:`~langmem_cog.graph.rules.context.TurnContext`:
+:class:`EntityStage` finds who and what a turn mentions, writing into the turn's
+:class:`~langmem_cog.graph.rules.context.TurnContext`; it is the first stage that
+:class:`~langmem_cog.graph.rules.extractor.RuleExtractor` runs on a turn, before the
+statement stage (:mod:`~langmem_cog.graph.rules.statements`):
 
-* persons: known names, capitalised words read as names (not places, brands,
-  nationalities, acronyms, pets or words of a stoplist), owned kin ("my mom" ->
-  "Melanie's mom"), unique prefixes of a speaker's name, and the vocatives among them;
-* concepts: capitalised multi-word names, quoted titles, activities and holidays
-  from the lexicon, the noun phrase after activity and preference verbs, and the
-  fallback ``topic`` concepts of a turn that yields nothing else; then the
-  :class:`~langmem_cog.graph.schema.ExtractedConcept` records of the turn.
+* persons (:meth:`EntityStage.find_persons`): known names, capitalised words read as
+  names (not places, brands, nationalities, acronyms, pets or words of a stoplist),
+  owned kin ("my mom" -> "Melanie's mom"), unique prefixes of a speaker's name, and
+  the vocatives among them;
+* concepts (:meth:`EntityStage.find_concepts`): capitalised multi-word names, quoted
+  titles, activities and holidays from the lexicon, and the noun phrase after activity
+  and preference verbs; :meth:`EntityStage.fallback_concepts` adds the ``topic``
+  concepts of a turn that yields nothing else;
+* records: :meth:`EntityStage.person_names` and :meth:`EntityStage.concept_records`
+  turn what was found into the fields of the turn's
+  :class:`~langmem_cog.graph.schema.Extraction`.
 
-The noun-phrase reader (:meth:`EntityStages._noun_phrase`) and the gerund-object
-rule (:meth:`EntityStages._with_object`) are shared with the statement stages of
-:mod:`langmem_cog.graph.rules.statements`.
+The noun-phrase reader it shares with the statement stage is in
+:mod:`~langmem_cog.graph.rules.phrases`.
 """
 
 from __future__ import annotations
@@ -37,13 +41,8 @@ from langmem_cog.graph.rules.lexicon import (
     CONCEPT_CUES,
     DET_BEFORE_RE,
     DET_NP_RE,
-    DETERMINERS,
-    ED_NOUNS,
     EVAL,
     FRAME_WORDS,
-    GENERIC_PEOPLE,
-    GERUND_DOBJ_RE,
-    GERUND_OBJ_RE,
     HOLIDAY_PHRASES,
     HOLIDAY_RE,
     HOLIDAY_WORDS,
@@ -56,7 +55,6 @@ from langmem_cog.graph.rules.lexicon import (
     NATIONALITIES,
     NEXT_WORD,
     NOT_NAMES,
-    NP_SKIP,
     NP_STOP,
     NP_TOKEN,
     OBJ_KIND,
@@ -73,21 +71,24 @@ from langmem_cog.graph.rules.lexicon import (
     PREF_VERBS,
     QUOTED_RE,
     THING_BEFORE_RE,
-    TRAIL_WORDS,
     VAGUE,
+    VOCATIVE_AFTER,
+    VOCATIVE_BEFORE,
 )
+from langmem_cog.graph.rules.phrases import noun_phrase, with_object
 from langmem_cog.graph.rules.text import clean_np, fold, is_place_context, is_work_context, occurrences
 from langmem_cog.graph.schema import ExtractedConcept
 
-__all__ = ["EntityStages"]
+__all__ = ["EntityStage"]
 
 
-class EntityStages:
-    """Persons and concepts of one turn: a stage mixin of the rule-based extractor.
+class EntityStage:
+    """Persons and concepts of one turn: the entity stage of the rule-based extractor.
 
-    Mixed into :class:`~langmem_cog.graph.rules.extractor.RuleExtractor`, which owns the state kept
-    across calls. The stages keep no state of their own: every method reads and writes the turn's
-    :class:`~langmem_cog.graph.rules.context.TurnContext` only.
+    Held by :class:`~langmem_cog.graph.rules.extractor.RuleExtractor`, which owns the state kept
+    across calls. The stage keeps no state of its own: every method reads and writes the turn's
+    :class:`~langmem_cog.graph.rules.context.TurnContext` only, so one instance can serve any
+    number of turns.
     """
 
     # ------------------------------------------------------------------ persons
@@ -96,11 +97,15 @@ class EntityStages:
         if name and name != ctx.speaker:
             ctx.persons.append(Person(name, start, end))
 
-    def _owner(self, ctx: TurnContext, own: str) -> str | None:
-        own = own.lower()
-        return ctx.addressee if own == "your" else ctx.speaker
+    def find_persons(self, ctx: TurnContext) -> None:
+        """Find the persons of the turn, and the quoted titles and capitalised names that are concepts.
 
-    def _find_persons(self, ctx: TurnContext) -> None:
+        Fills ``ctx.persons`` (and adds to ``ctx.concepts``), then ``ctx.pstarts`` (where persons start)
+        and ``ctx.vocatives`` (the persons addressed, as in "Thanks, Caroline!").
+
+        Args:
+            ctx: The turn's state, with its sentences (``ctx.sents``) set.
+        """
         text, low = ctx.text, ctx.low
         kin_spans: list[tuple[int, int]] = []
         if "my " in low or "our " in low or "your " in low:
@@ -111,7 +116,7 @@ class EntityStages:
                     self._add_person(ctx, name, m.start("name"), m.end("name"))
                     kin_spans.append((m.start("name"), m.end("name")))
                 elif rel in KIN_NORMAL:
-                    owner = self._owner(ctx, m.group("own"))
+                    owner = ctx.owner(m.group("own"))
                     if owner:
                         self._add_person(ctx, f"{owner}'s {KIN_NORMAL[rel]}", m.start(), m.end("rel"))
         if "'s " in text:
@@ -126,6 +131,10 @@ class EntityStages:
                     ctx.concepts.append(Concept(q, "work", m.start(g), m.end(g), 0))
                     kin_spans.append((m.start(g), m.end(g)))
         self._scan_caps(ctx, kin_spans)
+        ctx.pstarts = frozenset(p.start for p in ctx.persons)
+        for p in ctx.persons:
+            if VOCATIVE_BEFORE.search(text, max(0, p.start - 12), p.start) and VOCATIVE_AFTER.match(text, p.end):
+                ctx.vocatives.add(p.start)
 
     def _scan_caps(self, ctx: TurnContext, skip: list[tuple[int, int]]) -> None:
         """Capitalised sequences -> persons (single names) or concepts (places, organisations, works...)."""
@@ -275,7 +284,15 @@ class EntityStages:
         return hits[0] if len(hits) == 1 else None
 
     @staticmethod
-    def _person_names(ctx: TurnContext) -> list[str]:
+    def person_names(ctx: TurnContext) -> list[str]:
+        """The names of the turn's persons, each once, in the order of their first mention.
+
+        Args:
+            ctx: The turn's state, after both stages.
+
+        Returns:
+            The value of ``Extraction.persons``.
+        """
         seen: dict[str, None] = {}
         for p in sorted(ctx.persons, key=lambda p: p.start):
             seen.setdefault(p.name, None)
@@ -283,8 +300,12 @@ class EntityStages:
 
     # ------------------------------------------------------------------ concepts
 
-    def _find_concepts(self, ctx: TurnContext) -> None:
-        """Activities, holidays and the objects of activity verbs (only where their words occur)."""
+    def find_concepts(self, ctx: TurnContext) -> None:
+        """Add the activities, holidays and objects of activity verbs (only where their words occur).
+
+        Args:
+            ctx: The turn's state, after :meth:`find_persons` (names stop the objects' noun phrases).
+        """
         low = ctx.low
         for w in sorted(ctx.words & CONCEPT_CUES):
             for s, e in occurrences(low, w):
@@ -319,12 +340,12 @@ class EntityStages:
 
     def _object_concept(self, ctx: TurnContext, v: str, pos: int) -> None:
         low = ctx.low
-        np = self._noun_phrase(low, pos, len(low), stops=ctx.pstarts)
+        np = noun_phrase(low, pos, len(low), stops=ctx.pstarts)
         if np is None:
             return
         name, s, e, det = np
         if not det and (v.split()[0] in PREF_VERBS or OBJ_KIND.get(v.split()[0]) == "activity"):
-            name = self._with_object(low, name, e, len(low))
+            name = with_object(low, name, e, len(low))
             e = s + len(name) if low.startswith(name, s) else e
         if v.endswith(" to") and not det and name.split()[0] in COMMON_VERBS:
             return  # "went to see ...", "a trip to connect with ...": an infinitive, not a place
@@ -338,82 +359,18 @@ class EntityStages:
             kind = "thing"
         ctx.concepts.append(Concept(name, kind, s, e, 3))
 
-    def _noun_phrase(self, low: str, pos: int, end: int, *, allow_vague: bool = False,
-                     stops: frozenset[int] = frozenset()) -> tuple[str, int, int, str] | None:  # fmt: skip
-        """The noun phrase starting at ``pos``: ``(name, start, end, determiner)``, or None.
+    def fallback_concepts(self, ctx: TurnContext) -> None:
+        """Add up to two determiner noun phrases as ``topic`` concepts (for a turn that found nothing else).
 
-        Determiners and evaluative adjectives are skipped; the phrase stops at a
-        function word, punctuation or after five words (one inner ``of`` allowed).
+        With no noun phrase after a determiner, the turn's longest run of content words is the topic.
+
+        Args:
+            ctx: The turn's state.
         """
-        det = ""
-        toks: list[tuple[int, int]] = []
-        last_end = pos
-        has_of = False
-        for m in NP_TOKEN.finditer(low, pos, min(end, pos + 120)):
-            gap = low[last_end : m.start()]
-            if gap and not gap.isspace():
-                break
-            if toks == [] and gap.count(" ") > 1 and last_end != pos:
-                break
-            w = m.group()
-            if m.start() in stops:
-                break
-            if "'" in w:  # contractions end a phrase: "everyone's gotta", "it's"
-                base = w.split("'")[0]
-                if base in NP_STOP or base in GENERIC_PEOPLE or not w.endswith("'s"):
-                    break
-            if not toks:
-                if w in DETERMINERS or w in NP_SKIP or w.endswith("ly") and w not in ("family", "july", "italy"):
-                    if w in DETERMINERS:
-                        det = det or w
-                    last_end = m.end()
-                    continue
-                if w in NP_STOP or (w.endswith("ed") and w not in ED_NOUNS):
-                    return None
-            else:
-                if w == "of" and not has_of and len(toks) <= 2:
-                    has_of = True
-                    toks.append((m.start(), m.end()))
-                    last_end = m.end()
-                    continue
-                if w in NP_STOP or w.endswith("ly") and w not in ("family", "july", "italy") or len(toks) >= 5:
-                    break
-                if w.endswith("ed") and w not in ("seed", "bed", "red", "need", "feed", "speed") and len(toks) >= 1:
-                    break
-            toks.append((m.start(), m.end()))
-            last_end = m.end()
-        while toks and low[toks[-1][0] : toks[-1][1]] in TRAIL_WORDS | NP_SKIP:
-            toks.pop()
-        if not toks:
-            return None
-        s, e = toks[0][0], toks[-1][1]
-        name = low[s:e]
-        words = name.split()
-        has_of = "of" in words
-        if words[-1] in PERSON_NOUNS:
-            return None
-        if words[-1] in VAGUE and not allow_vague:
-            if has_of:
-                i = words.index("of")
-                if i + 1 < len(words):
-                    rest = words[i + 1 :]
-                    if rest and rest[-1] not in VAGUE and rest[0] not in NP_STOP:
-                        return " ".join(rest), e - len(" ".join(rest)), e, det
-            return None
-        if words[0] in VAGUE and has_of:
-            rest = words[words.index("of") + 1 :]
-            if rest:
-                return " ".join(rest), e - len(" ".join(rest)), e, det
-        if all(w in NP_STOP or w.isdigit() for w in words) or len(name) < 2:
-            return None
-        return name, s, e, det
-
-    def _fallback_concepts(self, ctx: TurnContext) -> None:
-        """Up to two determiner noun phrases as ``topic`` concepts (a turn that found nothing else)."""
         n = 0
         seen = set()
         for m in DET_NP_RE.finditer(ctx.low):
-            np = self._noun_phrase(ctx.low, m.end(), len(ctx.low), stops=ctx.pstarts)
+            np = noun_phrase(ctx.low, m.end(), len(ctx.low), stops=ctx.pstarts)
             if np is None or np[0] in seen:
                 continue
             seen.add(np[0])
@@ -440,7 +397,15 @@ class EntityStages:
                 ctx.concepts.append(Concept(ctx.low[best[0] : best[1]], "topic", best[0], best[1], 5))
 
     @staticmethod
-    def _concept_records(ctx: TurnContext) -> list[ExtractedConcept]:
+    def concept_records(ctx: TurnContext) -> list[ExtractedConcept]:
+        """The turn's concepts as records: each name once (the kind of its best find), persons left out.
+
+        Args:
+            ctx: The turn's state, after both stages.
+
+        Returns:
+            The value of ``Extraction.concepts``, in the order of the concepts' positions.
+        """
         persons_low = {p.name.lower() for p in ctx.persons} | {ctx.speaker.lower()}
         best: dict[str, Concept] = {}
         order: list[str] = []
@@ -456,14 +421,3 @@ class EntityStages:
         tid = ctx.turn.id
         return [ExtractedConcept(name=n, source_turn_id=tid, kind=best[n].kind) for n in order]
 
-    def _with_object(self, low: str, name: str, name_end: int, end: int) -> str:
-        """A bare gerund with its object: "creating a serene space", "learning about cultures"."""
-        if " " in name or not name.endswith("ing") or name in VAGUE:
-            return name
-        obj = (GERUND_DOBJ_RE if name in ACTIVITY_SET else GERUND_OBJ_RE).match(low, name_end, end)
-        if obj is None:
-            return name
-        rest = self._noun_phrase(low, obj.end(), end)
-        if rest is None:
-            return name
-        return " ".join(low[name_end - len(name) : rest[2]].split()[:6])

@@ -108,20 +108,23 @@ The time resolver is skipped for text that contains none of the keys its own rul
 need (read from :mod:`langmem_cog.timeparse`), which roughly halves the time spent
 on turns without dates.
 
-The extractor is split by stage, one module each, all in :mod:`langmem_cog.graph.rules`:
+The extractor is a pipeline of stage objects, one module each, all in
+:mod:`langmem_cog.graph.rules`. :class:`RuleExtractor` (this module, with
+:func:`is_chitchat`) runs the batch pre-scan of names and pets and finds each turn's
+addressee; then, for each turn that is not chit-chat, it builds the turn's
+:class:`~langmem_cog.graph.rules.context.TurnContext` and runs, in order:
 
-* :mod:`~langmem_cog.graph.rules.lexicon` -- word lists, gazetteers and compiled
-  patterns (data only).
-* :mod:`~langmem_cog.graph.rules.text` -- self-contained text helpers (sentence and
-  clause splitting, lemmas, VADER sentiment, the time pre-gate).
-* :mod:`~langmem_cog.graph.rules.context` -- the per-turn working state
-  (:class:`~langmem_cog.graph.rules.context.TurnContext`).
-* :mod:`~langmem_cog.graph.rules.entities` -- persons and concepts
-  (:class:`~langmem_cog.graph.rules.entities.EntityStages`).
-* :mod:`~langmem_cog.graph.rules.statements` -- events, facts and claims
-  (:class:`~langmem_cog.graph.rules.statements.StatementStages`).
-* this module -- :func:`is_chitchat` and :class:`RuleExtractor`: the batch pre-scan
-  of names and pets, each turn's addressee, and the pipeline of one turn.
+1. the entity stage, :class:`~langmem_cog.graph.rules.entities.EntityStage`: persons
+   (and vocatives), then concepts;
+2. the statement stage, :class:`~langmem_cog.graph.rules.statements.StatementStage`:
+   events, then facts and claims, sentence by sentence;
+3. the entity stage again: fallback ``topic`` concepts for a turn with nothing else,
+   and the persons and concepts as records.
+
+The stages share :mod:`~langmem_cog.graph.rules.phrases` (the noun-phrase reader),
+:mod:`~langmem_cog.graph.rules.text` (sentence and clause splitting, lemmas, VADER
+sentiment, the time pre-gate) and :mod:`~langmem_cog.graph.rules.lexicon` (word
+lists, gazetteers and compiled patterns; data only).
 """
 
 from __future__ import annotations
@@ -133,6 +136,7 @@ from typing import Any
 
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.graph.rules.context import TurnContext
+from langmem_cog.graph.rules.entities import EntityStage
 from langmem_cog.graph.rules.lexicon import (
     CAP_NAME_RE,
     CHAT_TOKEN_RE,
@@ -149,12 +153,10 @@ from langmem_cog.graph.rules.lexicon import (
     PET_NAMED_RE,
     PETS,
     RELATIONS,
-    VOCATIVE_AFTER,
-    VOCATIVE_BEFORE,
 )
-from langmem_cog.graph.rules.statements import StatementStages
-from langmem_cog.graph.rules.text import prepare_text, resolve_times, split_clauses, split_sentences
-from langmem_cog.graph.schema import ExtractedClaim, ExtractedFact, Extraction
+from langmem_cog.graph.rules.statements import StatementStage
+from langmem_cog.graph.rules.text import prepare_text, resolve_times, split_sentences
+from langmem_cog.graph.schema import Extraction
 from langmem_cog.records import Turn
 
 __all__ = ["RuleExtractor", "is_chitchat"]
@@ -210,7 +212,7 @@ def is_chitchat(text: str) -> bool:
 # =========================================================================== the extractor
 
 
-class RuleExtractor(StatementStages):
+class RuleExtractor:
     """Deterministic regex-and-lexicon extractor of PEC2F records (no model, no network).
 
     The extractor remembers the names it has seen (speakers, ``known_people``,
@@ -219,6 +221,10 @@ class RuleExtractor(StatementStages):
     scans all its turns for such names, so extracting the same turns twice gives
     equal results. That memory makes an instance stateful: use one per thread
     (or per namespace), not one shared between threads.
+
+    The work on each turn is done by two stateless stage objects it holds, the entity
+    stage (:class:`~langmem_cog.graph.rules.entities.EntityStage`) and the statement
+    stage (:class:`~langmem_cog.graph.rules.statements.StatementStage`).
 
     Args:
         known_people: Names known to be people before the first call (e.g. the
@@ -246,6 +252,8 @@ class RuleExtractor(StatementStages):
         self._pets: set[str] = set()
         self._speakers: frozenset[str] = frozenset(self._known)
         self._strict = strict
+        self._entities = EntityStage()
+        self._statements = StatementStage()
 
     # ------------------------------------------------------------------ public API
 
@@ -393,6 +401,7 @@ class RuleExtractor(StatementStages):
 
     def _extract_one(self, turn: Any, prep: tuple[str, str, set[str]], addressee: str | None, known: set[str],
                      pets: set[str], prev_concepts: list[str], prev_persons: list[str]) -> Extraction:  # fmt: skip
+        """The extraction of one turn: its context, then the entity and statement stages in order."""
         ex = Extraction(turn_id=turn.id, speaker=turn.speaker, timestamp=turn.timestamp)
         raw = turn.text
         if is_chitchat(raw):
@@ -402,37 +411,14 @@ class RuleExtractor(StatementStages):
         ctx.speakers = self._speakers
         ctx.sents = split_sentences(text)
         ctx.times = resolve_times(raw, low, turn.timestamp)
-        self._find_persons(ctx)
-        ctx.pstarts = frozenset(p.start for p in ctx.persons)
-        for p in ctx.persons:
-            if VOCATIVE_BEFORE.search(text, max(0, p.start - 12), p.start) and VOCATIVE_AFTER.match(text, p.end):
-                ctx.vocatives.add(p.start)
-        self._find_concepts(ctx)
-        questions = [self._is_question(low, b, e) for b, e in ctx.sents]
-        sent_clauses = [split_clauses(low, b, e) if not q else [] for (b, e), q in zip(ctx.sents, questions, strict=True)]
-        events = self._find_events(ctx, sent_clauses)
-        facts: list[ExtractedFact] = []
-        claims: list[ExtractedClaim] = []
-        seen_claims: set[tuple[str, str, str]] = set()
-        gates = self._claim_gates(ctx)
-        for (b, e), q, clauses in zip(ctx.sents, questions, sent_clauses, strict=True):
-            if q:
-                continue
-            self._find_facts(ctx, b, e, facts)
-            if not gates:
-                continue
-            for cb, ce in clauses:
-                claim = self._claim(ctx, cb, ce, facts, gates)
-                if claim is not None:
-                    key = (claim.source, claim.target, claim.predicate)
-                    if key not in seen_claims:
-                        seen_claims.add(key)
-                        claims.append(claim)
-        if not (ctx.concepts or events or facts or claims):
-            self._fallback_concepts(ctx)
-        ex.persons = self._person_names(ctx)
-        ex.concepts = self._concept_records(ctx)
-        ex.events = events
-        ex.facts = self._dedupe_facts(facts)
-        ex.claims = claims
+        self._entities.find_persons(ctx)
+        self._entities.find_concepts(ctx)
+        found = self._statements.find(ctx)
+        if not (ctx.concepts or found.events or found.facts or found.claims):
+            self._entities.fallback_concepts(ctx)
+        ex.persons = self._entities.person_names(ctx)
+        ex.concepts = self._entities.concept_records(ctx)
+        ex.events = found.events
+        ex.facts = found.facts
+        ex.claims = found.claims
         return ex

@@ -1,9 +1,9 @@
-"""Statement stages of the rule-based extractor: the events, facts and claims of a turn.
+"""The statement stage of the rule-based extractor: the events, facts and claims of a turn.
 
-:class:`StatementStages` holds the methods of
-:class:`~langmem_cog.graph.rules.extractor.RuleExtractor` that read what a turn
-states, once its persons and concepts are known (it builds on
-:class:`~langmem_cog.graph.rules.entities.EntityStages`):
+:class:`StatementStage` reads what a turn states once the entity stage
+(:mod:`~langmem_cog.graph.rules.entities`) has found its persons and concepts; it is
+the second stage :class:`~langmem_cog.graph.rules.extractor.RuleExtractor` runs on a
+turn. :meth:`StatementStage.find` returns the turn's :class:`Statements`:
 
 * events: first-person past, perfect, future and (with a time expression)
   present-progressive clauses, with their lemma, participants and resolved time;
@@ -13,16 +13,17 @@ states, once its persons and concepts are known (it builds on
   target (pronouns resolved best effort) and polarity from VADER with a lexical
   fallback, at most one per clause, behind cheap per-turn gates.
 
-The rules themselves are described in :mod:`langmem_cog.graph.rules.extractor`.
+Questions give no statement. The rules themselves are described in
+:mod:`langmem_cog.graph.rules.extractor`.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import datetime
+from typing import NamedTuple
 
 from langmem_cog.graph.rules.context import Concept, TurnContext
-from langmem_cog.graph.rules.entities import EntityStages
 from langmem_cog.graph.rules.lexicon import (
     ACTIVITY_SET,
     ALLERGY_RE,
@@ -98,21 +99,73 @@ from langmem_cog.graph.rules.lexicon import (
     WORK_AT_RE,
     WORK_CATS,
 )
-from langmem_cog.graph.rules.text import gerund, lemma, sentiment
+from langmem_cog.graph.rules.phrases import noun_phrase, with_object
+from langmem_cog.graph.rules.text import gerund, lemma, sentiment, split_clauses
 from langmem_cog.graph.schema import ExtractedClaim, ExtractedEvent, ExtractedFact
 from langmem_cog.timeparse import TimeMention
 
-__all__ = ["StatementStages"]
+__all__ = ["StatementStage", "Statements"]
 
 
-class StatementStages(EntityStages):
-    """Events, facts and claims of one turn: a stage mixin of the rule-based extractor.
+class Statements(NamedTuple):
+    """What one turn states, as found by :meth:`StatementStage.find`.
 
-    Mixed into :class:`~langmem_cog.graph.rules.extractor.RuleExtractor`. It builds on
-    :class:`~langmem_cog.graph.rules.entities.EntityStages`, whose noun-phrase and person helpers it
-    uses, and like it keeps no state: every method works on the turn's
-    :class:`~langmem_cog.graph.rules.context.TurnContext`.
+    Attributes:
+        events: The turn's events, in the order of their clauses.
+        facts: The turn's facts about its speaker, each (subject, predicate, object) once.
+        claims: The turn's claims, each (source, target, predicate) once.
     """
+
+    events: list[ExtractedEvent]
+    facts: list[ExtractedFact]
+    claims: list[ExtractedClaim]
+
+
+class StatementStage:
+    """Events, facts and claims of one turn: the statement stage of the rule-based extractor.
+
+    Held by :class:`~langmem_cog.graph.rules.extractor.RuleExtractor` and run after the entity
+    stage. It keeps no state: every method works on the turn's
+    :class:`~langmem_cog.graph.rules.context.TurnContext`, so one instance can serve any number of
+    turns.
+    """
+
+    def find(self, ctx: TurnContext) -> Statements:
+        """The events, facts and claims of the turn.
+
+        Sentences that are questions give nothing. Events are read from every other sentence first;
+        then, sentence by sentence, its facts and the claims of its clauses (a preference claim about a
+        generic thing also gives a ``likes`` / ``dislikes`` fact). The concepts that facts and claims
+        name are added to ``ctx.concepts``.
+
+        Args:
+            ctx: The turn's state, after the entity stage (persons, concepts, vocatives).
+
+        Returns:
+            The turn's statements.
+        """
+        low = ctx.low
+        questions = [self._is_question(low, b, e) for b, e in ctx.sents]
+        sent_clauses = [split_clauses(low, b, e) if not q else [] for (b, e), q in zip(ctx.sents, questions, strict=True)]
+        events = self._find_events(ctx, sent_clauses)
+        facts: list[ExtractedFact] = []
+        claims: list[ExtractedClaim] = []
+        seen_claims: set[tuple[str, str, str]] = set()
+        gates = self._claim_gates(ctx)
+        for (b, e), q, clauses in zip(ctx.sents, questions, sent_clauses, strict=True):
+            if q:
+                continue
+            self._find_facts(ctx, b, e, facts)
+            if not gates:
+                continue
+            for cb, ce in clauses:
+                claim = self._claim(ctx, cb, ce, facts, gates)
+                if claim is not None:
+                    key = (claim.source, claim.target, claim.predicate)
+                    if key not in seen_claims:
+                        seen_claims.add(key)
+                        claims.append(claim)
+        return Statements(events, self._dedupe_facts(facts), claims)
 
     # ------------------------------------------------------------------ events
 
@@ -260,7 +313,7 @@ class StatementStages(EntityStages):
     # ------------------------------------------------------------------ facts
 
     def _np_after(self, ctx: TurnContext, pos: int, end: int, *, allow_vague: bool = False) -> str | None:
-        np = self._noun_phrase(ctx.low, pos, end, allow_vague=allow_vague, stops=ctx.pstarts)
+        np = noun_phrase(ctx.low, pos, end, allow_vague=allow_vague, stops=ctx.pstarts)
         return np[0] if np else None
 
     def _valid_from(self, ctx: TurnContext, b: int, e: int) -> datetime | None:
@@ -529,27 +582,27 @@ class StatementStages(EntityStages):
             if v in NP_STOP or v in STATIVE:
                 return None, False
             g = gerund(v)
-            obj = self._noun_phrase(low, m2.end() + 1, end)
+            obj = noun_phrase(low, m2.end() + 1, end)
             return (f"{g} {obj[0]}" if obj and v not in ("go",) and len(obj[0].split()) <= 2 and g not in ACTIVITY_SET else g), True
         if w in ("you", "ya", "u", "it", "that", "this", "them", "him", "her", "these", "those", "how", "when",
                  "the way", "what", "seeing", "hearing", "watching"):  # fmt: skip
             if w in ("how", "what", "when") or w in ("seeing", "hearing", "watching"):
-                rest = self._noun_phrase(low, m.end() + 1, end)
+                rest = noun_phrase(low, m.end() + 1, end)
                 for c in ctx.concepts:
                     if m.end() <= c.start < end and c.prio <= 3:
                         return c.name, False
                 return (ctx.addressee if w == "how" else (rest[0] if rest else None)), False
             nxt = NP_TOKEN.match(low, m.end() + 1)
             if w in ("that", "this", "these", "those") and nxt and (nxt.group() not in NP_STOP or nxt.group() in NP_SKIP):
-                np = self._noun_phrase(low, pos, end)  # "that café", "this new journey"
+                np = noun_phrase(low, pos, end)  # "that café", "this new journey"
                 return (np[0] if np else None), False
             return self._resolve_pronoun(ctx, w, pos), False
-        np = self._noun_phrase(low, pos, end)
+        np = noun_phrase(low, pos, end)
         if np is None:
             return None, False
         name, _, np_end, det = np
         if not det:
-            name = self._with_object(low, name, np_end, end)
+            name = with_object(low, name, np_end, end)
         generic = det in ("", "some", "any") or name in ACTIVITY_SET or name.split()[0].endswith("ing")
         if det in ("the", "that", "this", "these", "those", "your", "his", "her", "their"):
             generic = name in ACTIVITY_SET
@@ -589,7 +642,7 @@ class StatementStages(EntityStages):
                     continue
                 who = None
                 if m.group("rel"):
-                    owner = self._owner(ctx, m.group("own"))
+                    owner = ctx.owner(m.group("own"))
                     if owner:
                         who = f"{owner}'s {KIN_NORMAL[m.group('rel').lower()]}"
                 else:
@@ -647,7 +700,7 @@ class StatementStages(EntityStages):
                 if predicate is None:
                     wm = WHAT_A_RE.match(low, inner_lo, ce)
                     if wm is not None:
-                        np = self._noun_phrase(low, wm.start("np") + 1, ce)
+                        np = noun_phrase(low, wm.start("np") + 1, ce)
                         if np:
                             target, predicate, lexical = np[0], "opinion", EVAL[wm.group("adj")]
             if predicate is None and "emotion" in gates:
@@ -708,7 +761,7 @@ class StatementStages(EntityStages):
                 return p.name
         if base in PRONOUN_THING:
             return self._resolve_pronoun(ctx, base, m.start())
-        np = self._noun_phrase(low, m.start(), hi)
+        np = noun_phrase(low, m.start(), hi)
         if np is not None:
             words = np[0].split()
             if len(words) >= 2 and words[-1].endswith("s") and not words[-1].endswith("ss") and not words[-2].endswith("s"):
