@@ -71,7 +71,7 @@ class CogMemory:
         self.store = TurnStore(config, embeddings=embeddings, client=client)
         self.config = self.store.config
         if extractor is None:
-            from langmem_cog.graph.rule_extractor import RuleExtractor
+            from langmem_cog.graph.rules import RuleExtractor
 
             extractor = RuleExtractor()
         if not isinstance(extractor, Extractor):

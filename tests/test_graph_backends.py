@@ -10,7 +10,7 @@ from langgraph.store.memory import InMemoryStore
 
 from langmem_cog.errors import InvalidInputError, StoreError
 from langmem_cog.graph.backends import BaseStoreGraphStore, FileGraphStore, GraphStore, snapshot_key
-from langmem_cog.graph.rule_extractor import RuleExtractor
+from langmem_cog.graph.rules import RuleExtractor
 from langmem_cog.graph.store import SCHEMA_VERSION, GraphMemory, graphs_equal
 from langmem_cog.records import make_turn
 

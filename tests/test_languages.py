@@ -21,9 +21,8 @@ from bm25s.stopwords import STOPWORDS_EN_PLUS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from langmem_cog.graph import lexicon
 from langmem_cog.graph.resolve import canonical_concept_id, canonical_person_id
-from langmem_cog.graph.rule_extractor import RuleExtractor
+from langmem_cog.graph.rules import RuleExtractor, lexicon
 from langmem_cog.graph.store import GraphMemory
 from langmem_cog.lexical import LexicalIndex, tokenize
 from langmem_cog.records import Turn
@@ -145,7 +144,7 @@ class TestAccentedWords:
 
 def _ascii_form(pattern: str) -> str:
     """A name pattern with its letter classes cut back to ASCII (what the pattern was before)."""
-    return pattern.replace(lexicon._LETTER, "A-Za-z").replace(lexicon._UPPER, "A-Z").replace(lexicon._LOWER, "a-z")
+    return pattern.replace(lexicon.LETTER, "A-Za-z").replace(lexicon.UPPER, "A-Z").replace(lexicon.LOWER, "a-z")
 
 
 _NAME_PATTERNS = [name for name in dir(lexicon) if name.endswith("_RE")
@@ -162,14 +161,14 @@ def _class_chars(body: str) -> set[str]:
 
 class TestNamePatterns:
     def test_the_unicode_letter_classes_add_only_non_ascii_characters(self) -> None:
-        for body, prefix in ((lexicon._UPPER, "A-Z"), (lexicon._LOWER, "a-z"), (lexicon._LETTER, "A-Za-z")):
+        for body, prefix in ((lexicon.UPPER, "A-Z"), (lexicon.LOWER, "a-z"), (lexicon.LETTER, "A-Za-z")):
             assert body.startswith(prefix)
             extra = _class_chars(body[len(prefix):])
             assert extra and not any(c.isascii() for c in extra)
-        assert {"É", "Å", "Ø"} <= _class_chars(lexicon._UPPER) and {"é", "ë", "ó", "ễ"} <= _class_chars(lexicon._LOWER)
+        assert {"É", "Å", "Ø"} <= _class_chars(lexicon.UPPER) and {"é", "ë", "ó", "ễ"} <= _class_chars(lexicon.LOWER)
 
     def test_the_name_patterns_were_extended(self) -> None:
-        assert {"_CAPS_RE", "_CAP_NAME_RE", "_KIN_RE", "_PET_NAMED_RE", "_NAME_IS_RE"} <= set(_NAME_PATTERNS)
+        assert {"CAPS_RE", "CAP_NAME_RE", "KIN_RE", "PET_NAMED_RE", "NAME_IS_RE"} <= set(_NAME_PATTERNS)
 
     @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.lists(st.sampled_from([

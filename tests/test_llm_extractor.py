@@ -419,7 +419,7 @@ def test_local_chitchat_fallback(text: str, expected: bool) -> None:
 def test_shared_chitchat_filter_is_preferred_or_local_fallback_used() -> None:
     chosen = llm_module._chitchat_filter()
     try:
-        from langmem_cog.graph.rule_extractor import is_chitchat  # type: ignore[attr-defined]
+        from langmem_cog.graph.rules import is_chitchat
     except ImportError:
         assert chosen is _is_chitchat
     else:

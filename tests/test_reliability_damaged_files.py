@@ -24,7 +24,7 @@ from fakes import FakeEmbeddings, make_turns
 
 from langmem_cog import CogMemConfig
 from langmem_cog.errors import StoreError
-from langmem_cog.graph.rule_extractor import RuleExtractor
+from langmem_cog.graph.rules import RuleExtractor
 from langmem_cog.graph.store import GraphMemory, graphs_equal
 from langmem_cog.memory import CogMemory
 from langmem_cog.store import TurnStore

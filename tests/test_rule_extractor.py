@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.graph.rule_extractor import RuleExtractor, is_chitchat
+from langmem_cog.graph.rules import RuleExtractor, is_chitchat
+from langmem_cog.graph.rules.entities import EntityStage
 from langmem_cog.graph.schema import (
     ExtractedClaim,
     ExtractedConcept,
@@ -382,7 +383,7 @@ def test_unexpected_errors_are_contained_unless_strict(monkeypatch: pytest.Monke
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(RuleExtractor, "_find_concepts", boom)
+    monkeypatch.setattr(EntityStage, "find_concepts", boom)
     ex = RuleExtractor().extract([make("I went hiking yesterday.")])[0]
     assert ex.turn_id == "t0" and ex.empty
     with pytest.raises(RuntimeError):

@@ -151,7 +151,7 @@ from scaleout_helpers import WorkerProcess, chroma_server_for, running  # noqa: 
 
 from langmem_cog.errors import StoreError  # noqa: E402
 from langmem_cog.graph.backends import BaseStoreGraphStore, snapshot_key  # noqa: E402
-from langmem_cog.graph.rule_extractor import RuleExtractor  # noqa: E402
+from langmem_cog.graph.rules import RuleExtractor  # noqa: E402
 from langmem_cog.graph.store import SCHEMA_VERSION, GraphMemory, graphs_equal  # noqa: E402
 
 EXTRACTOR = RuleExtractor()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from langmem_cog.bench.protocol import clean_evidence
-from langmem_cog.graph.rule_extractor import RuleExtractor
+from langmem_cog.graph.rules import RuleExtractor
 from langmem_cog.graph.schema import ClaimStatus, EdgeType, NodeType
 from langmem_cog.graph.store import GraphMemory
 from langmem_cog.loaders import locomo_turns, read_json

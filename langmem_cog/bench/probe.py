@@ -24,7 +24,7 @@ from typing import Any
 
 from langmem_cog.embeddings import resolve_embedder
 from langmem_cog.graph.operators import NodeVectors, anchor, ground
-from langmem_cog.graph.rule_extractor import RuleExtractor
+from langmem_cog.graph.rules import RuleExtractor
 from langmem_cog.graph.schema import NodeType
 from langmem_cog.graph.store import GraphMemory
 from langmem_cog.records import Turn, make_turn

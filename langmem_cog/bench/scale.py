@@ -455,7 +455,7 @@ def bench_graph_stores(
     from langgraph.store.memory import InMemoryStore
 
     from langmem_cog.graph.backends import BaseStoreGraphStore, FileGraphStore
-    from langmem_cog.graph.rule_extractor import RuleExtractor
+    from langmem_cog.graph.rules import RuleExtractor
     from langmem_cog.graph.store import GraphMemory, graph_payload
 
     loc = Path(locomo) if locomo else default_locomo_path()

@@ -8,7 +8,7 @@ one :class:`~langmem_cog.graph.schema.Extraction` per turn.
 How a batch is processed:
 
 1. Chit-chat turns ("hi!", "thanks, bye") get an empty extraction without any model
-   call. The filter is ``is_chitchat`` of ``langmem_cog.graph.rule_extractor`` when that
+   call. The filter is ``is_chitchat`` of ``langmem_cog.graph.rules`` when that
    module provides one, else the small local :func:`_is_chitchat`.
 2. The remaining turns are grouped by conversation (``namespace``, ``conversation_id``)
    and cut into batches of ``batch_size`` consecutive turns, one model call each.
@@ -130,7 +130,7 @@ _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 def _is_chitchat(text: str) -> bool:
     """Whether a turn is pure small talk (greeting, thanks, farewell, laughter, acknowledgement).
 
-    Local fallback for ``langmem_cog.graph.rule_extractor.is_chitchat``. Conservative:
+    Local fallback for ``langmem_cog.graph.rules.is_chitchat``. Conservative:
     a turn is chit-chat only if it has at most 8 words and every word is small talk, or
     it has no word at all (emoji, punctuation). "Yes" and "no" are not small talk: they
     answer questions.
@@ -151,7 +151,7 @@ def _chitchat_filter() -> Callable[[str], bool]:
     Looked up at call time: the rule extractor may be added, or import this module, later.
     """
     try:
-        from langmem_cog.graph.rule_extractor import is_chitchat  # type: ignore[attr-defined]
+        from langmem_cog.graph.rules import is_chitchat
     except ImportError:
         return _is_chitchat
     return is_chitchat if callable(is_chitchat) else _is_chitchat

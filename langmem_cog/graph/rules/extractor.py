@@ -108,19 +108,23 @@ The time resolver is skipped for text that contains none of the keys its own rul
 need (read from :mod:`langmem_cog.timeparse`), which roughly halves the time spent
 on turns without dates.
 
-The extractor is split by stage, one module each:
+The extractor is a pipeline of stage objects, one module each, all in
+:mod:`langmem_cog.graph.rules`. :class:`RuleExtractor` (this module, with
+:func:`is_chitchat`) runs the batch pre-scan of names and pets and finds each turn's
+addressee; then, for each turn that is not chit-chat, it builds the turn's
+:class:`~langmem_cog.graph.rules.context.TurnContext` and runs, in order:
 
-* :mod:`langmem_cog.graph.lexicon` -- word lists, gazetteers and compiled patterns
-  (data only).
-* :mod:`langmem_cog.graph.rule_helpers` -- self-contained text helpers (sentence and
-  clause splitting, lemmas, VADER sentiment, the time pre-gate) and the per-turn
-  working state.
-* :mod:`langmem_cog.graph.rule_entities` -- persons and concepts
-  (:class:`~langmem_cog.graph.rule_entities.EntityStages`).
-* :mod:`langmem_cog.graph.rule_statements` -- events, facts and claims
-  (:class:`~langmem_cog.graph.rule_statements.StatementStages`).
-* this module -- :func:`is_chitchat` and :class:`RuleExtractor`: the batch pre-scan
-  of names and pets, each turn's addressee, and the pipeline of one turn.
+1. the entity stage, :class:`~langmem_cog.graph.rules.entities.EntityStage`: persons
+   (and vocatives), then concepts;
+2. the statement stage, :class:`~langmem_cog.graph.rules.statements.StatementStage`:
+   events, then facts and claims, sentence by sentence;
+3. the entity stage again: fallback ``topic`` concepts for a turn with nothing else,
+   and the persons and concepts as records.
+
+The stages share :mod:`~langmem_cog.graph.rules.phrases` (the noun-phrase reader),
+:mod:`~langmem_cog.graph.rules.text` (sentence and clause splitting, lemmas, VADER
+sentiment, the time pre-gate) and :mod:`~langmem_cog.graph.rules.lexicon` (word
+lists, gazetteers and compiled patterns; data only).
 """
 
 from __future__ import annotations
@@ -131,28 +135,28 @@ from datetime import datetime
 from typing import Any
 
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.graph.lexicon import (
-    _CAP_NAME_RE,
-    _CHAT_TOKEN_RE,
-    _CHITCHAT_WORDS,
-    _COMMON,
-    _HAVE_PET_RE,
-    _KIN_RE,
-    _NAME_COMMA_PET_RE,
-    _NAME_IS_RE,
-    _NORMALIZE,
-    _NP_TOKEN,
-    _OWNERS,
-    _PET_CUES,
-    _PET_NAMED_RE,
-    _PETS,
-    _RELATIONS,
-    _VOCATIVE_AFTER,
-    _VOCATIVE_BEFORE,
+from langmem_cog.graph.rules.context import TurnContext
+from langmem_cog.graph.rules.entities import EntityStage
+from langmem_cog.graph.rules.lexicon import (
+    CAP_NAME_RE,
+    CHAT_TOKEN_RE,
+    CHITCHAT_WORDS,
+    COMMON,
+    HAVE_PET_RE,
+    KIN_RE,
+    NAME_COMMA_PET_RE,
+    NAME_IS_RE,
+    NORMALIZE,
+    NP_TOKEN,
+    OWNERS,
+    PET_CUES,
+    PET_NAMED_RE,
+    PETS,
+    RELATIONS,
 )
-from langmem_cog.graph.rule_helpers import _clauses, _Ctx, _prepare, _resolve_times, _sentences
-from langmem_cog.graph.rule_statements import StatementStages
-from langmem_cog.graph.schema import ExtractedClaim, ExtractedFact, Extraction
+from langmem_cog.graph.rules.statements import StatementStage
+from langmem_cog.graph.rules.text import prepare_text, resolve_times, split_sentences
+from langmem_cog.graph.schema import Extraction
 from langmem_cog.records import Turn
 
 __all__ = ["RuleExtractor", "is_chitchat"]
@@ -188,7 +192,7 @@ def is_chitchat(text: str) -> bool:
         raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
     if len(text) > 120:
         return False
-    words = _CHAT_TOKEN_RE.findall(text.translate(_NORMALIZE))
+    words = CHAT_TOKEN_RE.findall(text.translate(NORMALIZE))
     if not words:
         return True
     if len(words) > 8:
@@ -196,7 +200,7 @@ def is_chitchat(text: str) -> bool:
     names = 0
     for w in words:
         lw = w.lower().strip("'")
-        if lw in _CHITCHAT_WORDS:
+        if lw in CHITCHAT_WORDS:
             continue
         if w[0].isupper() and names == 0 and len(words) > 1:
             names += 1
@@ -208,7 +212,7 @@ def is_chitchat(text: str) -> bool:
 # =========================================================================== the extractor
 
 
-class RuleExtractor(StatementStages):
+class RuleExtractor:
     """Deterministic regex-and-lexicon extractor of PEC2F records (no model, no network).
 
     The extractor remembers the names it has seen (speakers, ``known_people``,
@@ -217,6 +221,10 @@ class RuleExtractor(StatementStages):
     scans all its turns for such names, so extracting the same turns twice gives
     equal results. That memory makes an instance stateful: use one per thread
     (or per namespace), not one shared between threads.
+
+    The work on each turn is done by two stateless stage objects it holds, the entity
+    stage (:class:`~langmem_cog.graph.rules.entities.EntityStage`) and the statement
+    stage (:class:`~langmem_cog.graph.rules.statements.StatementStage`).
 
     Args:
         known_people: Names known to be people before the first call (e.g. the
@@ -244,6 +252,8 @@ class RuleExtractor(StatementStages):
         self._pets: set[str] = set()
         self._speakers: frozenset[str] = frozenset(self._known)
         self._strict = strict
+        self._entities = EntityStage()
+        self._statements = StatementStage()
 
     # ------------------------------------------------------------------ public API
 
@@ -306,12 +316,12 @@ class RuleExtractor(StatementStages):
         for t in turns:
             known.add(t.speaker)
             speakers.add(t.speaker)
-            text, low = _prepare(t.text)
-            words = set(_NP_TOKEN.findall(low))
+            text, low = prepare_text(t.text)
+            words = set(NP_TOKEN.findall(low))
             prepared.append((text, low, words))
             conv = str(getattr(t, "conversation_id", ""))
             window = recent.setdefault(conv, [])
-            pet_context = bool(words & _PET_CUES) or any(w & _PET_CUES for w in window)
+            pet_context = bool(words & PET_CUES) or any(w & PET_CUES for w in window)
             self._scan_names(text, words, known, pets, pet_context)
             window.append(words)
             del window[:-3]
@@ -344,22 +354,22 @@ class RuleExtractor(StatementStages):
     def _scan_names(text: str, words: set[str], known: set[str], pets: set[str], pet_context: bool) -> None:
         """Learn pet names ("my dog Luna", "her name is Coco" near a pet word) and people introduced by
         relation ("my friend Josh", "his name is Kyle" with no pet around)."""
-        if words & _PETS:
-            found = [m.group("name") for m in _PET_NAMED_RE.finditer(text)]
-            found += [m.group("name2") for m in _PET_NAMED_RE.finditer(text) if m.group("name2")]
-            found += [m.group("name") for m in _HAVE_PET_RE.finditer(text) if m.group("name")]
-            found += [m.group("name") for m in _NAME_COMMA_PET_RE.finditer(text)]
-            pets.update(n for n in found if n.lower() not in _COMMON)
+        if words & PETS:
+            found = [m.group("name") for m in PET_NAMED_RE.finditer(text)]
+            found += [m.group("name2") for m in PET_NAMED_RE.finditer(text) if m.group("name2")]
+            found += [m.group("name") for m in HAVE_PET_RE.finditer(text) if m.group("name")]
+            found += [m.group("name") for m in NAME_COMMA_PET_RE.finditer(text)]
+            pets.update(n for n in found if n.lower() not in COMMON)
         if "name" in words or "names" in words or "named" in words or "this" in words or "meet" in words:
-            for m in _NAME_IS_RE.finditer(text):
-                names = _CAP_NAME_RE.findall(m.group("names"))
+            for m in NAME_IS_RE.finditer(text):
+                names = CAP_NAME_RE.findall(m.group("names"))
                 target = pets if pet_context else known
-                target.update(n for n in names if n.lower() not in _COMMON)
-        if words & _OWNERS and words & _RELATIONS:
-            for m in _KIN_RE.finditer(text):
+                target.update(n for n in names if n.lower() not in COMMON)
+        if words & OWNERS and words & RELATIONS:
+            for m in KIN_RE.finditer(text):
                 name = m.group("name")
                 rel = m.group("rel").lower()
-                if name and rel not in _PETS and name.lower() not in _COMMON :
+                if name and rel not in PETS and name.lower() not in COMMON :
                     known.add(name)
 
     @staticmethod
@@ -391,46 +401,24 @@ class RuleExtractor(StatementStages):
 
     def _extract_one(self, turn: Any, prep: tuple[str, str, set[str]], addressee: str | None, known: set[str],
                      pets: set[str], prev_concepts: list[str], prev_persons: list[str]) -> Extraction:  # fmt: skip
+        """The extraction of one turn: its context, then the entity and statement stages in order."""
         ex = Extraction(turn_id=turn.id, speaker=turn.speaker, timestamp=turn.timestamp)
         raw = turn.text
         if is_chitchat(raw):
             return ex
         text, low, words = prep
-        ctx = _Ctx(turn, text, low, words, addressee, known, pets, prev_concepts, prev_persons)
+        ctx = TurnContext(turn, text, low, words, addressee, known, pets, prev_concepts, prev_persons)
         ctx.speakers = self._speakers
-        ctx.sents = _sentences(text)
-        ctx.times = _resolve_times(raw, low, turn.timestamp)
-        self._find_persons(ctx)
-        ctx.pstarts = frozenset(p.start for p in ctx.persons)
-        for p in ctx.persons:
-            if _VOCATIVE_BEFORE.search(text, max(0, p.start - 12), p.start) and _VOCATIVE_AFTER.match(text, p.end):
-                ctx.vocatives.add(p.start)
-        self._find_concepts(ctx)
-        questions = [self._is_question(low, b, e) for b, e in ctx.sents]
-        sent_clauses = [_clauses(low, b, e) if not q else [] for (b, e), q in zip(ctx.sents, questions, strict=True)]
-        events = self._find_events(ctx, sent_clauses)
-        facts: list[ExtractedFact] = []
-        claims: list[ExtractedClaim] = []
-        seen_claims: set[tuple[str, str, str]] = set()
-        gates = self._claim_gates(ctx)
-        for (b, e), q, clauses in zip(ctx.sents, questions, sent_clauses, strict=True):
-            if q:
-                continue
-            self._find_facts(ctx, b, e, facts)
-            if not gates:
-                continue
-            for cb, ce in clauses:
-                claim = self._claim(ctx, cb, ce, facts, gates)
-                if claim is not None:
-                    key = (claim.source, claim.target, claim.predicate)
-                    if key not in seen_claims:
-                        seen_claims.add(key)
-                        claims.append(claim)
-        if not (ctx.concepts or events or facts or claims):
-            self._fallback_concepts(ctx)
-        ex.persons = self._person_names(ctx)
-        ex.concepts = self._concept_records(ctx)
-        ex.events = events
-        ex.facts = self._dedupe_facts(facts)
-        ex.claims = claims
+        ctx.sents = split_sentences(text)
+        ctx.times = resolve_times(raw, low, turn.timestamp)
+        self._entities.find_persons(ctx)
+        self._entities.find_concepts(ctx)
+        found = self._statements.find(ctx)
+        if not (ctx.concepts or found.events or found.facts or found.claims):
+            self._entities.fallback_concepts(ctx)
+        ex.persons = self._entities.person_names(ctx)
+        ex.concepts = self._entities.concept_records(ctx)
+        ex.events = found.events
+        ex.facts = found.facts
+        ex.claims = found.claims
         return ex

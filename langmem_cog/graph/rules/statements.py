@@ -1,9 +1,9 @@
-"""Statement stages of the rule-based extractor: the events, facts and claims of a turn.
+"""The statement stage of the rule-based extractor: the events, facts and claims of a turn.
 
-:class:`StatementStages` holds the methods of
-:class:`~langmem_cog.graph.rule_extractor.RuleExtractor` that read what a turn
-states, once its persons and concepts are known (it builds on
-:class:`~langmem_cog.graph.rule_entities.EntityStages`):
+:class:`StatementStage` reads what a turn states once the entity stage
+(:mod:`~langmem_cog.graph.rules.entities`) has found its persons and concepts; it is
+the second stage :class:`~langmem_cog.graph.rules.extractor.RuleExtractor` runs on a
+turn. :meth:`StatementStage.find` returns the turn's :class:`Statements`:
 
 * events: first-person past, perfect, future and (with a time expression)
   present-progressive clauses, with their lemma, participants and resolved time;
@@ -13,131 +13,185 @@ states, once its persons and concepts are known (it builds on
   target (pronouns resolved best effort) and polarity from VADER with a lexical
   fallback, at most one per clause, behind cheap per-turn gates.
 
-The rules themselves are described in :mod:`langmem_cog.graph.rule_extractor`.
+Questions give no statement. The rules themselves are described in
+:mod:`langmem_cog.graph.rules.extractor`.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import datetime
+from typing import NamedTuple
 
-from langmem_cog.graph.lexicon import (
-    _ACTIVITY_SET,
-    _ALLERGY_RE,
-    _AMBIGUOUS_PAST,
-    _BARE_PAST_RE,
-    _BEEN_FOR_RE,
-    _CAP_KIN,
-    _CLAUSE_SPLIT_RE,
-    _COMMON,
-    _CONCEPT_FACTS,
-    _COORD_BEFORE_RE,
-    _DESIRE,
-    _DETERMINERS,
-    _ED_ADJ,
-    _EMOTION_OF_RE,
-    _EMOTION_POLARITY,
-    _EMOTION_WORDS,
-    _EVAL,
-    _EVAL_ANY_RE,
-    _EVAL_PRED_RE,
-    _EVAL_WORDS,
-    _EVENT_RE,
-    _EVENT_SUBJECTS,
-    _EVENT_TRAIL,
-    _EVERY_RE,
-    _EXPL_FRAME_RE,
-    _EXPLETIVE_RE,
-    _EXPLETIVE_SUBJ_RE,
-    _FAV_RE,
-    _FAV_REV_RE,
-    _FRAME_RE,
-    _FRAME_WORDS,
-    _FROM_RE,
-    _GENERIC_PEOPLE,
-    _HABIT_RE,
-    _HAVE_PET_RE,
-    _INTRANSITIVE,
-    _IRREGULAR,
-    _JOB_RE,
-    _JOBS,
-    _KIN_NORMAL,
-    _LIVE_RE,
-    _MOTION_PROG,
-    _NAMED_ONLY,
-    _NEGATION_RE,
-    _NP_SKIP,
-    _NP_STOP,
-    _NP_TOKEN,
-    _PERSON_NOUNS,
-    _PET_NAMED_RE,
-    _PETS,
-    _PLAYS_RE,
-    _POSS_SUBJ_PREV,
-    _PREF_RE,
-    _PREF_VERBS,
-    _PREF_WORDS,
-    _PREV_WORD_RE,
-    _PRONOUN_PERSON,
-    _PRONOUN_THING,
-    _QUESTION_START,
-    _REPORT_VERB_RE,
-    _REPORT_WORDS,
-    _REPORTER_RE,
-    _REST_CUT_RE,
-    _SELF_RE,
-    _STATIVE,
-    _STATUS_RE,
-    _SUBORDINATORS,
-    _TRAIL_STRIP,
-    _TRAIL_WORDS,
-    _VAGUE,
-    _WHAT_A_RE,
-    _WORK_AT_RE,
-    _WORK_CATS,
+from langmem_cog.graph.rules.context import Concept, TurnContext
+from langmem_cog.graph.rules.lexicon import (
+    ACTIVITY_SET,
+    ALLERGY_RE,
+    AMBIGUOUS_PAST,
+    BARE_PAST_RE,
+    BEEN_FOR_RE,
+    CAP_KIN,
+    CLAUSE_SPLIT_RE,
+    COMMON,
+    CONCEPT_FACTS,
+    COORD_BEFORE_RE,
+    DESIRE,
+    DETERMINERS,
+    ED_ADJ,
+    EMOTION_OF_RE,
+    EMOTION_POLARITY,
+    EMOTION_WORDS,
+    EVAL,
+    EVAL_ANY_RE,
+    EVAL_PRED_RE,
+    EVAL_WORDS,
+    EVENT_RE,
+    EVENT_SUBJECTS,
+    EVENT_TRAIL,
+    EVERY_RE,
+    EXPL_FRAME_RE,
+    EXPLETIVE_RE,
+    EXPLETIVE_SUBJ_RE,
+    FAV_RE,
+    FAV_REV_RE,
+    FRAME_RE,
+    FRAME_WORDS,
+    FROM_RE,
+    GENERIC_PEOPLE,
+    HABIT_RE,
+    HAVE_PET_RE,
+    INTRANSITIVE,
+    IRREGULAR,
+    JOB_RE,
+    JOBS,
+    KIN_NORMAL,
+    LIVE_RE,
+    MOTION_PROG,
+    NAMED_ONLY,
+    NEGATION_RE,
+    NP_SKIP,
+    NP_STOP,
+    NP_TOKEN,
+    PERSON_NOUNS,
+    PET_NAMED_RE,
+    PETS,
+    PLAYS_RE,
+    POSS_SUBJ_PREV,
+    PREF_RE,
+    PREF_VERBS,
+    PREF_WORDS,
+    PREV_WORD_RE,
+    PRONOUN_PERSON,
+    PRONOUN_THING,
+    QUESTION_START,
+    REPORT_VERB_RE,
+    REPORT_WORDS,
+    REPORTER_RE,
+    REST_CUT_RE,
+    SELF_RE,
+    STATIVE,
+    STATUS_RE,
+    SUBORDINATORS,
+    TRAIL_STRIP,
+    TRAIL_WORDS,
+    VAGUE,
+    WHAT_A_RE,
+    WORK_AT_RE,
+    WORK_CATS,
 )
-from langmem_cog.graph.rule_entities import EntityStages
-from langmem_cog.graph.rule_helpers import _Concept, _Ctx, _gerund, _lemma, _sentiment
+from langmem_cog.graph.rules.phrases import noun_phrase, with_object
+from langmem_cog.graph.rules.text import gerund, lemma, sentiment, split_clauses
 from langmem_cog.graph.schema import ExtractedClaim, ExtractedEvent, ExtractedFact
 from langmem_cog.timeparse import TimeMention
 
-__all__ = ["StatementStages"]
+__all__ = ["StatementStage", "Statements"]
 
 
-class StatementStages(EntityStages):
-    """Events, facts and claims of one turn: a stage mixin of the rule-based extractor.
+class Statements(NamedTuple):
+    """What one turn states, as found by :meth:`StatementStage.find`.
 
-    Mixed into :class:`~langmem_cog.graph.rule_extractor.RuleExtractor`. It builds on
-    :class:`~langmem_cog.graph.rule_entities.EntityStages`, whose noun-phrase and person helpers it
-    uses, and like it keeps no state: every method works on the turn's
-    :class:`~langmem_cog.graph.rule_helpers._Ctx`.
+    Attributes:
+        events: The turn's events, in the order of their clauses.
+        facts: The turn's facts about its speaker, each (subject, predicate, object) once.
+        claims: The turn's claims, each (source, target, predicate) once.
     """
+
+    events: list[ExtractedEvent]
+    facts: list[ExtractedFact]
+    claims: list[ExtractedClaim]
+
+
+class StatementStage:
+    """Events, facts and claims of one turn: the statement stage of the rule-based extractor.
+
+    Held by :class:`~langmem_cog.graph.rules.extractor.RuleExtractor` and run after the entity
+    stage. It keeps no state: every method works on the turn's
+    :class:`~langmem_cog.graph.rules.context.TurnContext`, so one instance can serve any number of
+    turns.
+    """
+
+    def find(self, ctx: TurnContext) -> Statements:
+        """The events, facts and claims of the turn.
+
+        Sentences that are questions give nothing. Events are read from every other sentence first;
+        then, sentence by sentence, its facts and the claims of its clauses (a preference claim about a
+        generic thing also gives a ``likes`` / ``dislikes`` fact). The concepts that facts and claims
+        name are added to ``ctx.concepts``.
+
+        Args:
+            ctx: The turn's state, after the entity stage (persons, concepts, vocatives).
+
+        Returns:
+            The turn's statements.
+        """
+        low = ctx.low
+        questions = [self._is_question(low, b, e) for b, e in ctx.sents]
+        sent_clauses = [split_clauses(low, b, e) if not q else [] for (b, e), q in zip(ctx.sents, questions, strict=True)]
+        events = self._find_events(ctx, sent_clauses)
+        facts: list[ExtractedFact] = []
+        claims: list[ExtractedClaim] = []
+        seen_claims: set[tuple[str, str, str]] = set()
+        gates = self._claim_gates(ctx)
+        for (b, e), q, clauses in zip(ctx.sents, questions, sent_clauses, strict=True):
+            if q:
+                continue
+            self._find_facts(ctx, b, e, facts)
+            if not gates:
+                continue
+            for cb, ce in clauses:
+                claim = self._claim(ctx, cb, ce, facts, gates)
+                if claim is not None:
+                    key = (claim.source, claim.target, claim.predicate)
+                    if key not in seen_claims:
+                        seen_claims.add(key)
+                        claims.append(claim)
+        return Statements(events, self._dedupe_facts(facts), claims)
 
     # ------------------------------------------------------------------ events
 
-    def _time_in(self, ctx: _Ctx, lo: int, hi: int) -> TimeMention | None:
+    def _time_in(self, ctx: TurnContext, lo: int, hi: int) -> TimeMention | None:
         for tm in ctx.times:
             if tm.span[0] >= lo and tm.span[1] <= hi:
                 return tm
         return None
 
-    def _find_events(self, ctx: _Ctx, sent_clauses: list[list[tuple[int, int]]]) -> list[ExtractedEvent]:
+    def _find_events(self, ctx: TurnContext, sent_clauses: list[list[tuple[int, int]]]) -> list[ExtractedEvent]:
         low = ctx.low
         events: list[ExtractedEvent] = []
-        has_subject = bool(ctx.words & _EVENT_SUBJECTS)
+        has_subject = bool(ctx.words & EVENT_SUBJECTS)
         for (sb, _), clauses in zip(ctx.sents, sent_clauses, strict=True):
             for cb, ce in clauses:
                 if not has_subject and cb != sb:
                     continue
-                matches = list(_EVENT_RE.finditer(low, cb, ce)) if has_subject else []
+                matches = list(EVENT_RE.finditer(low, cb, ce)) if has_subject else []
                 # "Jon and I": the subject starts at "Jon" (not at "yesterday" in "yesterday and I'll ...")
                 starts = []
                 for m in matches:
-                    coord = _COORD_BEFORE_RE.search(low, max(cb, m.start() - 25), m.start()) if m.group("subj") == "i" else None
-                    starts.append(coord.start() if coord is not None and coord.group(1) not in _COMMON else m.start())
+                    coord = COORD_BEFORE_RE.search(low, max(cb, m.start() - 25), m.start()) if m.group("subj") == "i" else None
+                    starts.append(coord.start() if coord is not None and coord.group(1) not in COMMON else m.start())
                 if cb == sb and not matches or (matches and matches[0].start() > cb and cb == sb):
-                    bare = _BARE_PAST_RE.match(low, cb, ce)
-                    if bare is not None and bare.group("past") not in _ED_ADJ:
+                    bare = BARE_PAST_RE.match(low, cb, ce)
+                    if bare is not None and bare.group("past") not in ED_ADJ:
                         matches.insert(0, bare)
                         starts.insert(0, cb)
                 for k, m in enumerate(matches):
@@ -148,7 +202,7 @@ class StatementStages(EntityStages):
                         events.append(ev)
         return events
 
-    def _event(self, ctx: _Ctx, m: re.Match[str], win_lo: int, win_hi: int, sent_b: int,
+    def _event(self, ctx: TurnContext, m: re.Match[str], win_lo: int, win_hi: int, sent_b: int,
                subj_lo: int) -> ExtractedEvent | None:  # fmt: skip
         low, text = ctx.low, ctx.text
         subj = m.group("subj")
@@ -166,62 +220,62 @@ class StatementStages(EntityStages):
         vstart = m.start("past") if m.group("past") else m.start("pp") if m.group("pp") else (
             m.start("fut") if fut else m.start("prog"))  # fmt: skip
         if fut is not None:
-            if _DESIRE.search(m.group()):
+            if DESIRE.search(m.group()):
                 return None  # "I want to ...": a wish, not an event
             if fut in ("never", "not"):
                 return None
-            if fut in _DETERMINERS:  # "I'm going to the park"
+            if fut in DETERMINERS:  # "I'm going to the park"
                 verb = "go"
                 g = max(m.group().rfind("going"), m.group().rfind("gonna"))
                 vstart = m.start() + g if g >= 0 else vstart
             else:
-                verb = _IRREGULAR.get(fut, fut)
+                verb = IRREGULAR.get(fut, fut)
                 if verb in ("be", "have") and tm is None:
                     return None
         elif m.group("prog") is not None:
             prog = m.group("prog")
-            if prog not in _MOTION_PROG and tm is None:
+            if prog not in MOTION_PROG and tm is None:
                 return None
-            verb = _lemma(prog)
+            verb = lemma(prog)
         elif m.group("pp") is not None:
             pp = m.group("pp")
             if pp.startswith("been to"):
                 verb = "go"
             elif pp.startswith("been "):
-                verb = _lemma(pp.split()[1])
+                verb = lemma(pp.split()[1])
             else:
-                if pp in _AMBIGUOUS_PAST and tm is None:
+                if pp in AMBIGUOUS_PAST and tm is None:
                     return None
-                verb = _lemma(pp)
+                verb = lemma(pp)
         else:
             past = m.group("past")
-            if past in _AMBIGUOUS_PAST and tm is None:
+            if past in AMBIGUOUS_PAST and tm is None:
                 return None
-            verb = _lemma(past)
-        if verb in _STATIVE or not verb.isalpha() or len(verb) < 2:
+            verb = lemma(past)
+        if verb in STATIVE or not verb.isalpha() or len(verb) < 2:
             return None
-        prev = _PREV_WORD_RE.search(low, max(0, subj_lo - 30), subj_lo)
+        prev = PREV_WORD_RE.search(low, max(0, subj_lo - 30), subj_lo)
         prev_word = prev.group(1) if prev and not prev.group(2) else ""
-        if prev_word in _SUBORDINATORS:
+        if prev_word in SUBORDINATORS:
             return None  # "since we last talked", "if I go": not a reported event
         kin_subject = None
         subj_hi = m.end("subj")
-        if poss is not None and not subj.endswith(" i") and prev_word and prev_word not in _POSS_SUBJ_PREV:
+        if poss is not None and not subj.endswith(" i") and prev_word and prev_word not in POSS_SUBJ_PREV:
             return None  # "I played one of my songs ...": "my songs" is an object, not a subject
         if poss is not None and not subj.endswith(" i"):
             head = poss.split()[-1]
-            if head in _STATIVE or head in _NP_STOP or head in ("favorite", "favourite"):
+            if head in STATIVE or head in NP_STOP or head in ("favorite", "favourite"):
                 return None
             for p in ctx.persons:
                 if subj_lo <= p.start < subj_hi:
                     kin_subject = p.name
                     break
             if kin_subject is None:
-                if head in _NAMED_ONLY - _PETS or head in _PERSON_NOUNS:
+                if head in NAMED_ONLY - PETS or head in PERSON_NOUNS:
                     return None  # "my friend ..." without a name: not the speaker's event
                 vstart = m.start("poss")  # "my car broke down" -> "car broke down"
         # text: from the verb to the end of the window, time expressions removed, at most 12 words
-        cut = _REST_CUT_RE.search(low, vstart, win_hi)
+        cut = REST_CUT_RE.search(low, vstart, win_hi)
         hi = cut.start() if cut is not None and cut.group() != "," else win_hi
         pieces = []
         pos = vstart
@@ -231,10 +285,10 @@ class StatementStages(EntityStages):
                 pos = t.span[1]
         pieces.append(text[pos:hi])
         words = " ".join(pieces).split()[:12]
-        while words and words[-1].lower().strip(_TRAIL_STRIP + ".!?") in _EVENT_TRAIL:
+        while words and words[-1].lower().strip(TRAIL_STRIP + ".!?") in EVENT_TRAIL:
             words.pop()
-        desc = " ".join(words).strip(_TRAIL_STRIP + ".!?")
-        if not desc or (" " not in desc and verb not in _INTRANSITIVE):
+        desc = " ".join(words).strip(TRAIL_STRIP + ".!?")
+        if not desc or (" " not in desc and verb not in INTRANSITIVE):
             return None
         # participants: the speaker (or the kin subject), then the people named in the clause
         participants: list[str] = [kin_subject or ctx.speaker]
@@ -258,137 +312,137 @@ class StatementStages(EntityStages):
 
     # ------------------------------------------------------------------ facts
 
-    def _np_after(self, ctx: _Ctx, pos: int, end: int, *, allow_vague: bool = False) -> str | None:
-        np = self._noun_phrase(ctx.low, pos, end, allow_vague=allow_vague, stops=ctx.pstarts)
+    def _np_after(self, ctx: TurnContext, pos: int, end: int, *, allow_vague: bool = False) -> str | None:
+        np = noun_phrase(ctx.low, pos, end, allow_vague=allow_vague, stops=ctx.pstarts)
         return np[0] if np else None
 
-    def _valid_from(self, ctx: _Ctx, b: int, e: int) -> datetime | None:
+    def _valid_from(self, ctx: TurnContext, b: int, e: int) -> datetime | None:
         tm = self._time_in(ctx, b, e)
         return tm.start if tm else None
 
-    def _fact(self, ctx: _Ctx, facts: list[ExtractedFact], pred: str, obj: str, text: str, b: int, e: int) -> None:
-        obj = " ".join(obj.split()).strip(_TRAIL_STRIP + ".!?")
-        if obj and pred in _CONCEPT_FACTS and len(obj.split()) <= 6 and not any(c.name == obj for c in ctx.concepts):
-            kind = _CONCEPT_FACTS[pred]
-            if obj in _ACTIVITY_SET or (obj.endswith("ing") and " " not in obj):
+    def _fact(self, ctx: TurnContext, facts: list[ExtractedFact], pred: str, obj: str, text: str, b: int, e: int) -> None:
+        obj = " ".join(obj.split()).strip(TRAIL_STRIP + ".!?")
+        if obj and pred in CONCEPT_FACTS and len(obj.split()) <= 6 and not any(c.name == obj for c in ctx.concepts):
+            kind = CONCEPT_FACTS[pred]
+            if obj in ACTIVITY_SET or (obj.endswith("ing") and " " not in obj):
                 kind = "activity"
-            ctx.concepts.append(_Concept(obj, kind, e, e, 3))
+            ctx.concepts.append(Concept(obj, kind, e, e, 3))
         if obj:
             facts.append(ExtractedFact(subject=ctx.speaker, predicate=pred, object=obj, text=text,
                                        source_turn_id=ctx.turn.id, valid_from=self._valid_from(ctx, b, e)))  # fmt: skip
 
-    def _find_facts(self, ctx: _Ctx, b: int, e: int, facts: list[ExtractedFact]) -> None:
+    def _find_facts(self, ctx: TurnContext, b: int, e: int, facts: list[ExtractedFact]) -> None:
         low, text = ctx.low, ctx.text
         seg = low[b:e]
         sp = ctx.speaker
         if "i" not in seg and "my" not in seg and "we" not in seg:
             return
         # pets
-        if ctx.words & _PETS:
+        if ctx.words & PETS:
             got = False
-            for m in _HAVE_PET_RE.finditer(text, b, e):
+            for m in HAVE_PET_RE.finditer(text, b, e):
                 pet = m.group("pet").lower()
                 name = m.group("name")
                 num = m.group("num").lower()
                 obj = f"{pet} named {name}" if name else (pet if num in ("a", "an", "one") else f"{num} {pet}")
                 self._fact(ctx, facts, "has", obj, f"{sp} has a {pet}" + (f" named {name}" if name else ""), m.start(), m.end())
                 got = True
-            for m in _PET_NAMED_RE.finditer(text, b, e):
+            for m in PET_NAMED_RE.finditer(text, b, e):
                 if not (m.group("own") or got):
                     continue
                 pet = (m.group("pet") or m.group("pet2")).lower()
                 for name in (m.group("name"), m.group("name2")):
-                    if name and name.lower() not in _COMMON and name not in ctx.known:
+                    if name and name.lower() not in COMMON and name not in ctx.known:
                         self._fact(ctx, facts, "has", f"{pet} named {name}", f"{sp} has a {pet} named {name}", m.start(), m.end())
         if "i" in seg:
             if "'m a" in seg or "am a" in seg or "work" in seg or "job" in seg:
-                for m in _JOB_RE.finditer(low, b, e):
+                for m in JOB_RE.finditer(low, b, e):
                     job = m.group("job") or m.group("job2") or m.group("job3")
-                    job = " ".join(w for w in job.split() if w not in _NP_SKIP or w in ("assistant",))
+                    job = " ".join(w for w in job.split() if w not in NP_SKIP or w in ("assistant",))
                     if job and job.split()[-1] not in ("fan", "bit", "lot", "mess", "little"):
-                        pred = "works_as" if job.split()[-1] in _JOBS or m.group("job2") or m.group("job3") else "is"
+                        pred = "works_as" if job.split()[-1] in JOBS or m.group("job2") or m.group("job3") else "is"
                         self._fact(ctx, facts, pred, job, f"{sp} works as {job}" if pred == "works_as" else f"{sp} is {job}", m.start(), m.end())
-                for m in _WORK_AT_RE.finditer(low, b, e):
+                for m in WORK_AT_RE.finditer(low, b, e):
                     org = self._org_after(ctx, m.start("rest"), e)
                     if org:
                         self._fact(ctx, facts, "works_at", org, f"{sp} works at {org}", m.start(), e)
             if "allerg" in seg:
-                for m in _ALLERGY_RE.finditer(low, b, e):
+                for m in ALLERGY_RE.finditer(low, b, e):
                     st = m.start("rest") if m.group("rest") else m.start("rest2")
                     obj = self._np_after(ctx, st, e, allow_vague=True)
                     if obj:
                         self._fact(ctx, facts, "allergic_to", obj, f"{sp} is allergic to {obj}", m.start(), e)
             if "live" in seg or "moved" in seg or "relocated" in seg:
-                for m in _LIVE_RE.finditer(low, b, e):
+                for m in LIVE_RE.finditer(low, b, e):
                     place = self._org_after(ctx, m.start("rest"), e)
                     if place:
                         self._fact(ctx, facts, "lives_in", place, f"{sp} lives in {place}", m.start(), e)
             if "from" in seg or "grew up" in seg or "born" in seg:
-                for m in _FROM_RE.finditer(low, b, e):
+                for m in FROM_RE.finditer(low, b, e):
                     st = m.start("rest") if m.group("rest") else m.start("rest2")
                     place = self._org_after(ctx, st, e)
                     if place:
                         self._fact(ctx, facts, "from", place, f"{sp} is from {place}", m.start(), e)
             if "play" in seg:
-                for m in _PLAYS_RE.finditer(low, b, e):
+                for m in PLAYS_RE.finditer(low, b, e):
                     obj = self._np_after(ctx, m.start("rest"), e)
                     if obj and obj not in ("it", "that", "with"):
                         self._fact(ctx, facts, "plays", obj, f"{sp} plays {obj}", m.start(), e)
             if "'m " in seg or " am " in seg:
-                for m in _STATUS_RE.finditer(low, b, e):
+                for m in STATUS_RE.finditer(low, b, e):
                     status = " ".join(m.group("st").split())
                     status = status[2:] if status.startswith("a ") else status
                     self._fact(ctx, facts, "is", status, f"{sp} is {status}", m.start(), m.end())
             if any(a in seg for a in ("usually", "always", "often", "normally", "regularly", "sometimes", "generally",
                                       "typically", "frequently", "occasionally", "tend to")):  # fmt: skip
-                for m in _HABIT_RE.finditer(low, b, e):
+                for m in HABIT_RE.finditer(low, b, e):
                     rest = self._clause_rest(low, m.start("rest"), e)
                     first = rest.split()[0] if rest else ""
-                    past = first.endswith("ed") or (first in _IRREGULAR and _IRREGULAR[first] != first)
-                    if rest and not past and first not in _STATIVE and first not in ("be", "have", "get", "feel", "think", "find"):
+                    past = first.endswith("ed") or (first in IRREGULAR and IRREGULAR[first] != first)
+                    if rest and not past and first not in STATIVE and first not in ("be", "have", "get", "feel", "think", "find"):
                         self._fact(ctx, facts, "habit", rest, f"{sp} {m.group('adv')} {rest}", m.start(), e)
             if "been" in seg and (" for " in seg or " since " in seg):
-                for m in _BEEN_FOR_RE.finditer(low, b, e):
+                for m in BEEN_FOR_RE.finditer(low, b, e):
                     ing = m.group("ing")
-                    if _lemma(ing) in _STATIVE or ing in ("going", "doing", "thinking", "feeling", "trying", "looking"):
+                    if lemma(ing) in STATIVE or ing in ("going", "doing", "thinking", "feeling", "trying", "looking"):
                         continue
                     obj = self._clause_rest(low, m.start("ing"), m.start("dur"))
                     self._fact(ctx, facts, "habit", obj, f"{sp} has been {obj} {m.group('dur')}", m.start(), e)
             if "every" in seg or "daily" in seg or "weekly" in seg or " a week" in seg or " a month" in seg:
-                for m in _EVERY_RE.finditer(low, b, e):
+                for m in EVERY_RE.finditer(low, b, e):
                     v = m.group("verb")
-                    if v in _STATIVE or v in _NP_STOP or _lemma(v) in _STATIVE or v.endswith("ed") or v in _IRREGULAR:
+                    if v in STATIVE or v in NP_STOP or lemma(v) in STATIVE or v.endswith("ed") or v in IRREGULAR:
                         continue
                     obj = f"{v}{m.group('obj')} {m.group('freq')}".strip()
                     self._fact(ctx, facts, "habit", obj, f"{sp} {obj}", m.start(), m.end())
         if "favo" in seg:
-            for m in _FAV_RE.finditer(low, b, e):
+            for m in FAV_RE.finditer(low, b, e):
                 cat = m.group("cat").strip()
                 obj = self._name_after(ctx, m.start("rest"), cat) or self._org_after(ctx, m.start("rest"), e)
                 if obj:
                     self._fact(ctx, facts, "favorite", obj, f"{sp}'s favorite {cat} is {obj}", m.start(), e)
-            for m in _FAV_REV_RE.finditer(low, b, e):
+            for m in FAV_REV_RE.finditer(low, b, e):
                 np = m.group("np").split()
-                while np and (np[0] in _NP_STOP or np[0] in _DETERMINERS):
+                while np and (np[0] in NP_STOP or np[0] in DETERMINERS):
                     np = np[1:]
                 if np and len(np) <= 5:
                     obj = " ".join(np)
                     cat = m.group("cat") or "thing"
                     self._fact(ctx, facts, "favorite", obj, f"{sp}'s favorite {cat} is {obj}", m.start(), m.end())
 
-    def _name_after(self, ctx: _Ctx, pos: int, cat: str) -> str | None:
+    def _name_after(self, ctx: TurnContext, pos: int, cat: str) -> str | None:
         """A person's name at ``pos`` as a favourite; a title ("my favorite book is Dune") becomes a work."""
         for i, p in enumerate(ctx.persons):
             if pos <= p.start <= pos + 5:
-                if cat.split()[-1] in _WORK_CATS:
+                if cat.split()[-1] in WORK_CATS:
                     del ctx.persons[i]
                     name = p.name.lower()
-                    ctx.concepts.append(_Concept(name, "work", p.start, p.end, 0))
+                    ctx.concepts.append(Concept(name, "work", p.start, p.end, 0))
                     return name
                 return p.name
         return None
 
-    def _org_after(self, ctx: _Ctx, pos: int, end: int) -> str | None:
+    def _org_after(self, ctx: TurnContext, pos: int, end: int) -> str | None:
         """The name starting at ``pos``: a capitalised name or the noun phrase there (the longer)."""
         for p in ctx.persons:
             if pos <= p.start <= pos + 5:
@@ -402,14 +456,14 @@ class StatementStages(EntityStages):
     @staticmethod
     def _clause_rest(low: str, pos: int, end: int) -> str:
         """The words from ``pos`` to the end of their clause (at most eight)."""
-        m = _CLAUSE_SPLIT_RE.search(low, pos, end)
+        m = CLAUSE_SPLIT_RE.search(low, pos, end)
         stop = m.start() if m else end
-        m = _REST_CUT_RE.search(low, pos, stop)
+        m = REST_CUT_RE.search(low, pos, stop)
         stop = m.start() if m else stop
         words = low[pos:stop].split()[:8]
-        while words and words[-1].strip(_TRAIL_STRIP + ".!?") in _TRAIL_WORDS:
+        while words and words[-1].strip(TRAIL_STRIP + ".!?") in TRAIL_WORDS:
             words.pop()
-        return " ".join(words).strip(_TRAIL_STRIP + ".!?")
+        return " ".join(words).strip(TRAIL_STRIP + ".!?")
 
     @staticmethod
     def _dedupe_facts(facts: list[ExtractedFact]) -> list[ExtractedFact]:
@@ -427,31 +481,31 @@ class StatementStages(EntityStages):
     @staticmethod
     def _is_question(low: str, b: int, e: int) -> bool:
         seg = low[b:e].rstrip()
-        return seg.endswith("?") or bool(_QUESTION_START.match(seg))
+        return seg.endswith("?") or bool(QUESTION_START.match(seg))
 
     def _polarity(self, clause: str, lexical: int) -> tuple[int, float]:
         """Polarity and sentiment: VADER's, or the lexical cue's where VADER is neutral or (for a
         preference verb, ``lexical`` given as +-2) contradicts it."""
-        c = _sentiment(clause)
+        c = sentiment(clause)
         pol = 1 if c >= 0.05 else -1 if c <= -0.05 else 0
         lex = max(-1, min(1, lexical))
         if lex and (pol == 0 or (abs(lexical) == 2 and pol != lex)):
             return lex, 0.5 * lex
         return pol, round(c, 4)
 
-    def _resolve_pronoun(self, ctx: _Ctx, word: str, before: int) -> str | None:
+    def _resolve_pronoun(self, ctx: TurnContext, word: str, before: int) -> str | None:
         w = word.lower()
         if w in ("you", "u", "ya", "you're", "your", "yourself"):
             return ctx.addressee
         if w in ("i", "me", "myself", "we", "us"):
             return ctx.speaker
-        if w in _PRONOUN_PERSON:  # the last person (or pet) named before
+        if w in PRONOUN_PERSON:  # the last person (or pet) named before
             cands = [(p.start, p.name) for p in ctx.persons if p.start < before and p.start not in ctx.vocatives]
             cands += [(c.start, c.name) for c in ctx.concepts if c.start < before and c.name in ctx.pet_names]
             if cands:
                 return max(cands)[1]
             return ctx.prev_persons[-1] if ctx.prev_persons else None
-        if w in _PRONOUN_THING:
+        if w in PRONOUN_THING:
             best = None
             for c in ctx.concepts:
                 if c.end <= before and (best is None or c.start > best.start) and c.prio <= 3:
@@ -461,10 +515,10 @@ class StatementStages(EntityStages):
             return ctx.prev_concepts[0] if ctx.prev_concepts else None  # the previous turn's first topic
         return None
 
-    def _subject_before(self, ctx: _Ctx, cb: int, pos: int) -> str | None:
+    def _subject_before(self, ctx: TurnContext, cb: int, pos: int) -> str | None:
         """The noun phrase (or resolved pronoun) right before ``pos`` in the clause ``[cb, pos)``."""
         low = ctx.low
-        toks = [m for m in _NP_TOKEN.finditer(low, cb, pos)]
+        toks = [m for m in NP_TOKEN.finditer(low, cb, pos)]
         if not toks:
             return None
         last = toks[-1].group()
@@ -475,7 +529,7 @@ class StatementStages(EntityStages):
         for p in ctx.persons:
             if p.start <= last_start < p.end or last_start <= p.start < pos:
                 return p.name
-        if last in _PRONOUN_THING or last in _PRONOUN_PERSON or last in ("you", "i", "we", "u"):
+        if last in PRONOUN_THING or last in PRONOUN_PERSON or last in ("you", "i", "we", "u"):
             return self._resolve_pronoun(ctx, last, toks[-1].start())
         words: list[str] = []
         start = pos
@@ -485,7 +539,7 @@ class StatementStages(EntityStages):
                 break  # punctuation ends the subject ("Hey Calvin, photography is great")
             if w.endswith("'s") and words:
                 break
-            if w in _NP_STOP or w in _DETERMINERS or w in _NP_SKIP:
+            if w in NP_STOP or w in DETERMINERS or w in NP_SKIP:
                 break
             words.insert(0, w)
             start = m.start()
@@ -498,12 +552,12 @@ class StatementStages(EntityStages):
         for c in ctx.concepts:
             if c.prio <= 3 and (c.start <= start < c.end or (start <= c.start < pos and (c.prio <= 1 or c.name == name))):
                 return c.name
-        if words[-1] in _VAGUE or words[-1] in _GENERIC_PEOPLE:
+        if words[-1] in VAGUE or words[-1] in GENERIC_PEOPLE:
             return None
-        ctx.concepts.append(_Concept(name, "thing", start, start + len(name), 3))
+        ctx.concepts.append(Concept(name, "thing", start, start + len(name), 3))
         return name
 
-    def _target_np(self, ctx: _Ctx, pos: int, end: int) -> tuple[str | None, bool]:
+    def _target_np(self, ctx: TurnContext, pos: int, end: int) -> tuple[str | None, bool]:
         """Target of a preference verb at ``pos``: ``(name, generic)``."""
         low = ctx.low
         for p in ctx.persons:
@@ -512,66 +566,66 @@ class StatementStages(EntityStages):
         for c in ctx.concepts:
             if pos <= c.start <= pos + 4 and c.prio <= 1:
                 return c.name, c.kind == "activity"
-        m = _NP_TOKEN.match(low, pos)
+        m = NP_TOKEN.match(low, pos)
         if m is None:
             return None, False
         w = m.group()
         if w == "to":  # "love to paint", "like to go hiking"
-            m2 = _NP_TOKEN.match(low, m.end() + 1)
+            m2 = NP_TOKEN.match(low, m.end() + 1)
             if m2 is None:
                 return None, False
             v = m2.group()
             if v in ("go", "do"):
-                m3 = _NP_TOKEN.match(low, m2.end() + 1)
+                m3 = NP_TOKEN.match(low, m2.end() + 1)
                 if m3 and m3.group().endswith("ing"):
                     return m3.group(), True
-            if v in _NP_STOP or v in _STATIVE:
+            if v in NP_STOP or v in STATIVE:
                 return None, False
-            g = _gerund(v)
-            obj = self._noun_phrase(low, m2.end() + 1, end)
-            return (f"{g} {obj[0]}" if obj and v not in ("go",) and len(obj[0].split()) <= 2 and g not in _ACTIVITY_SET else g), True
+            g = gerund(v)
+            obj = noun_phrase(low, m2.end() + 1, end)
+            return (f"{g} {obj[0]}" if obj and v not in ("go",) and len(obj[0].split()) <= 2 and g not in ACTIVITY_SET else g), True
         if w in ("you", "ya", "u", "it", "that", "this", "them", "him", "her", "these", "those", "how", "when",
                  "the way", "what", "seeing", "hearing", "watching"):  # fmt: skip
             if w in ("how", "what", "when") or w in ("seeing", "hearing", "watching"):
-                rest = self._noun_phrase(low, m.end() + 1, end)
+                rest = noun_phrase(low, m.end() + 1, end)
                 for c in ctx.concepts:
                     if m.end() <= c.start < end and c.prio <= 3:
                         return c.name, False
                 return (ctx.addressee if w == "how" else (rest[0] if rest else None)), False
-            nxt = _NP_TOKEN.match(low, m.end() + 1)
-            if w in ("that", "this", "these", "those") and nxt and (nxt.group() not in _NP_STOP or nxt.group() in _NP_SKIP):
-                np = self._noun_phrase(low, pos, end)  # "that café", "this new journey"
+            nxt = NP_TOKEN.match(low, m.end() + 1)
+            if w in ("that", "this", "these", "those") and nxt and (nxt.group() not in NP_STOP or nxt.group() in NP_SKIP):
+                np = noun_phrase(low, pos, end)  # "that café", "this new journey"
                 return (np[0] if np else None), False
             return self._resolve_pronoun(ctx, w, pos), False
-        np = self._noun_phrase(low, pos, end)
+        np = noun_phrase(low, pos, end)
         if np is None:
             return None, False
         name, _, np_end, det = np
         if not det:
-            name = self._with_object(low, name, np_end, end)
-        generic = det in ("", "some", "any") or name in _ACTIVITY_SET or name.split()[0].endswith("ing")
+            name = with_object(low, name, np_end, end)
+        generic = det in ("", "some", "any") or name in ACTIVITY_SET or name.split()[0].endswith("ing")
         if det in ("the", "that", "this", "these", "those", "your", "his", "her", "their"):
-            generic = name in _ACTIVITY_SET
+            generic = name in ACTIVITY_SET
         return name, generic
 
     @staticmethod
-    def _claim_gates(ctx: _Ctx) -> frozenset[str]:
+    def _claim_gates(ctx: TurnContext) -> frozenset[str]:
         """Which claim rules can fire anywhere in the turn (cheap word-set tests)."""
         w = ctx.words
         gates = set()
-        if w & _REPORT_WORDS:
+        if w & REPORT_WORDS:
             gates.add("report")
-        if w & _FRAME_WORDS or "to me" in ctx.low or "ask me" in ctx.low:
+        if w & FRAME_WORDS or "to me" in ctx.low or "ask me" in ctx.low:
             gates.add("frame")
-        if w & _PREF_WORDS:
+        if w & PREF_WORDS:
             gates.add("pref")
-        if w & _EVAL_WORDS:
+        if w & EVAL_WORDS:
             gates.add("eval")
-        if w & _EMOTION_WORDS:
+        if w & EMOTION_WORDS:
             gates.add("emotion")
         return frozenset(gates)
 
-    def _claim(self, ctx: _Ctx, cb: int, ce: int, facts: list[ExtractedFact], gates: frozenset[str]) -> ExtractedClaim | None:
+    def _claim(self, ctx: TurnContext, cb: int, ce: int, facts: list[ExtractedFact], gates: frozenset[str]) -> ExtractedClaim | None:
         """At most one claim from the clause ``[cb, ce)``."""
         low, text = ctx.low, ctx.text
         source = ctx.speaker
@@ -582,42 +636,42 @@ class StatementStages(EntityStages):
         reported = False
         # reported opinions: "Mom thinks ...", "my sister loves ...", "Josh says ..."
         if "report" in gates:
-            for vm in _REPORT_VERB_RE.finditer(low, cb, ce):
-                m = _REPORTER_RE.search(text, max(cb, vm.start() - 60), vm.start())
+            for vm in REPORT_VERB_RE.finditer(low, cb, ce):
+                m = REPORTER_RE.search(text, max(cb, vm.start() - 60), vm.start())
                 if m is None:
                     continue
                 who = None
                 if m.group("rel"):
-                    owner = self._owner(ctx, m.group("own"))
+                    owner = ctx.owner(m.group("own"))
                     if owner:
-                        who = f"{owner}'s {_KIN_NORMAL[m.group('rel').lower()]}"
+                        who = f"{owner}'s {KIN_NORMAL[m.group('rel').lower()]}"
                 else:
                     name = m.group("name")
-                    if name in _CAP_KIN:
-                        who = f"{ctx.speaker}'s {_CAP_KIN[name]}"
+                    if name in CAP_KIN:
+                        who = f"{ctx.speaker}'s {CAP_KIN[name]}"
                     elif name in ctx.known or any(p.name == name for p in ctx.persons):
                         who = name
                 if who and who != ctx.speaker:
                     source, reported, body = who, True, vm.end()
                     verb = " ".join(vm.group("verb").split())
-                    if verb in _PREF_VERBS:
-                        lexical = 2 * _PREF_VERBS[verb]
+                    if verb in PREF_VERBS:
+                        lexical = 2 * PREF_VERBS[verb]
                         target, generic = self._target_np(ctx, vm.end(), ce)
                         predicate = "preference" if generic else "opinion"
                     break
         if predicate is None:
-            fm = _FRAME_RE.search(low, body, ce) if "frame" in gates and not reported else None
+            fm = FRAME_RE.search(low, body, ce) if "frame" in gates and not reported else None
             inner_lo = fm.end() if fm is not None else body
             framed = fm is not None or reported
-            has_eval = "eval" in gates and _EVAL_ANY_RE.search(low, inner_lo, ce) is not None
+            has_eval = "eval" in gates and EVAL_ANY_RE.search(low, inner_lo, ce) is not None
             if fm is not None and fm.group("verb") == "doubt":
                 lexical = -1
             # preference verbs, in the frame's clause or the plain clause
-            pm = _PREF_RE.search(low, inner_lo, ce) if "pref" in gates else None
+            pm = PREF_RE.search(low, inner_lo, ce) if "pref" in gates else None
             if pm is not None and low[max(0, pm.start("verb") - 3) : pm.start("verb")] in ("'d ", "ld "):
                 pm = None  # "I'd like ...", "I would love ...": a wish
             if pm is not None:
-                vpol = _PREF_VERBS[" ".join(pm.group("verb").split())]
+                vpol = PREF_VERBS[" ".join(pm.group("verb").split())]
                 if pm.group("neg"):
                     vpol = -vpol
                 target, generic = self._target_np(ctx, pm.start("rest"), ce)
@@ -628,10 +682,10 @@ class StatementStages(EntityStages):
                         pred = "likes" if vpol > 0 else "dislikes"
                         self._fact(ctx, facts, pred, target, f"{ctx.speaker} {pred} {target}", cb, ce)
             if predicate is None and has_eval:
-                em = _EVAL_PRED_RE.search(low, inner_lo, ce)
+                em = EVAL_PRED_RE.search(low, inner_lo, ce)
                 if em is not None:
-                    expletive = _EXPLETIVE_RE.match(low, em.end(), ce)
-                    if expletive is not None and _EXPLETIVE_SUBJ_RE.search(low, inner_lo, em.start()):
+                    expletive = EXPLETIVE_RE.match(low, em.end(), ce)
+                    if expletive is not None and EXPLETIVE_SUBJ_RE.search(low, inner_lo, em.start()):
                         if expletive.group(1) == "to":  # "It's great to collaborate ..." -> "collaborating"
                             target = self._target_np(ctx, expletive.start(1), ce)[0]
                         else:  # "It's great how you ..." -> the subject of the clause
@@ -640,26 +694,26 @@ class StatementStages(EntityStages):
                         target = self._subject_before(ctx, inner_lo, em.start())
                     if target is not None:
                         predicate = "opinion"
-                        lexical = _EVAL[em.group("adj")]
-                        if _NEGATION_RE.search(low, max(cb, em.start() - 4), em.start("adj")):
+                        lexical = EVAL[em.group("adj")]
+                        if NEGATION_RE.search(low, max(cb, em.start() - 4), em.start("adj")):
                             lexical = -lexical
                 if predicate is None:
-                    wm = _WHAT_A_RE.match(low, inner_lo, ce)
+                    wm = WHAT_A_RE.match(low, inner_lo, ce)
                     if wm is not None:
-                        np = self._noun_phrase(low, wm.start("np") + 1, ce)
+                        np = noun_phrase(low, wm.start("np") + 1, ce)
                         if np:
-                            target, predicate, lexical = np[0], "opinion", _EVAL[wm.group("adj")]
+                            target, predicate, lexical = np[0], "opinion", EVAL[wm.group("adj")]
             if predicate is None and "emotion" in gates:
-                om = _EMOTION_OF_RE.search(low, inner_lo, ce)
-                if om is not None and _SELF_RE.search(low, inner_lo, om.start()):
+                om = EMOTION_OF_RE.search(low, inner_lo, ce)
+                if om is not None and SELF_RE.search(low, inner_lo, om.start()):
                     t, _generic = self._target_np(ctx, om.end(), ce)
                     if t is not None:
                         target, predicate = t, "opinion"
-                        lexical = _EMOTION_POLARITY.get(om.group("pred").split()[0], 0)
+                        lexical = EMOTION_POLARITY.get(om.group("pred").split()[0], 0)
             if predicate is None and framed:
                 # "I think we should go": a belief about the clause's subject (or first concept);
                 # "I think it's important to rest": about resting
-                xm = _EXPL_FRAME_RE.match(low, inner_lo, ce)
+                xm = EXPL_FRAME_RE.match(low, inner_lo, ce)
                 if xm is not None:
                     target = (self._target_np(ctx, xm.start(1), ce)[0] if xm.group(1) == "to"
                               else self._belief_target(ctx, xm.end(), ce))  # fmt: skip
@@ -678,8 +732,8 @@ class StatementStages(EntityStages):
         is_person = target in ctx.known or target in (ctx.addressee, ctx.speaker) or any(p.name == target for p in ctx.persons)
         # a target resolved from an earlier turn is not re-mentioned here: no concept for it
         if not is_person and target in low and not any(c.name == target for c in ctx.concepts):
-            kind = "activity" if target in _ACTIVITY_SET or (target.endswith("ing") and " " not in target) else "thing"
-            ctx.concepts.append(_Concept(target, kind, ce, ce, 3))
+            kind = "activity" if target in ACTIVITY_SET or (target.endswith("ing") and " " not in target) else "thing"
+            ctx.concepts.append(Concept(target, kind, ce, ce, 3))
         sent_b, sent_e = next(((b, e) for b, e in ctx.sents if b <= cb < e), (cb, ce))
         content = text[sent_b:sent_e].strip() or clause
         return ExtractedClaim(
@@ -693,21 +747,21 @@ class StatementStages(EntityStages):
             timestamp=ctx.turn.timestamp,
         )
 
-    def _belief_target(self, ctx: _Ctx, lo: int, hi: int) -> str | None:
+    def _belief_target(self, ctx: TurnContext, lo: int, hi: int) -> str | None:
         low = ctx.low
-        m = _NP_TOKEN.search(low, lo, hi)
+        m = NP_TOKEN.search(low, lo, hi)
         if m is None:
             return None
         w = m.group()
         base = w.split("'")[0]
-        if base in ("you", "u", "i", "we") or base in _PRONOUN_PERSON:
+        if base in ("you", "u", "i", "we") or base in PRONOUN_PERSON:
             return self._resolve_pronoun(ctx, base, m.start())
         for p in ctx.persons:
             if m.start() <= p.start <= m.start() + 5:
                 return p.name
-        if base in _PRONOUN_THING:
+        if base in PRONOUN_THING:
             return self._resolve_pronoun(ctx, base, m.start())
-        np = self._noun_phrase(low, m.start(), hi)
+        np = noun_phrase(low, m.start(), hi)
         if np is not None:
             words = np[0].split()
             if len(words) >= 2 and words[-1].endswith("s") and not words[-1].endswith("ss") and not words[-2].endswith("s"):

@@ -5,14 +5,15 @@ and stoplists, kin, pet and person nouns, gazetteers (countries, states, cities,
 nationalities, brands, holidays, activities, jobs), the heads of place and
 organisation names, evaluative adjectives and preference verbs, the irregular-verb
 and stem tables of the lemmatiser, and the compiled regular expressions that the
-stages of :class:`~langmem_cog.graph.rule_extractor.RuleExtractor` match with.
+stages of :class:`~langmem_cog.graph.rules.extractor.RuleExtractor` match with.
 
 Word sets are ``frozenset`` objects of lower-cased words built with :func:`_words`;
 patterns that embed a word list use :func:`_alt` (longest alternative first, so
-"new year" wins over "new"). The names keep their leading underscore: they are
-shared by the extractor's own modules (:mod:`langmem_cog.graph.rule_helpers`,
-:mod:`langmem_cog.graph.rule_entities`, :mod:`langmem_cog.graph.rule_statements`
-and :mod:`langmem_cog.graph.rule_extractor`) and are not a public API.
+"new year" wins over "new"). The names in ``__all__`` are the tables the other
+modules of :mod:`langmem_cog.graph.rules` read (:mod:`~langmem_cog.graph.rules.text`,
+:mod:`~langmem_cog.graph.rules.entities`, :mod:`~langmem_cog.graph.rules.statements`
+and :mod:`~langmem_cog.graph.rules.extractor`); the building blocks used only here
+(regex fragments, the raw lists behind a set) keep a leading underscore.
 """
 
 from __future__ import annotations
@@ -22,28 +23,24 @@ import unicodedata
 from collections.abc import Callable, Iterable
 
 __all__ = [
-    "_I", "_words", "_alt", "_CHITCHAT_WORDS", "_COMMON", "_CAP_BREAK", "_KIN_NORMAL", "_NAMED_ONLY", "_KIN_MOD",
-    "_KIN_RE", "_OWNERS", "_RELATIONS", "_POSS_KIN_RE", "_CAP_KIN", "_PETS", "_PET_ALT", "_PET_NAMED_RE",
-    "_PET_CUES", "_NAME_COMMA_PET_RE", "_NAME_IS_RE", "_CAP_NAME_RE", "_HAVE_PET_RE", "_NATIONALITIES", "_PLACES",
-    "_PLACE_ACRONYMS", "_BRANDS", "_HOLIDAY_RE", "_ACTIVITIES", "_ACTIVITY_SET", "_PLACE_HEADS", "_ORG_HEADS",
-    "_LOC_PREV", "_MOTION_TO", "_BE_FROM", "_WORK_PREV", "_EVAL", "_EVAL_ALT", "_INTENS", "_COPULA",
-    "_EVAL_PRED_RE", "_WHAT_A_RE", "_EVAL_ANY_RE", "_EMOTION_OF_RE", "_EMOTION_POLARITY", "_PREF_VERBS",
-    "_PREF_ALT", "_ADV", "_NEG", "_PREF_RE", "_FRAME_RE", "_REPORT_VERBS", "_REPORT_VERB_RE", "_REPORTER_RE",
-    "_REPORT_WORDS", "_FRAME_WORDS", "_PREF_WORDS", "_EVAL_WORDS", "_EMOTION_WORDS", "_EXPLETIVE_RE",
-    "_EXPLETIVE_SUBJ_RE", "_EXPL_FRAME_RE", "_NEGATION_RE", "_SELF_RE", "_QUESTION_START", "_JOBS", "_JOB_RE",
-    "_WORK_AT_RE", "_ALLERGY_RE", "_FAV_RE", "_FAV_REV_RE", "_LIVE_RE", "_FROM_RE", "_PLAYS_RE", "_STATUS_RE",
-    "_HABIT_RE", "_BEEN_FOR_RE", "_EVERY_RE", "_IRREGULAR", "_AMBIGUOUS_PAST", "_PAST_IRREG", "_STATIVE",
-    "_EVT_ADV", "_SUBJ_ALT", "_COORD_BEFORE_RE", "_EVENT_RE", "_BARE_PAST_RE", "_ED_ADJ", "_EVENT_SUBJECTS",
-    "_THING_BEFORE_RE", "_NAME_VERB_RE", "_AND_I_RE", "_VOCATIVE_BEFORE", "_VOCATIVE_AFTER", "_COMMON_VERBS",
-    "_PREV_WORD_RE", "_SUBORDINATORS", "_POSS_SUBJ_PREV", "_INTRANSITIVE", "_EVENT_TRAIL", "_MOTION_PROG",
-    "_DESIRE", "_DETERMINERS", "_NP_SKIP", "_NP_STOP", "_VAGUE", "_NP_TOKEN", "_DET_NP_RE", "_OBJ_TRIGGERS",
-    "_OBJ_KIND", "_OBJ_MULTI", "_OBJ_MULTI_PREFIX", "_PARTICLES", "_HOLIDAY_WORDS", "_HOLIDAY_PHRASES",
-    "_MOTION_KIND", "_ACT_FIRST", "_MULTI_FIRST", "_CONCEPT_CUES", "_WORK_CATS", "_ED_NOUNS", "_ADJ_SUFFIXES",
-    "_DET_BEFORE_RE", "_NEXT_WORD", "_TOKEN_PUNCT", "_SENT_END_RE", "_ABBREV_RE", "_CLAUSE_SPLIT_RE", "_CAPS_RE",
-    "_CAP_GAP_RE", "_CAP_GAP_LONG_RE", "_QUOTED_RE", "_CHAT_TOKEN_RE", "_TRAIL_STRIP", "_TRAIL_WORDS", "_NORMALIZE",
-    "_PRONOUN_THING", "_PRONOUN_PERSON", "_ADD_E_RE", "_STEM_FIX", "_DOUBLE", "_PERSON_NOUNS", "_REST_CUT_RE",
-    "_GERUND_OBJ_RE", "_GERUND_DOBJ_RE", "_GENERIC_PEOPLE", "_CONCEPT_FACTS", "_NOT_NAMES",
-    "_UPPER", "_LOWER", "_LETTER",
+    "CHITCHAT_WORDS", "COMMON", "CAP_BREAK", "KIN_NORMAL", "NAMED_ONLY", "KIN_RE", "OWNERS", "RELATIONS",
+    "POSS_KIN_RE", "CAP_KIN", "PETS", "PET_NAMED_RE", "PET_CUES", "NAME_COMMA_PET_RE", "NAME_IS_RE", "CAP_NAME_RE",
+    "HAVE_PET_RE", "NATIONALITIES", "PLACES", "PLACE_ACRONYMS", "BRANDS", "HOLIDAY_RE", "ACTIVITY_SET", "PLACE_HEADS",
+    "ORG_HEADS", "LOC_PREV", "MOTION_TO", "BE_FROM", "WORK_PREV", "EVAL", "EVAL_PRED_RE", "WHAT_A_RE", "EVAL_ANY_RE",
+    "EMOTION_OF_RE", "EMOTION_POLARITY", "PREF_VERBS", "PREF_RE", "FRAME_RE", "REPORT_VERB_RE", "REPORTER_RE",
+    "REPORT_WORDS", "FRAME_WORDS", "PREF_WORDS", "EVAL_WORDS", "EMOTION_WORDS", "EXPLETIVE_RE", "EXPLETIVE_SUBJ_RE",
+    "EXPL_FRAME_RE", "NEGATION_RE", "SELF_RE", "QUESTION_START", "JOBS", "JOB_RE", "WORK_AT_RE", "ALLERGY_RE",
+    "FAV_RE", "FAV_REV_RE", "LIVE_RE", "FROM_RE", "PLAYS_RE", "STATUS_RE", "HABIT_RE", "BEEN_FOR_RE", "EVERY_RE",
+    "IRREGULAR", "AMBIGUOUS_PAST", "STATIVE", "COORD_BEFORE_RE", "EVENT_RE", "BARE_PAST_RE", "ED_ADJ",
+    "EVENT_SUBJECTS", "THING_BEFORE_RE", "NAME_VERB_RE", "AND_I_RE", "VOCATIVE_BEFORE", "VOCATIVE_AFTER",
+    "COMMON_VERBS", "PREV_WORD_RE", "SUBORDINATORS", "POSS_SUBJ_PREV", "INTRANSITIVE", "EVENT_TRAIL", "MOTION_PROG",
+    "DESIRE", "DETERMINERS", "NP_SKIP", "NP_STOP", "VAGUE", "NP_TOKEN", "DET_NP_RE", "OBJ_KIND", "OBJ_MULTI",
+    "OBJ_MULTI_PREFIX", "PARTICLES", "HOLIDAY_WORDS", "HOLIDAY_PHRASES", "MOTION_KIND", "ACT_FIRST", "MULTI_FIRST",
+    "CONCEPT_CUES", "WORK_CATS", "ED_NOUNS", "ADJ_SUFFIXES", "DET_BEFORE_RE", "NEXT_WORD", "TOKEN_PUNCT",
+    "SENT_END_RE", "ABBREV_RE", "CLAUSE_SPLIT_RE", "CAPS_RE", "CAP_GAP_RE", "CAP_GAP_LONG_RE", "QUOTED_RE",
+    "CHAT_TOKEN_RE", "TRAIL_STRIP", "TRAIL_WORDS", "NORMALIZE", "PRONOUN_THING", "PRONOUN_PERSON", "ADD_E_RE",
+    "STEM_FIX", "DOUBLE", "PERSON_NOUNS", "REST_CUT_RE", "GERUND_OBJ_RE", "GERUND_DOBJ_RE", "GENERIC_PEOPLE",
+    "CONCEPT_FACTS", "NOT_NAMES", "UPPER", "LOWER", "LETTER",
 ]
 
 _I = re.IGNORECASE
@@ -76,16 +73,16 @@ def _letters(keep: Callable[[str], bool]) -> str:
 # and (for decomposed text) the combining diacritics, so "Montréal" and "Zoë" are matched whole. On
 # ASCII text they match exactly what ``[A-Z]``, ``[a-z]`` and ``[A-Za-z]`` match.
 _MARKS = "\\u0300-\\u036f"
-_UPPER = "A-Z" + _letters(lambda c: unicodedata.category(c) in ("Lu", "Lt"))
-_LOWER = "a-z" + _letters(lambda c: unicodedata.category(c) == "Ll") + _MARKS
-_LETTER = "A-Za-z" + _letters(lambda c: unicodedata.category(c).startswith("L")) + _MARKS
+UPPER = "A-Z" + _letters(lambda c: unicodedata.category(c) in ("Lu", "Lt"))
+LOWER = "a-z" + _letters(lambda c: unicodedata.category(c) == "Ll") + _MARKS
+LETTER = "A-Za-z" + _letters(lambda c: unicodedata.category(c).startswith("L")) + _MARKS
 #: A capitalised name word ("Caroline", "Zoë"); used inside ``(?-i:...)`` in patterns compiled with ``_I``.
-_NAME_WORD = f"[{_UPPER}][{_LOWER}]+"
+_NAME_WORD = f"[{UPPER}][{LOWER}]+"
 
 
 # =========================================================================== word lists and patterns
 
-_CHITCHAT_WORDS = _words(
+CHITCHAT_WORDS = _words(
     """hi hii hey heya hello hiya yo howdy sup morning evening afternoon night good gn gm
     thanks thank thx ty you u so much very lot lots a bunch tons again too as well for it
     bye goodbye byee cya see ya later soon then talk ttyl take care catch cheers
@@ -100,7 +97,7 @@ _CHITCHAT_WORDS = _words(
 )
 
 # Capitalised words that never name a person or concept on their own (checked lower-cased).
-_COMMON = _words(
+COMMON = _words(
     """i i'm i've i'll i'd im ive me my mine myself we we're we've we'll we'd us our ours
     you you're you've you'll you'd your yours he he's she she's it it's its they they're
     they've their them his her hers him this that that's these those there there's here
@@ -133,14 +130,14 @@ _COMMON = _words(
     went had made took saw came keep kept been said tell told ask asked""")
 
 # Capitalised words that end a capitalised name and are never part of one.
-_CAP_BREAK = _words(
+CAP_BREAK = _words(
     """i i'm i've i'll i'd im ive monday tuesday wednesday thursday friday saturday sunday january
     february march april june july august september october november december hi hello hey hiya
     yo wow oh ah omg lol haha thanks thank ok okay yes yeah yay yep btw god bye congrats
     congratulations sorry please dear mr mrs ms dr mr. mrs. ms. dr. fyi tbh imo idk ps""")
 
 # Relatives and roles that name one person when owned ("my mom" -> "Melanie's mom").
-_KIN_NORMAL = {
+KIN_NORMAL = {
     "mom": "mom", "mum": "mom", "mother": "mom", "mommy": "mom", "mama": "mom", "ma": "mom",
     "dad": "dad", "father": "dad", "daddy": "dad", "papa": "dad", "pa": "dad",
     "parents": "parents", "sister": "sister", "sis": "sister", "sisters": "sisters",
@@ -160,53 +157,53 @@ _KIN_NORMAL = {
     "grandchildren": "grandkids", "in-laws": "in-laws", "baby": "baby",
 }  # fmt: skip
 # Relations that only name a person together with a name ("my friend Josh").
-_NAMED_ONLY = _words(
+NAMED_ONLY = _words(
     "friend friends buddy buddies pal bestie bff colleague colleagues coworker coworkers co-worker "
     "neighbor neighbour teammate teammates classmate classmates student students teacher doctor "
     "dog cat puppy kitten pet"
 )
 _KIN_MOD = r"(?:(?:little|big|older|younger|baby|best|oldest|youngest|eldest|late|dear|twin|new|old|other|two|three|sweet|lovely)\s+){0,2}"
-_KIN_RE = re.compile(
-    rf"\b(?P<own>my|our|your)\s+{_KIN_MOD}(?P<rel>{_alt(list(_KIN_NORMAL) + list(_NAMED_ONLY))})\b"
-    rf"(?:,?\s+(?P<name>(?-i:{_NAME_WORD}))(?!\s*(?-i:[{_UPPER}])))?",
+KIN_RE = re.compile(
+    rf"\b(?P<own>my|our|your)\s+{_KIN_MOD}(?P<rel>{_alt(list(KIN_NORMAL) + list(NAMED_ONLY))})\b"
+    rf"(?:,?\s+(?P<name>(?-i:{_NAME_WORD}))(?!\s*(?-i:[{UPPER}])))?",
     _I,
 )
-_OWNERS = _words("my our your")
-_RELATIONS = frozenset(_KIN_NORMAL) | _NAMED_ONLY
-_POSS_KIN_RE = re.compile(rf"\b(?P<name>(?-i:{_NAME_WORD}))'s\s+{_KIN_MOD}(?P<rel>{_alt(_KIN_NORMAL)})\b", _I)
+OWNERS = _words("my our your")
+RELATIONS = frozenset(KIN_NORMAL) | NAMED_ONLY
+POSS_KIN_RE = re.compile(rf"\b(?P<name>(?-i:{_NAME_WORD}))'s\s+{_KIN_MOD}(?P<rel>{_alt(KIN_NORMAL)})\b", _I)
 # Capitalised kin used as a name ("Mom thinks ...").
-_CAP_KIN = {"Mom": "mom", "Mum": "mom", "Mommy": "mom", "Mama": "mom", "Dad": "dad", "Daddy": "dad",
+CAP_KIN = {"Mom": "mom", "Mum": "mom", "Mommy": "mom", "Mama": "mom", "Dad": "dad", "Daddy": "dad",
             "Papa": "dad", "Grandma": "grandma", "Grandpa": "grandpa", "Nana": "grandma", "Granny": "grandma"}  # fmt: skip
 
-_PETS = _words(
+PETS = _words(
     "dog dogs puppy puppies pup pups cat cats kitten kittens kitty turtle turtles tortoise snake "
     "snakes bird birds parrot parrots hamster hamsters rabbit rabbits bunny bunnies fish goldfish "
     "horse horses pony guinea-pig lizard lizards gecko ferret ferrets chicken chickens pig pigs goat goats pet pets "
     "fur-baby furbaby fur-babies critter critters pooch pooches doggo pupper"
 )
-_PET_ALT = _alt(_PETS)
-_PET_NAMED_RE = re.compile(
+_PET_ALT = _alt(PETS)
+PET_NAMED_RE = re.compile(
     rf"\b(?:(?P<own>my|our)\s+(?:\w+\s+)?(?P<pet>{_PET_ALT})|(?:a|an|two|three|\d+)\s+(?:\w+\s+)?(?P<pet2>{_PET_ALT}))"
     rf",?\s+(?:(?:named|called)\s+)?(?P<name>(?-i:{_NAME_WORD}))(?:\s+and\s+(?P<name2>(?-i:{_NAME_WORD})))?",
     _I,
 )
 #: Words that put a conversation on pets (names given nearby are pet names).
-_PET_CUES = _PETS | _words("collar collars leash leashes vet vets paw paws fur furry bark barking meow litter kennel")
-_NAME_COMMA_PET_RE = re.compile(rf"(?P<name>\b(?-i:{_NAME_WORD})),\s+(?:my|our)\s+(?:\w+\s+)?(?:{_PET_ALT})\b", _I)
-_NAME_IS_RE = re.compile(
+PET_CUES = PETS | _words("collar collars leash leashes vet vets paw paws fur furry bark barking meow litter kennel")
+NAME_COMMA_PET_RE = re.compile(rf"(?P<name>\b(?-i:{_NAME_WORD})),\s+(?:my|our)\s+(?:\w+\s+)?(?:{_PET_ALT})\b", _I)
+NAME_IS_RE = re.compile(
     r"\b(?:(?:his|her|their|its|the|pet's|dog's|cat's)\s+names?\s*(?:'s|is|are|was|were)|named\s+(?:him|her|it|them)"
     rf"|(?:this|that)\s+is|meet)\s+(?P<names>(?-i:{_NAME_WORD})(?:(?:,\s*|,?\s+and\s+)(?-i:{_NAME_WORD}))*)",
     _I,
 )
-_CAP_NAME_RE = re.compile(_NAME_WORD)
-_HAVE_PET_RE = re.compile(
+CAP_NAME_RE = re.compile(_NAME_WORD)
+HAVE_PET_RE = re.compile(
     rf"\b(?:i|we)\s+(?:also\s+|now\s+|just\s+|still\s+)?(?:have|got|own|adopted|'ve\s+got|have\s+got|'ve\s+adopted)\s+"
     rf"(?P<num>a|an|one|two|three|four|five|some|\d+)\s+(?:(?:new|little|cute|rescue|baby|pet|adorable)\s+)?(?P<pet>{_PET_ALT})\b"
     rf"(?:,?\s+(?:named|called)\s+(?P<name>(?-i:{_NAME_WORD})))?",
     _I,
 )
 
-_NATIONALITIES = _words(
+NATIONALITIES = _words(
     """american canadian mexican british english french german italian spanish portuguese
     irish scottish welsh dutch swedish norwegian danish finnish russian polish greek turkish
     chinese japanese korean thai vietnamese indian pakistani filipino indonesian australian
@@ -216,7 +213,7 @@ _NATIONALITIES = _words(
     nordic korean-american"""
 )
 # Countries, US states and large cities: single capitalised words that are places without a cue.
-_PLACES = _words(
+PLACES = _words(
     """afghanistan albania algeria argentina armenia australia austria bahamas bangladesh belgium bolivia bosnia
     brazil bulgaria cambodia cameroon canada chile china colombia croatia cuba cyprus czechia denmark ecuador
     egypt england estonia ethiopia fiji finland france georgia germany ghana greece guatemala haiti honduras
@@ -238,8 +235,8 @@ _PLACES = _words(
     stamford banff tuscany venice florence milan naples munich zurich geneva brussels prague krakow warsaw
     reykjavik havana lima bogota santiago cancun rio"""
 )
-_PLACE_ACRONYMS = _words("usa us uk nyc la sf dc eu uae nz")
-_BRANDS = _words(
+PLACE_ACRONYMS = _words("usa us uk nyc la sf dc eu uae nz")
+BRANDS = _words(
     """instagram facebook twitter tiktok youtube snapchat reddit linkedin pinterest netflix hulu
     spotify amazon google apple iphone ipad android samsung microsoft xbox playstation nintendo
     switch steam zoom uber lyft airbnb starbucks mcdonald's walmart target costco ikea etsy ebay
@@ -247,7 +244,7 @@ _BRANDS = _words(
     zelda pokemon pokémon mario overwatch valorant wii kindle fitbit peloton whatsapp discord
     twitch chatgpt photoshop"""
 )
-_HOLIDAY_RE = re.compile(
+HOLIDAY_RE = re.compile(
     r"\b(christmas|thanksgiving|halloween|easter|hanukkah|diwali|ramadan|eid|new\s+year(?:'s)?(?:\s+eve)?|"
     r"valentine(?:'s)?(?:\s+day)?|fourth\s+of\s+july|4th\s+of\s+july|independence\s+day|mother's\s+day|"
     r"father's\s+day|pride(?:\s+(?:month|parade|event|march))?|black\s+friday|st\.?\s+patrick's\s+day|"
@@ -274,10 +271,10 @@ _ACTIVITIES = """running jogging painting drawing sketching climbing bouldering 
     streaming programming coding workouts working_out exercising fitness pickleball frisbee
     paddleboarding kitesurfing glamping backpacking mountaineering trail_running dance music art
     theater theatre"""
-_ACTIVITY_SET = frozenset(w.replace("_", " ") for w in _ACTIVITIES.split())
+ACTIVITY_SET = frozenset(w.replace("_", " ") for w in _ACTIVITIES.split())
 
 # Words that head a place or an organisation in a capitalised name.
-_PLACE_HEADS = _words(
+PLACE_HEADS = _words(
     """park lake beach mountain mountains mount mt city town village street st avenue ave road rd
     river island islands canyon valley falls bay county state states forest trail trails coast
     cafe café restaurant bar pub bistro diner bakery hotel inn resort mall market square plaza
@@ -286,31 +283,31 @@ _PLACE_HEADS = _words(
     reef desert springs hills hill peak national heights gym studio hall farm ranch lodge
     country kingdom republic province district"""
 )
-_ORG_HEADS = _words(
+ORG_HEADS = _words(
     """university college school academy institute club company inc corp corporation ltd llc
     foundation association society team group organization organisation org council department
     agency bank network band league federation union committee charity shelter ministry
     studios records press magazine news times church"""
 )
 # Words right before a capitalised name that make it a place ("in Paris", "went to Banff", "from Ohio").
-_LOC_PREV = _words(
+LOC_PREV = _words(
     "in at on near around across outside toward towards visit visited visiting visits explore explored exploring into"
 )
-_MOTION_TO = _words(
+MOTION_TO = _words(
     """went go goes going gone been moved move moving flew fly flying drove drive driving trip trips traveled
     travelled traveling travelling travel headed heading head vacation holiday back came come coming way
     relocated returned return returning honeymoon ticket tickets flight flights drive road hike"""
 )
-_BE_FROM = _words("'m am is are was were come came comes moved originally back way i'm he's she's we're they're")
+BE_FROM = _words("'m am is are was were come came comes moved originally back way i'm he's she's we're they're")
 # Words right before a capitalised name that make it a work ("watched Inception", "the book Dune").
-_WORK_PREV = _words(
+WORK_PREV = _words(
     """read reading reads watch watched watching watches saw seen see called titled named book books novel movie
     movies film films show shows series song songs album albums game games play poem documentary podcast episode"""
 )
 
 
 # Evaluative adjectives with their lexical polarity (used when VADER is neutral).
-_EVAL = {
+EVAL = {
     **dict.fromkeys(
         sorted(_words(
         """amazing awesome beautiful brilliant cool cute delicious excellent fabulous fantastic
@@ -335,47 +332,47 @@ _EVAL = {
     ),
     **dict.fromkeys(sorted(_words("crazy insane wild intense surreal unreal important essential crucial necessary key")), 0),
 }  # fmt: skip
-_EVAL_ALT = _alt(_EVAL)
+_EVAL_ALT = _alt(EVAL)
 _INTENS = (
     r"(?:so|really|very|super|pretty|totally|absolutely|truly|quite|just|such|incredibly|extremely|too|kinda"
     r"|kind\s+of|sort\s+of|a\s+bit|a\s+little|an?|the|most|not|never|always|still|also|honestly|seriously"
     r"|literally|definitely|rather|fairly|insanely|crazy|mega|all|beyond|way|ridiculously|particularly|actually)"
 )
 _COPULA = r"(?:is|was|are|were|'s|'re|looks?|looked|sounds?|sounded|seems?|seemed|feels?|felt|tastes?|tasted|smells?|smelled|has\s+been|have\s+been|had\s+been|must\s+be|must\s+have\s+been|will\s+be|'ll\s+be|would\s+be|'d\s+be|be)"
-_EVAL_PRED_RE = re.compile(rf"\b{_COPULA}(?:\s+{_INTENS})*\s+(?P<adj>{_EVAL_ALT})\b")
-_WHAT_A_RE = re.compile(
+EVAL_PRED_RE = re.compile(rf"\b{_COPULA}(?:\s+{_INTENS})*\s+(?P<adj>{_EVAL_ALT})\b")
+WHAT_A_RE = re.compile(
     rf"^\W*(?:what|such)\s+(?:an?\s+)?(?:{_INTENS}\s+)*(?P<adj>{_EVAL_ALT})(?P<np>(?:\s+[a-z][a-z'-]*){{1,3}})",
 )
-_EVAL_ANY_RE = re.compile(rf"\b(?:{_EVAL_ALT})\b")
-_EMOTION_OF_RE = re.compile(
+EVAL_ANY_RE = re.compile(rf"\b(?:{_EVAL_ALT})\b")
+EMOTION_OF_RE = re.compile(
     r"\b(?P<pred>proud\s+of|happy\s+for|impressed\s+(?:by|with)|disappointed\s+(?:in|with|by)|annoyed\s+(?:at|with|by)"
     r"|sick\s+of|tired\s+of|fed\s+up\s+with|obsessed\s+with|grateful\s+for|thankful\s+for|in\s+love\s+with"
     r"|crazy\s+about|passionate\s+about|excited\s+about|fond\s+of|a\s+(?:big\s+|huge\s+)?fan\s+of"
     r"|not\s+a\s+(?:big\s+|huge\s+)?fan\s+of|upset\s+(?:with|about)|mad\s+at|angry\s+(?:at|with)|scared\s+of|afraid\s+of)\s+",
 )
-_EMOTION_POLARITY = {
+EMOTION_POLARITY = {
     "proud": 1, "happy": 1, "impressed": 1, "disappointed": -1, "annoyed": -1, "sick": -1, "tired": -1,
     "fed": -1, "obsessed": 1, "grateful": 1, "thankful": 1, "in": 1, "crazy": 1, "passionate": 1,
     "excited": 1, "fond": 1, "a": 1, "not": -1, "upset": -1, "mad": -1, "angry": -1, "scared": -1, "afraid": -1,
 }  # fmt: skip
 
 # Preference verbs and their lexical polarity.
-_PREF_VERBS = {
+PREF_VERBS = {
     "love": 1, "loves": 1, "loved": 1, "loving": 1, "adore": 1, "adores": 1, "adored": 1, "like": 1,
     "likes": 1, "liked": 1, "enjoy": 1, "enjoys": 1, "enjoyed": 1, "prefer": 1, "prefers": 1, "dig": 1,
     "hate": -1, "hates": -1, "hated": -1, "dislike": -1, "dislikes": -1, "disliked": -1, "detest": -1,
     "despise": -1, "loathe": -1, "can't stand": -1, "cannot stand": -1, "can't bear": -1,
 }  # fmt: skip
-_PREF_ALT = _alt(_PREF_VERBS)
+_PREF_ALT = _alt(PREF_VERBS)
 _ADV = (
     r"(?:really|absolutely|just|totally|also|still|do|does|did|truly|honestly|seriously|kinda|kind\s+of|sort\s+of"
     r"|always|usually|actually|definitely|genuinely|simply|literally|now|already|even|especially|particularly|both|all)"
 )
 _NEG = r"(?P<neg>don't|do\s+not|doesn't|does\s+not|didn't|did\s+not|never|no\s+longer|not|won't)"
-_PREF_RE = re.compile(
+PREF_RE = re.compile(
     rf"\b(?P<subj>i|we)(?:\s+{_ADV})*(?:\s+{_NEG})?(?:\s+{_ADV})*\s+(?P<verb>{_PREF_ALT})\s+(?P<rest>\S)",
 )
-_FRAME_RE = re.compile(
+FRAME_RE = re.compile(
     r"\b(?:(?P<subj>i|we)(?:\s+(?:really|honestly|do|still|kinda|kind\s+of|just|truly|genuinely|personally|also|definitely|totally|strongly))*"
     r"\s+(?P<verb>think|thought|believe|believed|feel\s+like|felt\s+like|feel\s+that|felt\s+that|guess|reckon|suppose|bet|figure|doubt)"
     r"|(?P<opinion>in\s+my\s+(?:humble\s+)?opinion|imo|imho|personally|to\s+me|if\s+you\s+ask\s+me)"
@@ -386,44 +383,44 @@ _REPORT_VERBS = (
     r"thinks|thought|believes|believed|says|said|feels|felt|reckons|told\s+me|loves|loved|hates|hated|likes|liked"
     r"|enjoys|enjoyed|adores|adored|can't\s+stand|prefers|insists|claims|swears"
 )
-_REPORT_VERB_RE = re.compile(rf"\b(?P<verb>{_REPORT_VERBS})\b(?:\s+that\b)?\s*")
-_REPORTER_RE = re.compile(
-    rf"(?:\b(?P<own>my|our|your)\s+{_KIN_MOD}(?P<rel>{_alt(_KIN_NORMAL)})|(?P<name>\b(?-i:{_NAME_WORD})))"
+REPORT_VERB_RE = re.compile(rf"\b(?P<verb>{_REPORT_VERBS})\b(?:\s+that\b)?\s*")
+REPORTER_RE = re.compile(
+    rf"(?:\b(?P<own>my|our|your)\s+{_KIN_MOD}(?P<rel>{_alt(KIN_NORMAL)})|(?P<name>\b(?-i:{_NAME_WORD})))"
     r"(?:\s+(?:really|also|always|still|just|totally|definitely))?\s+$",
     _I,
 )
 
-_REPORT_WORDS = _words(
+REPORT_WORDS = _words(
     "thinks thought believes believed says said feels felt reckons told loves loved hates hated likes liked enjoys "
     "enjoyed adores adored stand prefers insists claims swears"
 )
-_FRAME_WORDS = _words(
+FRAME_WORDS = _words(
     "think thought believe believed feel felt guess reckon suppose bet figure doubt opinion imo imho personally sure "
     "certain convinced positive"
 )
-_PREF_WORDS = frozenset(w for v in _PREF_VERBS for w in v.split() if w not in ("can't", "cannot"))
-_EVAL_WORDS = frozenset(_EVAL)
-_EMOTION_WORDS = _words(
+PREF_WORDS = frozenset(w for v in PREF_VERBS for w in v.split() if w not in ("can't", "cannot"))
+EVAL_WORDS = frozenset(EVAL)
+EMOTION_WORDS = _words(
     "proud happy impressed disappointed annoyed sick tired fed obsessed grateful thankful love crazy passionate "
     "excited fond fan upset mad angry scared afraid"
 )
-_EXPLETIVE_RE = re.compile(r"\s+(how|that|to|when|what|seeing|hearing|being)\b\s*")
-_EXPLETIVE_SUBJ_RE = re.compile(r"\b(?:it|that|this)(?:'s)?\s*$")
-_EXPL_FRAME_RE = re.compile(
+EXPLETIVE_RE = re.compile(r"\s+(how|that|to|when|what|seeing|hearing|being)\b\s*")
+EXPLETIVE_SUBJ_RE = re.compile(r"\b(?:it|that|this)(?:'s)?\s*$")
+EXPL_FRAME_RE = re.compile(
     r"(?:it's|its|it\s+is|it\s+was|it'll\s+be|it\s+will\s+be|that's)\s+(?:(?:so|really|very|super|pretty|more|most|quite|just|"
     r"always|also|not)\s+)*[a-z-]+\s+(to|that|how|when)\b\s*"
 )
-_NEGATION_RE = re.compile(r"\b(?:not|never)\b|n't\b")
-_SELF_RE = re.compile(r"\b(?:i|i'm|we|we're|am|are)\b")
+NEGATION_RE = re.compile(r"\b(?:not|never)\b|n't\b")
+SELF_RE = re.compile(r"\b(?:i|i'm|we|we're|am|are)\b")
 
-_QUESTION_START = re.compile(
+QUESTION_START = re.compile(
     r"^\W*(?:(?:do|does|did|are|is|was|were|have|has|had|can|could|would|will|should|shall|may|might|must|am"
     r"|what|how|why|when|where|who|which|whose|whom)\s+(?:n't\s+|not\s+)?(?:you|i|we|they|he|she|it|that|this|there"
     r"|your|ya|u|anyone|anybody|everyone|people)\b|(?:any|anything|anyone)\s+\w+.*\?$)",
 )
 
 # Jobs (for "I'm a/an <job>").
-_JOBS = _words(
+JOBS = _words(
     """teacher nurse doctor physician surgeon engineer developer programmer designer artist
     writer author novelist poet student manager chef cook lawyer attorney accountant counselor
     counsellor therapist firefighter officer cop soldier veteran scientist researcher professor
@@ -442,59 +439,59 @@ _JOBS = _words(
     umpire comedian magician illustrator animator composer conductor guitarist pianist
     drummer violinist vocalist bassist sculptor potter craftsman engineer homemaker"""
 )
-_JOB_RE = re.compile(
+JOB_RE = re.compile(
     r"\b(?:i'm|i\s+am)\s+(?:now\s+|currently\s+|still\s+|actually\s+|just\s+|officially\s+|finally\s+|also\s+)*"
-    r"(?:a|an)\s+(?P<job>(?:[a-z-]+\s+){0,3}?(?:" + _alt(_JOBS) + r"))\b"
+    r"(?:a|an)\s+(?P<job>(?:[a-z-]+\s+){0,3}?(?:" + _alt(JOBS) + r"))\b"
     r"|\bi\s+(?:currently\s+|now\s+|still\s+|also\s+)?work(?:ed)?\s+as\s+(?:a|an)\s+(?P<job2>[a-z -]{2,40}?)(?=[,.;!?]|\s+(?:at|for|in|and|but|so|since)\b|$)"
     r"|\bmy\s+job\s+(?:is|was)\s+(?:being\s+)?(?:a|an)\s+(?P<job3>[a-z -]{2,40}?)(?=[,.;!?]|\s+(?:at|for|in|and|but|so)\b|$)"
 )
-_WORK_AT_RE = re.compile(
+WORK_AT_RE = re.compile(
     r"\bi\s+(?:currently\s+|now\s+|still\s+|also\s+)?(?:work|worked|'m\s+working|am\s+working|volunteer|intern)\s+"
     r"(?P<prep>at|for)\s+(?P<rest>\S)"
 )
-_ALLERGY_RE = re.compile(
+ALLERGY_RE = re.compile(
     r"\b(?:i'm|i\s+am|i've\s+been|i\s+was)\s+(?:\w+\s+)?allergic\s+to\s+(?P<rest>\S)|\bmy\s+(?:\w+\s+)?allerg(?:y|ies)\s+(?:to\s+|is\s+|are\s+)(?P<rest2>\S)"
 )
-_FAV_RE = re.compile(
+FAV_RE = re.compile(
     r"\bmy\s+(?:all[- ]time\s+|absolute\s+|very\s+|new\s+|current\s+|personal\s+)?favou?rite\s+(?P<cat>[a-z][a-z -]{0,30}?)\s+"
     r"(?:is|are|was|were|has\s+to\s+be|would\s+be|of\s+all\s+time\s+is)\s+(?:probably\s+|definitely\s+|still\s+|now\s+|prob\s+)?(?P<rest>\S)"
 )
-_FAV_REV_RE = re.compile(
+FAV_REV_RE = re.compile(
     r"(?P<np>\b[a-z][a-z' -]{1,40}?)\s+(?:is|are|was)\s+(?:definitely\s+|probably\s+|still\s+|totally\s+)?my\s+"
     r"(?:all[- ]time\s+|absolute\s+|new\s+)?favou?rite(?:\s+(?P<cat>[a-z]+))?\b"
 )
-_LIVE_RE = re.compile(
+LIVE_RE = re.compile(
     r"\b(?:i|we)\s+(?:currently\s+|now\s+|still\s+|also\s+)?(?:live|lived|'ve\s+lived|have\s+lived|'ve\s+been\s+living|"
     r"'m\s+living|am\s+living|'re\s+living|(?:just\s+|recently\s+|finally\s+)?moved|'ve\s+(?:just\s+)?moved|have\s+(?:just\s+)?moved|relocated)\s+"
     r"(?P<prep>in|to|near)\s+(?P<rest>\S)"
 )
-_FROM_RE = re.compile(r"\b(?:i'm|i\s+am)\s+(?:originally\s+)?from\s+(?P<rest>\S)|\bi\s+(?:grew\s+up|was\s+born)\s+in\s+(?P<rest2>\S)")
-_PLAYS_RE = re.compile(
+FROM_RE = re.compile(r"\b(?:i'm|i\s+am)\s+(?:originally\s+)?from\s+(?P<rest>\S)|\bi\s+(?:grew\s+up|was\s+born)\s+in\s+(?P<rest2>\S)")
+PLAYS_RE = re.compile(
     r"\b(?:i|we)\s+(?:also\s+|still\s+|usually\s+|often\s+|regularly\s+|sometimes\s+)?play\s+(?P<rest>\S)"
 )
-_STATUS_RE = re.compile(
+STATUS_RE = re.compile(
     r"\b(?:i'm|i\s+am)\s+(?:now\s+|still\s+|happily\s+|officially\s+|also\s+)?"
     r"(?P<st>married|single|divorced|engaged|pregnant|vegan|vegetarian|pescatarian|retired|transgender|trans|"
     r"non-binary|nonbinary|gay|lesbian|bisexual|queer|left-handed|right-handed|sober|widowed|unemployed|self-employed|"
     r"a\s+(?:single\s+)?(?:mom|dad|mother|father|parent|grandma|grandpa|grandparent|vegan|vegetarian|introvert|extrovert|"
     r"morning\s+person|night\s+owl|homebody|dog\s+person|cat\s+person|twin|christian|muslim|buddhist|atheist))\b"
 )
-_HABIT_RE = re.compile(
+HABIT_RE = re.compile(
     r"\b(?:i|we)\s+(?P<adv>usually|always|often|normally|regularly|sometimes|generally|typically|frequently|occasionally|tend\s+to)"
     r"\s+(?P<rest>[a-z][^.!?;]*)"
 )
-_BEEN_FOR_RE = re.compile(
+BEEN_FOR_RE = re.compile(
     r"\b(?:i|we)(?:'ve|\s+have)\s+been\s+(?P<ing>[a-z]+ing)\b(?P<obj>[^.!?;]*?)\s*\b(?P<dur>(?:for|since)\s+(?:(?:about|over|almost|nearly|like|around)\s+)?"
     r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+few|a\s+couple\s+of|many|several|years|ages|decades|[a-z]+)"
     r"(?:\s+(?:years?|months?|weeks?|decades?))?)"
 )
-_EVERY_RE = re.compile(
+EVERY_RE = re.compile(
     r"\b(?:i|we)\s+(?:also\s+|still\s+)?(?P<verb>[a-z]+)\b(?P<obj>[^.!?;,]{0,60}?)\s+(?P<freq>every\s+(?:day|morning|evening|night|week|weekend|month|year"
     r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|each\s+(?:day|week|morning)|daily|weekly|twice\s+a\s+\w+|once\s+a\s+\w+)\b"
 )
 
 # Events: first-person (or "my X") clauses in the past, perfect, future or progressive.
-_IRREGULAR = {
+IRREGULAR = {
     "went": "go", "gone": "go", "got": "get", "gotten": "get", "made": "make", "took": "take", "taken": "take",
     "saw": "see", "seen": "see", "ran": "run", "came": "come", "began": "begin", "begun": "begin",
     "bought": "buy", "brought": "bring", "caught": "catch", "did": "do", "done": "do", "drew": "draw",
@@ -521,14 +518,14 @@ _IRREGULAR = {
     "mistook": "mistake", "undertook": "undertake", "beat": "beat", "ground": "grind", "leapt": "leap",
 }  # fmt: skip
 # Past forms that also read as present or as adjectives: events only with a time expression.
-_AMBIGUOUS_PAST = _words("read put set hit cut hurt let quit upset spread bet cost shut beat had")
-_PAST_IRREG = [w for w, lem in _IRREGULAR.items() if w not in ("gone", "gotten", "taken", "seen", "begun", "drawn", "driven",
+AMBIGUOUS_PAST = _words("read put set hit cut hurt let quit upset spread bet cost shut beat had")
+_PAST_IRREG = [w for w, lem in IRREGULAR.items() if w not in ("gone", "gotten", "taken", "seen", "begun", "drawn", "driven",
                                                                    "eaten", "fallen", "flown", "given", "grown", "known",
                                                                    "ridden", "sung", "spoken", "swum", "thrown", "written",
                                                                    "chosen", "forgotten", "broken", "torn", "been", "was",
                                                                    "were", "drunk", "become")]  # fmt: skip
 # Lemmas that are states or opinions, not events.
-_STATIVE = _words(
+STATIVE = _words(
     """let be feel think know mean want need love like hate enjoy guess wonder hope wish seem
     appreciate realize realise imagine believe suppose use say thank admire adore prefer care
     mind reckon understand agree hear figure doubt bet remember forget miss dislike deserve
@@ -547,12 +544,12 @@ _SUBJ_ALT = (
     r"(?P<subj>\bi\b|\bwe\b|\bme\s+and\s+(?:my|our)\s+[a-z]+(?:\s+[a-z]+)?|\b(?:my|our)\s+(?:[a-z]+\s+){0,2}?and\s+i\b"
     r"|\b(?:my|our)\s+(?P<poss>(?:(?!(?:and|or|but|the|to|of|in|on|at|with|for|from|a|an)\b)[a-z-]+\s+){0,2}?[a-z-]+))"
 )
-_COORD_BEFORE_RE = re.compile(r"\b([a-z]+)\s+and\s+$")
-_EVENT_RE = re.compile(
+COORD_BEFORE_RE = re.compile(r"\b([a-z]+)\s+and\s+$")
+EVENT_RE = re.compile(
     _SUBJ_ALT
     + rf"(?:\s+{_EVT_ADV})*(?:"
     rf"\s+(?P<past>{_alt(_PAST_IRREG)}|[a-z]{{2,}}ed)\b(?!')"
-    rf"|(?:'ve|\s+have|\s+has)(?:\s+{_EVT_ADV})*\s+(?P<pp>been\s+to\b|been\s+[a-z]+ing\b|{_alt(w for w in _IRREGULAR if w not in ('been', 'was', 'were'))}|[a-z]{{2,}}ed)\b(?!')"
+    rf"|(?:'ve|\s+have|\s+has)(?:\s+{_EVT_ADV})*\s+(?P<pp>been\s+to\b|been\s+[a-z]+ing\b|{_alt(w for w in IRREGULAR if w not in ('been', 'was', 'were'))}|[a-z]{{2,}}ed)\b(?!')"
     r"|(?:'ll|\s+will|\s+shall|(?:'m|\s+am|'re|\s+are|\s+is|'s)\s+(?:going\s+to|gonna|planning\s+(?:on|to)|about\s+to|hoping\s+to"
     r"|set\s+to|scheduled\s+to|supposed\s+to)|\s+plan\s+to|\s+hope\s+to|\s+intend\s+to|\s+gonna|\s+want\s+to|'d\s+like\s+to"
     rf"|\s+would\s+like\s+to|\s+wanna)(?:\s+{_EVT_ADV})*\s+(?P<fut>[a-z]+)\b"
@@ -560,63 +557,63 @@ _EVENT_RE = re.compile(
     r")"
 )
 # A sentence that starts with a past verb and no subject ("Lost my job yesterday."): the speaker's event.
-_BARE_PAST_RE = re.compile(
+BARE_PAST_RE = re.compile(
     rf"(?P<subj>)(?:{_EVT_ADV}\s+)*(?P<past>{_alt(_PAST_IRREG)}|[a-z]{{2,}}ed)\b(?!')"
     r"(?P<poss>(?!))?(?P<pp>(?!))?(?P<fut>(?!))?(?P<prog>(?!))?"
 )
-_ED_ADJ = _words(
+ED_ADJ = _words(
     """excited interested tired stoked pumped obsessed blessed thrilled amazed scared worried stressed bored
     surprised pleased relieved inspired motivated determined committed dedicated devoted impressed delighted
     overwhelmed exhausted frustrated annoyed disappointed concerned confused convinced satisfied stuck
     touched moved honored honoured humbled grateful married engaged supposed used"""
 )
-_EVENT_SUBJECTS = _words("i we my our i've i'll i'm we've we'll we're")
-_THING_BEFORE_RE = re.compile(r"\b(?:the|a|an|this|that|these|those|some|new|old)\s+$", _I)
+EVENT_SUBJECTS = _words("i we my our i've i'll i'm we've we'll we're")
+THING_BEFORE_RE = re.compile(r"\b(?:the|a|an|this|that|these|those|some|new|old)\s+$", _I)
 # A name at a sentence start is recognised before these verbs ("Doug started two weeks ago").
-_NAME_VERB_RE = re.compile(
+NAME_VERB_RE = re.compile(
     r"\s+(?:said|says|told|asked|thinks|thought|started|came|went|got|called|texted|wants|wanted|invited|gave|sent"
     r"|visited|joined|left|moved|helped|took|bought|met|showed|brought|loves|hates|likes|adopted|married)\b"
 )
-_AND_I_RE = re.compile(r"\s+and\s+(?:I|me)\b")
-_VOCATIVE_BEFORE = re.compile(r"(?:^|[,!.?]|\b(?:hey|hi|hello|thanks|thank you|yo|oh|wow|dear|yeah|yes|congrats|sorry))\s*$", _I)
-_VOCATIVE_AFTER = re.compile(r"\s*(?:[,.!?]|$)")
-_COMMON_VERBS = frozenset(_IRREGULAR.values()) | _STATIVE | _words(
+AND_I_RE = re.compile(r"\s+and\s+(?:I|me)\b")
+VOCATIVE_BEFORE = re.compile(r"(?:^|[,!.?]|\b(?:hey|hi|hello|thanks|thank you|yo|oh|wow|dear|yeah|yes|congrats|sorry))\s*$", _I)
+VOCATIVE_AFTER = re.compile(r"\s*(?:[,.!?]|$)")
+COMMON_VERBS = frozenset(IRREGULAR.values()) | STATIVE | _words(
     """connect relax help learn play explore celebrate visit check try find see watch practice start meet catch
     pick grab cheer hang chill unwind support raise spend enjoy work ask talk chat hike walk run swim shop cook
     bake paint eat get make take go do be have give keep bring show tell share spread reach focus stay"""
 ) - _words("work school church bed class")
-_PREV_WORD_RE = re.compile(r"([a-z']+)\s*(,?)\s*$")
-_SUBORDINATORS = _words("since if unless until whenever whether although though what how where who which")
-_POSS_SUBJ_PREV = _words(
+PREV_WORD_RE = re.compile(r"([a-z']+)\s*(,?)\s*$")
+SUBORDINATORS = _words("since if unless until whenever whether although though what how where who which")
+POSS_SUBJ_PREV = _words(
     """and but so because when then while after before since yesterday today tonight recently lately finally
     also ago week weekend month year night morning afternoon evening day cause once as plus well oh what guess
     sadly luckily unfortunately fortunately anyway actually honestly basically yeah yes wow omg"""
 )
-_INTRANSITIVE = _words(
+INTRANSITIVE = _words(
     "graduate retire marry win move arrive leave quit travel relocate volunteer run swim hike camp propose engage "
     "return resign"
 )
-_EVENT_TRAIL = _words(
+EVENT_TRAIL = _words(
     """and but so or then which that because while plus as if when with to for of the a an my your our his her
     their its this these those some in on at from by about into just really so very i we you it there here
     where who what how when like than as right"""
 )
-_MOTION_PROG = _words("going heading moving flying traveling travelling leaving starting visiting attending hosting driving")
-_DESIRE = re.compile(r"want\s+to|'d\s+like\s+to|would\s+like\s+to|wanna|hope\s+to|hoping\s+to")
+MOTION_PROG = _words("going heading moving flying traveling travelling leaving starting visiting attending hosting driving")
+DESIRE = re.compile(r"want\s+to|'d\s+like\s+to|would\s+like\s+to|wanna|hope\s+to|hoping\s+to")
 
 # Noun phrases.
-_DETERMINERS = _words(
+DETERMINERS = _words(
     "the a an my our your his her their its this that these those some any another each every "
     "one two three four five six seven eight nine ten several few couple lots lot bunch"
 )
-_NP_SKIP = _words(
+NP_SKIP = _words(
     """new first second third last next little big huge whole own few couple bunch lot lots
     such so really very super pretty totally quite most more much many great good nice cool
     awesome amazing wonderful fantastic incredible beautiful lovely perfect best better fun
     special real true favorite favourite actual entire whole brand same different other
     several various certain couple of kind sort type bit"""
-) | frozenset(_EVAL)
-_NP_STOP = _COMMON | _words(
+) | frozenset(EVAL)
+NP_STOP = COMMON | _words(
     """to of in on at by for with from about into onto over under after before during through
     between among around up down out off again once and or but so because if when while that
     which who whom whose where how why what than then there here now too also as it its
@@ -631,7 +628,7 @@ _NP_STOP = _COMMON | _words(
     think thought feel felt want wanted need say said tell told let keep kept start started gotta gonna wanna
     ya yeah ok okay"""
 )
-_VAGUE = _words(
+VAGUE = _words(
     """thing things stuff lot lots bit way ways time times day days week weeks month months
     year years one ones kind sort type part place idea ideas moment moments life people
     person guy guys everyone everything something anything nothing other others while
@@ -641,8 +638,8 @@ _VAGUE = _words(
     pictures sure shot look lot update updates thanks effort efforts journey process
     situation case number amount level couple few much many more most less"""
 )
-_NP_TOKEN = re.compile(r"[^\W_][\w'&-]*")
-_DET_NP_RE = re.compile(r"\b(?:a|an|the|my|our|some|this|these|his|her|their|new)\s+(?=[a-z0-9])")
+NP_TOKEN = re.compile(r"[^\W_][\w'&-]*")
+DET_NP_RE = re.compile(r"\b(?:a|an|the|my|our|some|this|these|his|her|their|new)\s+(?=[a-z0-9])")
 
 # Verbs after which the object is a concept, and the kind it gets.
 _OBJ_TRIGGERS = {
@@ -662,8 +659,8 @@ _OBJ_TRIGGERS = {
     "collecting studied study studying taught teach teaching opened open opening launched launch launching sell sold "
     "selling wear wore wearing drew draw drawing sang sing singing played",
 }
-_OBJ_KIND = {w: kind for kind, ws in _OBJ_TRIGGERS.items() for w in ws.split()}
-_OBJ_MULTI = _words(
+OBJ_KIND = {w: kind for kind, ws in _OBJ_TRIGGERS.items() for w in ws.split()}
+OBJ_MULTI = _words(
     """went_to go_to goes_to going_to been_to signed_up_for sign_up_for volunteer_at volunteer_for
     volunteer_with volunteered_at volunteered_for volunteered_with volunteering_at volunteering_for
     volunteering_with working_on work_on worked_on training_for trained_for preparing_for prepared_for
@@ -672,54 +669,54 @@ _OBJ_MULTI = _words(
     interested_in passionate_about fan_of member_of part_of enrolled_in graduated_from studying_for
     getting_into got_into class_on course_on class_in course_in degree_in"""
 )
-_OBJ_MULTI = frozenset(k.replace("_", " ") for k in _OBJ_MULTI)
-_OBJ_MULTI_PREFIX = frozenset(" ".join(k.split()[:2]) for k in _OBJ_MULTI if len(k.split()) == 3)
-_OBJ_KIND["into"] = "thing"
-_PARTICLES = _words("up in on out to into for at with")
-_HOLIDAY_WORDS = _words(
+OBJ_MULTI = frozenset(k.replace("_", " ") for k in OBJ_MULTI)
+OBJ_MULTI_PREFIX = frozenset(" ".join(k.split()[:2]) for k in OBJ_MULTI if len(k.split()) == 3)
+OBJ_KIND["into"] = "thing"
+PARTICLES = _words("up in on out to into for at with")
+HOLIDAY_WORDS = _words(
     "christmas thanksgiving halloween easter hanukkah diwali ramadan eid passover birthday pride valentine valentine's"
 )
-_HOLIDAY_PHRASES = ("new year", "independence day", "mother's day", "father's day", "black friday", "of july", "patrick")
-_MOTION_KIND = _words("went go goes going been trip")
-_ACT_FIRST = frozenset(a.split()[0] for a in _ACTIVITY_SET if " " in a)
-_MULTI_FIRST = frozenset(k.split()[0] for k in _OBJ_MULTI)
-_CONCEPT_CUES = _ACTIVITY_SET | _ACT_FIRST | _MULTI_FIRST | frozenset(_OBJ_KIND)
-_WORK_CATS = _words(
+HOLIDAY_PHRASES = ("new year", "independence day", "mother's day", "father's day", "black friday", "of july", "patrick")
+MOTION_KIND = _words("went go goes going been trip")
+ACT_FIRST = frozenset(a.split()[0] for a in ACTIVITY_SET if " " in a)
+MULTI_FIRST = frozenset(k.split()[0] for k in OBJ_MULTI)
+CONCEPT_CUES = ACTIVITY_SET | ACT_FIRST | MULTI_FIRST | frozenset(OBJ_KIND)
+WORK_CATS = _words(
     "book books movie movies film films show shows series song songs album albums game games novel novels poem "
     "play musical painting artwork podcast anime manga comic comics"
 )
-_ED_NOUNS = _words("bed beds seed seeds need needs speed shed red reed weed feed")
-_ADJ_SUFFIXES = ("ed", "able", "ible", "ful", "ous", "ive", "ly", "ish", "less")
-_DET_BEFORE_RE = re.compile(r"\b(?:my|our|your|his|her|their|the|a|an|this|that|of)\s+(?:own\s+|new\s+|little\s+)?$")
-_NEXT_WORD = re.compile(r"[ \t]+([^\W_][\w'&-]*)")
-_TOKEN_PUNCT = frozenset("'&-_")
+ED_NOUNS = _words("bed beds seed seeds need needs speed shed red reed weed feed")
+ADJ_SUFFIXES = ("ed", "able", "ible", "ful", "ous", "ive", "ly", "ish", "less")
+DET_BEFORE_RE = re.compile(r"\b(?:my|our|your|his|her|their|the|a|an|this|that|of)\s+(?:own\s+|new\s+|little\s+)?$")
+NEXT_WORD = re.compile(r"[ \t]+([^\W_][\w'&-]*)")
+TOKEN_PUNCT = frozenset("'&-_")
 
-_SENT_END_RE = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)|\n+")
-_ABBREV_RE = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|Mt|Ave|No|e\.g|i\.e))\.$")
-_CLAUSE_SPLIT_RE = re.compile(
+SENT_END_RE = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)|\n+")
+ABBREV_RE = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|Mt|Ave|No|e\.g|i\.e))\.$")
+CLAUSE_SPLIT_RE = re.compile(
     r"(?:;|:(?!\d)|\s[-\u2013\u2014]+\s|\u2014|,\s*(?:and|but|so|because|though|although|while|plus|or|which|since|cause|'cause)\b"
     r"|\s(?:but|because|although|though|whereas|plus|cause)\b|,\s*(?=(?:i|we|it|that|this|he|she|they|you)\b(?!\s*[,.!?])))\s*",
     _I,
 )
-_CAPS_RE = re.compile(
-    rf"(?<![\w'@#])(?!I(?:'[a-z]+)?\b)(?:[{_UPPER}][{_LETTER}'&.-]*[{_LETTER}]|[{_UPPER}])(?:\s+\d{{1,4}}\b(?![:/]))?"
+CAPS_RE = re.compile(
+    rf"(?<![\w'@#])(?!I(?:'[a-z]+)?\b)(?:[{UPPER}][{LETTER}'&.-]*[{LETTER}]|[{UPPER}])(?:\s+\d{{1,4}}\b(?![:/]))?"
 )
-_CAP_GAP_RE = re.compile(r"\s+(?:(?:of|the|de|da|del|la|le|du|von|van|y|&)\s+)*")
-_CAP_GAP_LONG_RE = re.compile(r"\s+(?:(?:of|the|de|da|del|la|le|du|von|van|y|&|at|in|on|to|for|a|an|and)\s+)*")
-_QUOTED_RE = re.compile(r"\"(?P<q>[^\"\n]{2,80})\"|(?<![A-Za-z])'(?P<s>[A-Za-z0-9][^'\n]{1,60}?)'(?![A-Za-z])")
-_CHAT_TOKEN_RE = re.compile(f"[{_LETTER}][{_LETTER}']*")
-_TRAIL_STRIP = ",;:-\u2013\u2014 \t\"'()[]"
-_TRAIL_WORDS = _words("and but so or then which that because while plus as if when with to for of the a an")
-_NORMALIZE = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
+CAP_GAP_RE = re.compile(r"\s+(?:(?:of|the|de|da|del|la|le|du|von|van|y|&)\s+)*")
+CAP_GAP_LONG_RE = re.compile(r"\s+(?:(?:of|the|de|da|del|la|le|du|von|van|y|&|at|in|on|to|for|a|an|and)\s+)*")
+QUOTED_RE = re.compile(r"\"(?P<q>[^\"\n]{2,80})\"|(?<![A-Za-z])'(?P<s>[A-Za-z0-9][^'\n]{1,60}?)'(?![A-Za-z])")
+CHAT_TOKEN_RE = re.compile(f"[{LETTER}][{LETTER}']*")
+TRAIL_STRIP = ",;:-\u2013\u2014 \t\"'()[]"
+TRAIL_WORDS = _words("and but so or then which that because while plus as if when with to for of the a an")
+NORMALIZE = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
 
-_PRONOUN_THING = _words("it that this these those them they everything all")
-_PRONOUN_PERSON = _words("he she him her")
+PRONOUN_THING = _words("it that this these those them they everything all")
+PRONOUN_PERSON = _words("he she him her")
 
 
 # =========================================================================== lemmatiser tables
 
-_ADD_E_RE = re.compile(r"^[^aeiou]*[aeiou][bcdfgkmnprstvz]$|(?:[^aeiou]c|v|iz|[^aeiou]at|[^aeiou]ut|ur[sc]|[^aeioun]g|[^aeiou]ur|[^aeiou]is)$")
-_STEM_FIX = {"creat": "create", "danc": "dance", "rais": "raise", "chang": "change", "us": "use",
+ADD_E_RE = re.compile(r"^[^aeiou]*[aeiou][bcdfgkmnprstvz]$|(?:[^aeiou]c|v|iz|[^aeiou]at|[^aeiou]ut|ur[sc]|[^aeioun]g|[^aeiou]ur|[^aeiou]is)$")
+STEM_FIX = {"creat": "create", "danc": "dance", "rais": "raise", "chang": "change", "us": "use",
              "hik": "hike", "bak": "bake", "wak": "wake", "mov": "move", "liv": "live", "writ": "write", "rid": "ride",
              "com": "come", "mak": "make", "tak": "take", "hop": "hope", "shar": "share", "car": "care", "explor": "explore",
              "practic": "practice", "purchas": "purchase", "releas": "release", "receiv": "receive", "achiev": "achieve",
@@ -739,29 +736,29 @@ _STEM_FIX = {"creat": "create", "danc": "dance", "rais": "raise", "chang": "chan
              "bless": "bless", "discuss": "discuss", "focus": "focus", "plac": "place", "struggl": "struggle",
              "settl": "settle", "handl": "handle", "tackl": "tackle", "cycl": "cycle", "juggl": "juggle",
              "cuddl": "cuddle", "snuggl": "snuggle", "volunteer": "volunteer", "engag": "engage", "manag": "manage"}  # fmt: skip
-_DOUBLE = _words("run swim shop jog sit get set put cut hit stop plan chat dig skip drum rap scan spin begin win")
+DOUBLE = _words("run swim shop jog sit get set put cut hit stop plan chat dig skip drum rap scan spin begin win")
 
 
 # =========================================================================== derived word sets
 
 #: Nouns that denote people (never concepts).
-_PERSON_NOUNS = frozenset(_KIN_NORMAL) | (_NAMED_ONLY - _PETS) | _words(
+PERSON_NOUNS = frozenset(KIN_NORMAL) | (NAMED_ONLY - PETS) | _words(
     "people person guy guys girl girls boy boys man men woman women folks family families everyone everybody")
 
-_REST_CUT_RE = re.compile(r",|\s+(?:and|but|so|which|because|while)\s+(?:it|i|we|he|she|they|you|that|this|it's|i'm)\b")
-_GERUND_OBJ_RE = re.compile(r"\s+(?:(?:about|with|on|in|to|for|at|into|through|around)\s+)?(?=[^\W_])")
-_GERUND_DOBJ_RE = re.compile(r"\s+(?=(?:my|our|his|her|their|the|a|an|this|these|those|some)\s)")
-_GENERIC_PEOPLE = _words(
+REST_CUT_RE = re.compile(r",|\s+(?:and|but|so|which|because|while)\s+(?:it|i|we|he|she|they|you|that|this|it's|i'm)\b")
+GERUND_OBJ_RE = re.compile(r"\s+(?:(?:about|with|on|in|to|for|at|into|through|around)\s+)?(?=[^\W_])")
+GERUND_DOBJ_RE = re.compile(r"\s+(?=(?:my|our|his|her|their|the|a|an|this|these|those|some)\s)")
+GENERIC_PEOPLE = _words(
     "people person guy guys folks everyone everybody someone somebody anyone anybody others one ones"
 )
 
 #: Fact predicates whose object is also a concept, with its kind.
-_CONCEPT_FACTS = {"likes": "thing", "dislikes": "thing", "allergic_to": "thing", "favorite": "thing",
+CONCEPT_FACTS = {"likes": "thing", "dislikes": "thing", "allergic_to": "thing", "favorite": "thing",
                   "lives_in": "place", "from": "place", "works_at": "organization", "plays": "activity"}  # fmt: skip
 
 
 #: Words that are never read as a name at a sentence start.
-_NOT_NAMES = (
-    _ACTIVITY_SET | _PLACES | _NATIONALITIES | _BRANDS | _PLACE_HEADS | _ORG_HEADS | _JOBS | _PETS | _COMMON_VERBS
-    | frozenset(_EVAL) | _VAGUE | _HOLIDAY_WORDS | _FRAME_WORDS | _PERSON_NOUNS
+NOT_NAMES = (
+    ACTIVITY_SET | PLACES | NATIONALITIES | BRANDS | PLACE_HEADS | ORG_HEADS | JOBS | PETS | COMMON_VERBS
+    | frozenset(EVAL) | VAGUE | HOLIDAY_WORDS | FRAME_WORDS | PERSON_NOUNS
 )
