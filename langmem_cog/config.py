@@ -52,7 +52,8 @@ class CogMemConfig(BaseModel):
         embedder: ``"minilm"`` (packaged all-MiniLM-L6-v2, the default), ``"mpnet"``
             (all-mpnet-base-v2, installed by ``make models-mpnet``) or a path to a local
             sentence-transformers model directory.
-        embed_batch_size: Texts per embedding batch.
+        embed_batch_size: Texts per embedding batch, at most (on ONNX Runtime a batch also stops at
+            ``embeddings.EMBED_TOKEN_BUDGET`` padded tokens).
         context_vectors: Let the cascade embed each turn with the previous turns of its session and
             index those context texts for BM25 (one more embedding per turn, from a namespace's first
             cascade query on; plain hybrid search never pays it); the fusion features ``context_z`` /
@@ -103,7 +104,7 @@ class CogMemConfig(BaseModel):
     chroma_host: str = "localhost"
     chroma_port: int = Field(default=8000, ge=1, le=65535)
     embedder: str = "minilm"
-    embed_batch_size: int = Field(default=64, ge=1, le=4096)
+    embed_batch_size: int = Field(default=128, ge=1, le=4096)
     context_vectors: bool = True
     fusion: Literal["zscore", "rrf"] = "zscore"
     lexical_weight: float = Field(default=1.0, ge=0.0, le=100.0)

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -141,7 +141,7 @@ class LocalSentenceEmbeddings(Embeddings):
 
     Args:
         model_path: The local model directory.
-        batch_size: Texts per batch.
+        batch_size: Texts per batch, at most (on ONNX Runtime also at most :data:`EMBED_TOKEN_BUDGET` padded tokens).
         device: Torch device (``"cpu"`` by default).
         max_seq_length: Truncate texts to this many tokens (default: the model's own limit, 256 for
             MiniLM). Encoding cost grows with length, so long turns embed much faster truncated.
@@ -170,7 +170,7 @@ class LocalSentenceEmbeddings(Embeddings):
     """
 
     def __init__(
-        self, model_path: str | Path, batch_size: int = 64, device: str = "cpu", max_seq_length: int | None = None,
+        self, model_path: str | Path, batch_size: int = 128, device: str = "cpu", max_seq_length: int | None = None,
         single_threads: int | None = 1, backend: str = "auto", precision: str = "fp32",
     ) -> None:
         from langmem_cog.runtime import resolve_backend
@@ -251,6 +251,31 @@ class LocalSentenceEmbeddings(Embeddings):
         return self.embed_array([text])[0].tolist()
 
 
+#: Padded tokens per ONNX Runtime batch: a batch takes texts (shortest first) until it would pass this
+#: many, so short texts (graph node names) go in large batches and long turns in small ones, where a
+#: CPU runs a transformer fastest (docs/BENCHMARKS.md, session 19).
+EMBED_TOKEN_BUDGET = 512
+
+
+def token_batches(lengths: Sequence[int], max_texts: int, budget: int) -> list[list[int]]:
+    """Batches of the positions of ``lengths`` (ascending token counts): each holds at most ``max_texts``
+    texts and, padded to its longest, at most ``budget`` tokens (always at least one text).
+
+    Example:
+        >>> token_batches([2, 2, 3, 8, 9], max_texts=4, budget=16)
+        [[0, 1, 2], [3], [4]]
+    """
+    out: list[list[int]] = []
+    start, n = 0, len(lengths)
+    while start < n:
+        end = start + 1
+        while end < n and end - start < max_texts and (end - start + 1) * lengths[end] <= budget:
+            end += 1
+        out.append(list(range(start, end)))
+        start = end
+    return out
+
+
 class _OnnxSentenceEncoder:
     """``SentenceTransformer.encode`` for a transformer + mean pooling (+ normalisation), in ONNX Runtime."""
 
@@ -312,8 +337,8 @@ class _OnnxSentenceEncoder:
         enc = self.tokenizer(texts, truncation=True, max_length=self.max_length)
         order = sorted(range(len(texts)), key=lambda i: len(enc["input_ids"][i]))
         parts: list[tuple[list[int], np.ndarray]] = []
-        for start in range(0, len(order), max(1, batch_size)):
-            idx = order[start : start + batch_size]
+        for idx in token_batches([len(enc["input_ids"][i]) for i in order], batch_size, EMBED_TOKEN_BUDGET):
+            idx = [order[i] for i in idx]
             padded = self.tokenizer.pad({k: [v[i] for i in idx] for k, v in enc.items()}, return_tensors="np")
             hidden = run_session(session, padded)
             mask = np.asarray(padded["attention_mask"], dtype=np.float32)[..., None]
@@ -442,7 +467,7 @@ class CachedEmbeddings(Embeddings):
 
 
 def resolve_embedder(
-    spec: str = "minilm", batch_size: int = 64, device: str = "cpu", max_seq_length: int | None = None,
+    spec: str = "minilm", batch_size: int = 128, device: str = "cpu", max_seq_length: int | None = None,
     backend: str = "auto", precision: str = "fp32",
 ) -> LocalSentenceEmbeddings:
     """Build the embedder named by ``spec`` (``minilm``, ``mpnet`` or a path).

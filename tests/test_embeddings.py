@@ -40,3 +40,15 @@ def test_a_single_text_is_embedded_on_single_threads_and_torch_is_restored(monke
 def test_single_threads_must_be_positive(bad) -> None:
     with pytest.raises(InvalidInputError, match="single_threads"):
         LocalSentenceEmbeddings(resolve_model_path("minilm"), single_threads=bad)
+
+
+def test_token_batches_cap_texts_and_padded_tokens() -> None:
+    from langmem_cog.embeddings import token_batches
+
+    lengths = [3] * 10 + [40] * 5 + [300]
+    batches = token_batches(lengths, max_texts=4, budget=128)
+    assert [i for b in batches for i in b] == list(range(len(lengths)))  # every text once, in order
+    assert all(len(b) <= 4 for b in batches)
+    assert all(len(b) * lengths[b[-1]] <= 128 for b in batches if len(b) > 1)
+    assert batches[-1] == [15]  # a text longer than the budget still gets its own batch
+    assert token_batches([], max_texts=4, budget=128) == []
