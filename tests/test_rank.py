@@ -16,7 +16,7 @@ from langchain_core.documents import Document
 from langmem_cog import CogMemConfig, CogMemRetriever, make_turn
 from langmem_cog.errors import ConfigError, InvalidInputError, ShortcutFieldError
 from langmem_cog.memory import CogMemory
-from langmem_cog.rank.cascade import Cascade
+from langmem_cog.rank.cascade import Cascade, CascadeSettings
 from langmem_cog.rank.compressor import FORBIDDEN_FIELDS, ConvMemoryCompressor
 from langmem_cog.rank.data import rerank_examples
 from langmem_cog.rank.features import FEATURE_NAMES, CandidatePool, GraphSignals, candidate_features, neighbour_max
@@ -414,7 +414,8 @@ def test_cascade_top10_holds_hybrids_best_8(memory, ns):
     hybrid = [s.turn.id for s in memory.store.search(ns, "shellfish allergy", k=20)]
     backwards = FusionScorer(weights=-FusionScorer.untrained().weights)
     for protect, expect in ((8, 8), (0, 0)):
-        cascade = Cascade(store=memory.store, memory=memory, scorer=backwards, raw_protect=protect, use_graph=False)
+        cascade = Cascade(store=memory.store, memory=memory, scorer=backwards, use_graph=False,
+                          settings=CascadeSettings(raw_protect=protect))
         top = [d.metadata["turn_id"] for d in cascade.rank(ns, "shellfish allergy", k=10).documents]
         assert len(set(top) & set(hybrid[:8])) == expect, protect
 
@@ -423,6 +424,22 @@ def test_cascade_refuses_bad_k(memory, ns):
     _fill(memory, ns)
     with pytest.raises(InvalidInputError, match="k=0"):
         Cascade(store=memory.store, memory=memory).rank(ns, "q", k=0)
+    for bad in ({"rerank_depth": 0}, {"pool_cut": -1}, {"raw_protect": -1}, {"feature_pool_max": 2.5}):
+        with pytest.raises(InvalidInputError, match=f"{next(iter(bad))}="):
+            CascadeSettings(**bad)
+
+
+def test_a_pool_over_the_feature_limit_is_cut_to_the_best_hybrid_candidates(memory, ns):
+    """``feature_pool_max`` / ``pool_cut`` are the cascade's own sizes (not the store's HNSW ``candidates``)."""
+    texts = [f"note {i}: shellfish allergy " + "shellfish " * (i % 7) for i in range(30)]
+    t0 = datetime(2023, 5, 8, tzinfo=UTC)
+    memory.add_turns([make_turn(id=f"c{i}", namespace=ns, speaker="Leo", text=x, position=i, session_id="1",
+                                timestamp=t0 + timedelta(minutes=i)) for i, x in enumerate(texts)])
+    hybrid = [s.turn.id for s in memory.store.search(ns, "shellfish allergy", k=30)]
+    whole, _ = Cascade(store=memory.store, use_graph=False).candidates(ns, "shellfish allergy")
+    cut, _ = Cascade(store=memory.store, use_graph=False,
+                     settings=CascadeSettings(feature_pool_max=20, pool_cut=5)).candidates(ns, "shellfish allergy")
+    assert len(whole.ids) == 30 and set(cut.ids) == set(hybrid[:5])
 
 
 # ---------------------------------------------------------------- shipped models

@@ -42,12 +42,47 @@ if TYPE_CHECKING:
     from langmem_cog.memory import CogMemory
     from langmem_cog.store import TurnStore
 
-__all__ = ["Cascade", "CascadeResult", "annotate_records", "pool_documents"]
+__all__ = ["Cascade", "CascadeResult", "CascadeSettings", "annotate_records", "pool_documents"]
 
 logger = logging.getLogger(__name__)
 
 #: Pools larger than this are cut to the best hybrid candidates (plus grounded turns) before features.
 FEATURE_POOL_MAX = 2000
+
+
+@dataclass(frozen=True)
+class CascadeSettings:
+    """The cascade's sizes, in one frozen object.
+
+    Attributes:
+        rerank_depth: How many fused documents go to the compressor, which may reorder them all
+            (ConvMemory v2's protected top 10: Recall@10 is kept by construction).
+        raw_protect: The fused top ``rerank_depth`` always holds plain hybrid search's best ``raw_protect``
+            turns (:func:`~langmem_cog.rank.head.head_order`; 0: the fused order as it is).
+        raw_candidates: Size of the raw top list that decides the ``raw`` / ``graph`` stage label.
+        feature_pool_max: Pools larger than this are cut before features are computed ...
+        pool_cut: ... to their best ``pool_cut`` hybrid candidates, plus the grounded turns (and, with a
+            filter, the best ``pool_cut`` that pass it).
+
+    Raises:
+        InvalidInputError: If a size is not a positive integer (``raw_protect`` may be 0).
+
+    Example:
+        >>> CascadeSettings(rerank_depth=5).raw_protect
+        8
+    """
+
+    rerank_depth: int = RERANK_DEPTH
+    raw_protect: int = RAW_PROTECT
+    raw_candidates: int = 50
+    feature_pool_max: int = FEATURE_POOL_MAX
+    pool_cut: int = 200
+
+    def __post_init__(self) -> None:
+        for name in ("rerank_depth", "raw_candidates", "feature_pool_max", "pool_cut"):
+            positive_int(getattr(self, name), name)
+        if self.raw_protect != 0:
+            positive_int(self.raw_protect, "raw_protect")
 
 
 @dataclass
@@ -68,10 +103,7 @@ class Cascade:
         scorer: The fusion scorer (``None``: :meth:`FusionScorer.untrained`).
         compressor: The last step (``None``: the fused ranking is returned as is).
         use_graph: Run the operator loop (needs ``memory``).
-        rerank_depth: How many fused documents are handed to the compressor (it protects its own top 10).
-        raw_protect: The fused top ``rerank_depth`` always holds plain hybrid search's best ``raw_protect``
-            turns (:func:`~langmem_cog.rank.head.head_order`; 0: the fused order as it is).
-        raw_candidates: Size of the raw top list that decides the ``raw`` / ``graph`` stage label.
+        settings: Its sizes (:class:`CascadeSettings`: rerank depth, raw protection, pool cut).
 
     Example:
         >>> import uuid
@@ -97,9 +129,7 @@ class Cascade:
     scorer: FusionScorer | None = None
     compressor: BaseDocumentCompressor | None = None
     use_graph: bool = True
-    rerank_depth: int = RERANK_DEPTH
-    raw_protect: int = RAW_PROTECT
-    raw_candidates: int = 50
+    settings: CascadeSettings = field(default_factory=CascadeSettings)
     _retrieval: Any = field(default=None, init=False, repr=False)
     _warned_context: bool = field(default=False, init=False, repr=False)
 
@@ -127,8 +157,9 @@ class Cascade:
             context: Score the context vectors and texts too; ``None``: when the scorer uses them.
             where: See :meth:`first_stage`.
 
-        A pool larger than :data:`FEATURE_POOL_MAX` is cut to the best hybrid candidates and the
-        grounded turns; with an active ``where``, the best hybrid candidates that pass it are kept too.
+        A pool larger than ``settings.feature_pool_max`` is cut to its best ``settings.pool_cut`` hybrid
+        candidates and the grounded turns; with an active ``where``, the best hybrid candidates that pass
+        it are kept too.
         """
         scorer = self.scorer or FusionScorer.untrained()
         # Context vectors cost an embedding per turn on a namespace's first query: only for a scorer that uses them.
@@ -141,15 +172,16 @@ class Cascade:
         signals = self.signals(namespace, query, now)
         ids = ps.ids
         dense, lexical, context_s, context_lexical = ps.dense, ps.lexical, ps.context, ps.context_lexical
-        if len(ids) > FEATURE_POOL_MAX:
+        cut = self.settings.pool_cut
+        if len(ids) > self.settings.feature_pool_max:
             hybrid = zscore_fuse([dense, lexical], [1.0, self.store.config.lexical_weight])
-            keep = set(np.argsort(-hybrid, kind="stable")[: self.store.config.candidates].tolist())
+            keep = set(np.argsort(-hybrid, kind="stable")[:cut].tolist())
             if signals is not None:
                 at = {d: i for i, d in enumerate(ids)}
                 keep |= {at[t] for t in signals.grounded if t in at}
             if where is not None and where.active:
                 passing = [i for i, t in enumerate(self.store.get_turns(namespace, ids)) if where.allows(t)]
-                best = np.argsort(-hybrid[passing], kind="stable")[: self.store.config.candidates]
+                best = np.argsort(-hybrid[passing], kind="stable")[:cut]
                 keep |= {passing[int(j)] for j in best}
             sel = sorted(keep)
             ids = [ids[i] for i in sel]
@@ -212,14 +244,15 @@ class Cascade:
         if where is not None and where.active:
             allowed = [i for i, t in enumerate(pool.turns) if where.allows(t)]
         hybrid = pool.hybrid(self.store.config.lexical_weight)
-        order = head_order(fused, hybrid, depth=self.rerank_depth, protect=min(self.raw_protect, self.rerank_depth),
+        head_size = self.settings.rerank_depth
+        order = head_order(fused, hybrid, depth=head_size, protect=min(self.settings.raw_protect, head_size),
                            allowed=allowed)
-        depth = max(k, self.rerank_depth) if self.compressor is not None else k
+        depth = max(k, head_size) if self.compressor is not None else k
         docs = self._documents(pool, signals, fused, order[:depth], hybrid)
         if self.compressor is not None and docs:
             docs = list(self.compressor.compress_documents(docs, query))
         if signals is not None and signals.records:
-            head = docs[: self.rerank_depth]
+            head = docs[:head_size]
             at = {d.metadata["turn_id"]: d for d in head}
             if signals.asks_current_belief:  # what someone thinks now: a CURRENT claim before what it superseded
                 order = prefer_current(list(at), signals.records)
@@ -229,7 +262,7 @@ class Cascade:
                 order = prefer_records(list(at), signals.records, named)
             else:
                 order = list(at)
-            docs = [at[t] for t in order] + docs[self.rerank_depth :]
+            docs = [at[t] for t in order] + docs[head_size:]
             for d in docs:
                 annotate_records(d, signals.records.get(d.metadata["turn_id"]))
         for r, d in enumerate(docs, 1):
@@ -238,7 +271,7 @@ class Cascade:
 
     def _documents(self, pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
                    idx: Sequence[int], hybrid: np.ndarray) -> list[Document]:
-        return pool_documents(pool, signals, fused, idx, hybrid=hybrid, raw_candidates=self.raw_candidates)
+        return pool_documents(pool, signals, fused, idx, hybrid=hybrid, raw_candidates=self.settings.raw_candidates)
 
 
 def pool_documents(pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray, idx: Sequence[int], *,
