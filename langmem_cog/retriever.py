@@ -239,9 +239,7 @@ class CogMemRetriever(BaseRetriever):
                 self.compressor = default_compressor(threads=cfg.rerank_threads, models_dir=cfg.models_dir,
                                                      backend=cfg.inference_backend, precision=cfg.rerank_precision)
             if self.use_graph and self.memory is not None:
-                from langmem_cog.graph.loop import shared_retrieval
-
-                shared_retrieval(self.memory)  # built (imported, compiled) now, not inside the first query
+                _ = self.memory.retrieval  # built (imported, compiled) now, not inside the first query
         return self
 
     @classmethod

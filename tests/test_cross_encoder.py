@@ -144,7 +144,6 @@ def test_store_serves_a_seeded_query_vector_without_running_the_model(memory):
 def test_cascades_share_one_operator_loop_and_embed_the_query_once(memory, ns):
     from datetime import UTC, datetime
 
-    from langmem_cog.graph.loop import shared_retrieval
     from langmem_cog.rank.cascade import Cascade
     from langmem_cog.records import make_turn
 
@@ -165,7 +164,7 @@ def test_cascades_share_one_operator_loop_and_embed_the_query_once(memory, ns):
         two.rank(ns, "What is Leo allergic to?", k=2)
     finally:
         del memory.store.embed_texts
-    assert one._retrieval is two._retrieval is shared_retrieval(memory)
+    assert one._retrieval is two._retrieval is memory.retrieval
     assert queries == ["What is Leo allergic to?"]  # raw scores and the loop share one embedding
 
 

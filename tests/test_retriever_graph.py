@@ -174,18 +174,18 @@ def test_prefer_current_is_a_permutation_that_leads_with_the_newer_side_of_each_
 
 
 def test_the_operator_loop_is_built_with_the_retriever_not_in_its_first_query(sample) -> None:
-    from langmem_cog.graph.loop import GraphRetrieval, shared_retrieval
+    from langmem_cog.graph.loop import GraphRetrieval
 
     fresh = CogMemory(CogMemConfig.preset("ephemeral"))
     assert fresh._retrieval is None
     CogMemRetriever(memory=fresh, namespace="nobody-yet")
     assert isinstance(fresh._retrieval, GraphRetrieval)  # built by the constructor
-    assert fresh.retrieval is fresh._retrieval is shared_retrieval(fresh)
+    assert fresh.retrieval is fresh._retrieval is fresh.retrieval
     plain = CogMemory(CogMemConfig.preset("ephemeral", retrieval="hybrid"))
     CogMemRetriever(memory=plain, namespace="nobody-yet")
     assert plain._retrieval is None  # plain hybrid search builds no loop
     memory, ns, _ = sample
     retriever = CogMemRetriever(memory=memory, namespace=ns)
-    built = shared_retrieval(memory)
+    built = memory.retrieval
     retriever.invoke("Does Maya like running now?")
-    assert shared_retrieval(memory) is built  # the query reused it
+    assert memory.retrieval is built  # the query reused it

@@ -111,7 +111,6 @@ __all__ = [
     "operator_node",
     "GraphRetrieval",
     "graph_search",
-    "shared_retrieval",
 ]
 
 logger = logging.getLogger(__name__)
@@ -815,9 +814,4 @@ def graph_search(memory: CogMemory, namespace: str, query: str, k: int = 10,
     Example:
         >>> graph_search(mem, "alice", "What is Leo allergic to?", k=5)  # doctest: +SKIP
     """
-    return shared_retrieval(memory).search(namespace, query, k, now=now)
-
-
-def shared_retrieval(memory: CogMemory) -> GraphRetrieval:
-    """The memory's default :class:`GraphRetrieval` (:attr:`CogMemory.retrieval`), built once per memory."""
-    return memory.retrieval
+    return memory.retrieval.search(namespace, query, k, now=now)

@@ -138,9 +138,7 @@ class Cascade:
         if not (self.use_graph and self.memory is not None):
             return None
         if self._retrieval is None:
-            from langmem_cog.graph.loop import shared_retrieval
-
-            self._retrieval = shared_retrieval(self.memory)
+            self._retrieval = self.memory.retrieval
         result = self._retrieval.result(namespace, query, now=now)
         return GraphSignals.from_result(result, turn_records(self.memory.graph(namespace)))
 
