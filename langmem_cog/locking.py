@@ -60,20 +60,39 @@ class DirLock:
         self._depth = 0
         self._fd: int | None = None
 
+    def _open(self) -> int:
+        """The lock file, opened for writing (created if missing).
+
+        Raises:
+            StoreError: If it cannot be (a read-only data directory or file system, no permission).
+        """
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            return os.open(self.directory / _LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # read-only directory or file system, no permission
+            raise StoreError(
+                f"cannot open the lock file {self.directory / _LOCK_FILE} ({type(exc).__name__}: "
+                f"{exc.strerror or exc}): the data directory {self.directory} must be writable to be "
+                "opened or written; make it writable (e.g. chmod -R u+w), or copy it to a writable "
+                "place and open the copy. Nothing was written"
+            ) from exc
+
+    def check_writable(self) -> None:
+        """Fail now, by name, if the lock could not be taken: before a write reads anything (a read of
+        a read-only embedded Chroma database can fail with Chroma's own error first).
+
+        Raises:
+            StoreError: If the lock file cannot be opened for writing.
+        """
+        with self._thread_lock:
+            if self._depth == 0:
+                os.close(self._open())
+
     def __enter__(self) -> DirLock:
         self._thread_lock.acquire()
         try:
             if self._depth == 0:
-                try:
-                    self.directory.mkdir(parents=True, exist_ok=True)
-                    fd = os.open(self.directory / _LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-                except OSError as exc:  # read-only directory or file system, no permission
-                    raise StoreError(
-                        f"cannot open the lock file {self.directory / _LOCK_FILE} ({type(exc).__name__}: "
-                        f"{exc.strerror or exc}): the data directory {self.directory} must be writable to be "
-                        "opened or written; make it writable (e.g. chmod -R u+w), or copy it to a writable "
-                        "place and open the copy. Nothing was written"
-                    ) from exc
+                fd = self._open()
                 try:
                     if fcntl is not None:
                         fcntl.flock(fd, fcntl.LOCK_EX)

@@ -1509,6 +1509,8 @@ class TurnStore:
             got = col.get(ids=[t.id for t in group], include=["documents", "metadatas"])
         except Exception as exc:  # forgotten meanwhile by another process: nothing stored there
             if not _collection_gone(exc):
+                if self.dir_lock is not None:  # a read-only data dir: say so (Chroma may fail a read there first)
+                    self.dir_lock.check_writable()
                 raise StoreError(f"cannot read the collection of namespace {namespace!r}: {exc}") from exc
             self._gone(namespace)
             return {}

@@ -298,6 +298,31 @@ def test_a_read_only_chroma_database_or_data_dir_is_a_store_error_and_nothing_is
     assert mem.store.count(NS) == len(TEXTS) + 1
 
 
+def test_a_chroma_read_that_fails_in_a_read_only_data_dir_names_the_data_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chroma may fail a read of a read-only embedded database first ("Error purging logs", when it has
+    log entries to purge): a write still says that the data directory must be writable."""
+    from chromadb.api.models.Collection import Collection
+    from chromadb.errors import InternalError
+
+    mem = _memory(tmp_path)
+    mem.add_turns(make_turns(NS, TEXTS))
+
+    def purging(self, *args, **kwargs):
+        raise InternalError("Error executing plan: Error sending backfill request to compactor: Error purging logs")
+
+    undo = _make_read_only(sorted(tmp_path.rglob("*"), reverse=True) + [tmp_path])
+    try:
+        monkeypatch.setattr(Collection, "get", purging)
+        with pytest.raises(StoreError, match="cannot open the lock file.*must be writable"):
+            mem.add_turns(make_turns(NS, ["A turn for a read-only data dir"], id_prefix="ro"))
+    finally:
+        undo()
+    with pytest.raises(StoreError, match="cannot read the collection.*purging logs"):  # writable: Chroma's own error
+        mem.add_turns(make_turns(NS, ["A turn for a read-only data dir"], id_prefix="ro"))
+
+
 def test_a_data_dir_made_read_only_while_open_still_reads_and_refuses_writes_by_name(tmp_path: Path) -> None:
     mem = _memory(tmp_path)
     mem.add_turns(make_turns(NS, TEXTS))
