@@ -295,6 +295,19 @@ def _unstored(namespace: str, group: list[Turn], stored: dict[str, Turn]) -> lis
     return [t for t in group if t.id not in stored]
 
 
+def _segment_stamp(folder: Path) -> tuple[int, ...]:
+    """The modification times and sizes of an HNSW segment folder's header and level-0 files (0 when absent)."""
+    out: list[int] = []
+    for name in ("header.bin", "data_level0.bin"):
+        try:
+            st = (folder / name).stat()
+        except OSError:
+            out += [0, 0]
+        else:
+            out += [st.st_mtime_ns, st.st_size]
+    return tuple(out)
+
+
 @dataclass
 class _Cache:
     ids: list[str] = field(default_factory=list)
@@ -693,6 +706,8 @@ class TurnStore:
         # (collection id, version token) read before this store's view of it was last brought up to date.
         self._server_seen: dict[str, tuple[str, str | None]] = {}
         self._unannounced: set[str] = set()  # namespaces written whose version token could not be written
+        # Per HNSW segment folder, the (mtime, size) of its files when this store last zeroed their unused slots.
+        self._segment_stamps: dict[str, tuple[int, ...]] = {}
         #: Where ``add_turns`` spends its time (accumulated; see :class:`StageTimes`).
         self.stage_times = StageTimes()
         self._lexical_behind: set[str] = set()  # BM25 logs behind memory (a catch-up without the lock)
@@ -1469,6 +1484,10 @@ class TurnStore:
             for ns, group in by_ns.items():
                 with self._ns_lock(ns):
                     self._write(ns, group, new[ns], vectors[ns])
+            if any(new.values()):
+                # An index file Chroma created or grew in this write holds heap garbage in its unused
+                # slots, which may hold the text of turns deleted earlier in this process.
+                self._scrub_segments(changed_only=True)
         return [t.id for t in turns]
 
     def _check_free_space(self, turns: list[Turn]) -> None:
@@ -2069,16 +2088,22 @@ class TurnStore:
             known = {str(r[0]) for r in conn.execute("SELECT id FROM segments").fetchall()}
         return [p for p in root.iterdir() if is_segment_folder(p) and p.name not in known]
 
-    def _scrub_segments(self) -> None:
+    def _scrub_segments(self, *, changed_only: bool = False) -> None:
         """Zero the unused slots of every HNSW segment file of the embedded database (see
         :func:`~langmem_cog.chroma_files.scrub_hnsw_segment`): heap garbage that Chroma wrote there may hold
-        deleted text."""
+        deleted text. ``changed_only``: only the folders whose files changed since this store last
+        zeroed them (a stat per folder otherwise)."""
         root = self.data_dir / "chroma"
         if self.config.chroma_mode != "persistent" or not root.is_dir():
             return
         for folder in root.iterdir():
-            if is_segment_folder(folder) and scrub_hnsw_segment(folder):
+            if not is_segment_folder(folder):
+                continue
+            if changed_only and self._segment_stamps.get(folder.name) == _segment_stamp(folder):
+                continue
+            if scrub_hnsw_segment(folder):
                 logger.debug("zeroed the unused slots of the HNSW segment %s", folder.name)
+            self._segment_stamps[folder.name] = _segment_stamp(folder)
 
     @property
     def _chroma_db_file(self) -> Path:

@@ -329,6 +329,28 @@ def test_a_delete_zeroes_the_unused_hnsw_slots_that_chroma_fills_with_heap_garba
     _bystander_intact(again)
 
 
+def test_a_write_zeroes_the_unused_hnsw_slots_of_the_segments_it_changed(tmp_path: Path) -> None:
+    """The same garbage can land in a segment that Chroma creates or grows during a later *write* of the same
+    process, after a delete freed the deleted turn's text on its heap (``make reliability`` caught one such
+    file: a new segment written by the check's final ``add_turns``). A write zeroes the unused slots of the
+    segments whose files changed since the store last zeroed them."""
+    import struct
+
+    canary = _canary()
+    mem, ns = _filled(tmp_path, canary)
+    assert mem.delete_turns(ns, [SECRET]) == 1 and files_with(tmp_path, canary.encode()) == []
+    header = struct.Struct("<iQQQQQQiIQQQdQ")
+    (seg, *_) = [p for p in (tmp_path / "chroma").iterdir() if p.is_dir()]
+    count, per_element = header.unpack((seg / "header.bin").read_bytes())[3:5]
+    data = bytearray((seg / "data_level0.bin").read_bytes())
+    data[count * per_element + 8 : count * per_element + 8 + len(canary)] = canary.encode()
+    (seg / "data_level0.bin").write_bytes(bytes(data))  # as if Chroma had rewritten it from its heap
+    assert files_with(tmp_path, canary.encode())
+    mem.add_turns(make_turns("bystander-3", ["a later write"]))
+    assert files_with(tmp_path, canary.encode()) == []
+    assert mem.store.count(ns) == 40 and mem.store.count("bystander-3") == 1
+
+
 # ---------------------------------------------------------------- SIGKILL during delete_turns / forget
 KILL_TOTAL = 120  # turns besides the secret one: Chroma's HNSW segment persists in between
 
