@@ -30,7 +30,7 @@ from langmem_cog.bench.cascade import load_pool_cache
 from langmem_cog.bench.longmemeval import LmeSelection
 from langmem_cog.bench.pools import LME_POOL_MAX_TOKENS, PoolSet, QueryPool, collect_lme_pools
 from langmem_cog.config import CogMemConfig
-from langmem_cog.embeddings import CachedEmbeddings, resolve_embedder
+from langmem_cog.embeddings import CachedEmbeddings, config_embedder
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "longmemeval" / "longmemeval_s_dev.json.gz"
 
@@ -59,13 +59,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stop", type=int, default=None)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--no-context", action="store_true")
+    ap.add_argument("--embed-precision", choices=["auto", "fp32", "int8"], default="auto",
+                    help="the embedder's arithmetic (CogMemConfig.embed_precision)")
     ap.add_argument("--merge", type=Path, help="write the merged pool cache here")
     ap.add_argument("--base", type=Path, help="with --merge: a pool cache whose questions come first")
+    ap.add_argument("--embedder", default="", help="with --merge: the embedder the streams were built with "
+                    "(recorded in the cache, e.g. 'minilm int8')")
     ap.add_argument("streams", nargs="*", type=Path)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     if args.merge:
         ps = load_pool_cache(args.base) if args.base else PoolSet()
+        ps.embedder = args.embedder or getattr(ps, "embedder", "")
         for stream in args.streams:
             for qp in read_stream(stream):
                 if qp.sample_id not in ps.by_sample:  # a question in two files counts once
@@ -79,13 +84,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is None:
         ap.error("--out is required unless --merge")
     done = {qp.sample_id for qp in read_stream(args.out)}
-    emb = CachedEmbeddings(resolve_embedder("minilm", max_seq_length=LME_POOL_MAX_TOKENS))
+    cfg = CogMemConfig.preset("ephemeral", embed_precision=args.embed_precision)
+    emb = CachedEmbeddings(config_embedder(cfg, max_seq_length=LME_POOL_MAX_TOKENS))
 
     def save(qp: QueryPool) -> None:
         with args.out.open("ab") as fh:
             pickle.dump(qp, fh)
 
-    ps = collect_lme_pools(args.data, CogMemConfig.preset("ephemeral"), progress=lambda it, _d, _n: it,
+    ps = collect_lme_pools(args.data, cfg, progress=lambda it, _d, _n: it,
                            selection=LmeSelection(limit=args.stop, start=args.start, skip=done), embeddings=emb,
                            context=not args.no_context, on_pool=save)
     print(f"{args.out}: {len(ps.by_sample)} new questions, {len(done)} already there, ingest {ps.ingest_s:.0f} s")

@@ -583,6 +583,7 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
                                              threads=args.score_threads))
         run = run_cascade(data, args.system, fit=fit, run=CascadeRun(
             seeds=args.seeds, split=args.split, embedder=args.embedder, pool_cache=args.pool_cache,
+            config=CogMemConfig.preset("ephemeral", embed_precision=args.embed_precision),
             work_dir=args.work_dir, reuse=args.reuse, latency_sample=args.latency_sample, progress=_progress))
     else:
         run = run_locomo(
@@ -700,7 +701,7 @@ def cmd_bench_ingest(args: argparse.Namespace) -> int:
     _write_json(args.out, res)
     shares = "  ".join(f"{k} {v:.0%}" for k, v in res["shares"].items())
     print(f"ingest {args.on}: {res['turns']} turns in {res['units']} calls, {res['turns_per_s']:.1f} turns/s end to "
-          f"end ({res['backend']}); plain fp32 encode {res['reference_turns_per_s']:.1f} turns/s; ratio "
+          f"end ({res['backend']} {res['precision']}); plain fp32 encode {res['reference_turns_per_s']:.1f} turns/s; ratio "
           f"{res['ratio']:.2f}; time: {shares}")
     return 0
 
@@ -946,9 +947,14 @@ def cmd_models_install(args: argparse.Namespace) -> int:
 
 def _precision_arg(parser: argparse.ArgumentParser, model: str) -> None:
     """``--embed-precision`` or ``--rerank-precision`` (``CogMemConfig.embed_precision`` / ``rerank_precision``)."""
-    what, moves = {"embed": ("the embedder's", "vectors"), "rerank": ("the cross-encoder's", "scores")}[model]
-    parser.add_argument(f"--{model}-precision", choices=["fp32", "int8"], default="fp32",
-                        help=f"{what} arithmetic (default: CogMemConfig's, fp32; int8 is faster, {moves} move a little)")
+    if model == "embed":
+        parser.add_argument("--embed-precision", choices=["auto", "fp32", "int8"], default="auto",
+                            help="the embedder's arithmetic (default: CogMemConfig's, auto: int8 on ONNX Runtime, "
+                                 "else fp32)")
+        return
+    parser.add_argument("--rerank-precision", choices=["fp32", "int8"], default="fp32",
+                        help="the cross-encoder's arithmetic (default: CogMemConfig's, fp32; int8 is faster, "
+                             "scores move a little)")
 
 
 def _system_help(dataset: str) -> str:

@@ -52,8 +52,8 @@ class CogMemConfig(BaseModel):
         embedder: ``"minilm"`` (packaged all-MiniLM-L6-v2, the default), ``"mpnet"``
             (all-mpnet-base-v2, installed by ``make models-mpnet``) or a path to a local
             sentence-transformers model directory.
-        embed_batch_size: Texts per embedding batch, at most (on ONNX Runtime a batch also stops at
-            ``embeddings.EMBED_TOKEN_BUDGET`` padded tokens).
+        embed_batch_size: Texts per fp32 embedding batch, at most (on ONNX Runtime a batch also stops at
+            ``embeddings.EMBED_TOKEN_BUDGET`` padded tokens; int8 embeds one text per call).
         context_vectors: Let the cascade embed each turn with the previous turns of its session and
             index those context texts for BM25 (one more embedding per turn, from a namespace's first
             cascade query on; plain hybrid search never pays it); the fusion features ``context_z`` /
@@ -91,10 +91,12 @@ class CogMemConfig(BaseModel):
         rerank_precision: Arithmetic of the cross-encoder: ``fp32`` (the default) or ``int8``
             (weights per channel in int8 on ONNX Runtime, about 30% less time per query on 2 cores;
             its scores move a little, its ranking cost is in docs/BENCHMARKS.md).
-        embed_precision: Arithmetic of the embedder on ONNX Runtime: ``fp32`` (the default) or
-            ``int8`` (weights per channel in int8, derived from the fp32 export; faster ingest and
-            query embedding, vectors within ~0.01 cosine of fp32's; docs/BENCHMARKS.md). A data
-            directory's stored vectors keep the precision they were written with.
+        embed_precision: Arithmetic of the embedder: ``auto`` (the default: ``int8`` where it runs
+            on ONNX Runtime, else ``fp32``), ``fp32`` or ``int8`` (weights per channel in int8,
+            derived from the fp32 export, one text per call: a cold ingest about 1.5 times as fast,
+            vectors within ~0.02 cosine of fp32's, LoCoMo's rankings within their noise;
+            docs/BENCHMARKS.md, session 20). A data directory's
+            stored vectors keep the precision they were written with; the two mix safely.
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -121,7 +123,7 @@ class CogMemConfig(BaseModel):
     inference_backend: Literal["auto", "onnx", "torch"] = "auto"
     rerank_threads: int | None = Field(default=None, ge=1, le=1024)
     rerank_precision: Literal["fp32", "int8"] = "fp32"
-    embed_precision: Literal["fp32", "int8"] = "fp32"
+    embed_precision: Literal["auto", "fp32", "int8"] = "auto"
 
     @model_validator(mode="after")
     def _check(self) -> CogMemConfig:
@@ -161,7 +163,8 @@ class CogMemConfig(BaseModel):
         Recognised: ``LANGMEM_COG_DATA_DIR``, ``LANGMEM_COG_EMBEDDER``, ``LANGMEM_COG_CHROMA_URL``
         (``http://host:port``, switches to ``http`` mode), ``LANGMEM_COG_RETRIEVAL`` (``cascade`` or
         ``hybrid``, ``dense``, ``lexical``), ``LANGMEM_COG_INFERENCE_BACKEND`` (``auto``, ``onnx``,
-        ``torch``), ``LANGMEM_COG_RERANK_PRECISION`` and ``LANGMEM_COG_EMBED_PRECISION`` (``fp32``, ``int8``).
+        ``torch``), ``LANGMEM_COG_RERANK_PRECISION`` (``fp32``, ``int8``) and ``LANGMEM_COG_EMBED_PRECISION``
+        (``auto``, ``fp32``, ``int8``).
 
         Args:
             preset: The preset to start from.

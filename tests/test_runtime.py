@@ -36,9 +36,9 @@ def test_onnx_vectors_equal_sentence_transformers_and_a_query_runs_on_one_thread
         return real(*args, **kwargs)
 
     monkeypatch.setattr(runtime, "onnx_session", spy)
-    fast = LocalSentenceEmbeddings(resolve_model_path("minilm"))
+    fast = LocalSentenceEmbeddings(resolve_model_path("minilm"), precision="fp32")
     slow = LocalSentenceEmbeddings(resolve_model_path("minilm"), backend="torch")
-    assert fast.backend == "onnx"
+    assert fast.backend == "onnx" and slow.precision == "fp32"
     batch = fast.embed_array(TEXTS)
     one = fast.embed_array(TEXTS[:1])
     assert np.abs(batch - slow.embed_array(TEXTS)).max() < 1e-5
@@ -225,20 +225,28 @@ def test_the_config_chooses_the_embed_precision_and_int8_vectors_track_fp32():
     from langmem_cog.errors import ConfigError
     from langmem_cog.memory import CogMemory
 
-    assert CogMemConfig().embed_precision == "fp32"
+    assert CogMemConfig().embed_precision == "auto"
+    assert CogMemory(CogMemConfig.preset("ephemeral")).store.embeddings.precision == "int8"  # auto, on ONNX Runtime
     cfg = CogMemConfig.from_env("ephemeral", environ={"LANGMEM_COG_EMBED_PRECISION": "int8"})
     assert cfg.embed_precision == "int8"
     emb = CogMemory(cfg).store.embeddings
     assert emb.precision == "int8" and emb.backend == "onnx"
-    fp32 = LocalSentenceEmbeddings(resolve_model_path("minilm"))
+    fp32_cfg = CogMemConfig.from_env("ephemeral", environ={"LANGMEM_COG_EMBED_PRECISION": "fp32"})
+    fp32 = CogMemory(fp32_cfg).store.embeddings
+    assert fp32.precision == "fp32" and fp32.backend == "onnx"
     a, b = emb.embed_array(TEXTS), fp32.embed_array(TEXTS)
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
     cos = (a * b).sum(1)
     assert cos.min() > 0.9 and not np.allclose(a, b, atol=1e-4)  # int8 arithmetic, close to fp32's
     assert a[0] @ a[1] > a[0] @ a[4]  # the question still prefers its answer to the other turn
+    # Each int8 vector is a function of its text alone: not of the batch, its order or its padding.
+    assert np.array_equal(emb.embed_array(TEXTS[::-1])[::-1], a)
+    assert all(np.array_equal(np.asarray(emb.embed_query(t), dtype=np.float32), row) for t, row in zip(TEXTS, a))
     with pytest.raises(ConfigError, match="embed_precision"):
         CogMemConfig.from_env("ephemeral", environ={"LANGMEM_COG_EMBED_PRECISION": "int4"})
     with pytest.raises(InvalidInputError, match="precision='bf16' is invalid"):
         LocalSentenceEmbeddings(resolve_model_path("minilm"), precision="bf16")
     with pytest.raises(ConfigError, match="ONNX Runtime only"):
         LocalSentenceEmbeddings(resolve_model_path("minilm"), backend="torch", precision="int8")
+    torch_auto = LocalSentenceEmbeddings(resolve_model_path("minilm"), backend="torch")  # auto: fp32 off ONNX Runtime
+    assert torch_auto.precision == "fp32" and np.abs(torch_auto.embed_array(TEXTS) - b).max() < 1e-5

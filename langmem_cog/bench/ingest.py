@@ -49,7 +49,7 @@ def run_ingest(on: str, data: str | Path, *, limit: int | None = None, config: C
     Returns:
         ``turns``, ``seconds``, ``turns_per_s`` end to end; ``reference_turns_per_s`` (plain fp32
         encode, batch 64) and ``ratio``; ``shares`` of the end-to-end time (embed, chroma, bm25,
-        context, graph, other); the backend.
+        context, graph, other); the embedder's backend and precision.
     """
     from langmem_cog.embeddings import LocalSentenceEmbeddings, resolve_model_path
     from langmem_cog.memory import CogMemory
@@ -70,6 +70,7 @@ def run_ingest(on: str, data: str | Path, *, limit: int | None = None, config: C
             memory.add_turns(group)
         seconds = time.perf_counter() - t0
         backend = getattr(memory.embeddings, "backend", "?")
+        precision = getattr(memory.embeddings, "precision", "?")
         # The reference: plain fp32 SentenceTransformer.encode (batch 64) of the same texts, same run.
         ref = LocalSentenceEmbeddings(resolve_model_path(cfg.embedder), backend="torch").model
         ref.encode(texts[:64], batch_size=64, show_progress_bar=False)
@@ -82,7 +83,7 @@ def run_ingest(on: str, data: str | Path, *, limit: int | None = None, config: C
     return {
         "on": on, "units": len(groups), "turns": n, "seconds": round(seconds, 2),
         "turns_per_s": round(n / seconds, 1), "reference_turns_per_s": round(n / ref_seconds, 1),
-        "ratio": round(ref_seconds / seconds, 3), "backend": backend,
+        "ratio": round(ref_seconds / seconds, 3), "backend": backend, "precision": precision,
         "shares": {k: round(v / seconds, 3) for k, v in (("embed", times.embed), ("chroma", times.chroma),
                                                            ("bm25", times.bm25), ("context", times.context),
                                                            ("graph", graph), ("other", other))},

@@ -20,7 +20,7 @@ from langmem_cog.config import CogMemConfig
 from langmem_cog.loaders import locomo_turns, read_json
 from langmem_cog.rank.features import CandidatePool, GraphSignals
 
-__all__ = ["QueryPool", "PoolSet", "collect_lme_pools", "collect_pools", "LME_POOL_MAX_TOKENS"]
+__all__ = ["QueryPool", "PoolSet", "collect_lme_pools", "collect_pools", "embedder_label", "LME_POOL_MAX_TOKENS"]
 
 #: The embedder's token limit in the LongMemEval pools (every LongMemEval figure of the project uses 128).
 LME_POOL_MAX_TOKENS = 128
@@ -51,6 +51,8 @@ class PoolSet:
     ingest_s: float = 0.0
     memory: Any = None
     namespaces: dict[str, str] = field(default_factory=dict)
+    #: The embedder the pools were built with (``"minilm int8"``; ``""``: not recorded).
+    embedder: str = ""
 
     def release(self) -> None:
         """Forget the run's namespaces (kept by ``collect_pools(keep=True)`` for latency probes)."""
@@ -61,6 +63,17 @@ class PoolSet:
 
     def __getstate__(self) -> dict[str, Any]:  # pickle the pools, not the live store
         return {**self.__dict__, "memory": None}
+
+
+def embedder_label(spec: str, embeddings: Any) -> str:
+    """``"{spec} {precision}"`` of an embedder (through a :class:`~langmem_cog.embeddings.CachedEmbeddings`).
+
+    Example:
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> embedder_label("minilm", DeterministicFakeEmbedding(size=8))
+        'minilm ?'
+    """
+    return f"{spec} {getattr(getattr(embeddings, 'inner', embeddings), 'precision', '?')}"
 
 
 def collect_pools(
@@ -84,7 +97,7 @@ def collect_pools(
     memory = CogMemory(cfg)
     store = memory.store
     run = uuid.uuid4().hex[:8]
-    out = PoolSet()
+    out = PoolSet(embedder=embedder_label(cfg.embedder, memory.embeddings))
     memory.embeddings.embed_query("warm up")
     nss: dict[str, str] = {}
     asked: dict[str, str] = {}
@@ -161,7 +174,7 @@ def collect_lme_pools(
         embeddings = config_embedder(cfg, max_seq_length=LME_POOL_MAX_TOKENS)
     memory = CogMemory(cfg, embeddings=embeddings)
     cascade = Cascade(store=memory.store, memory=memory if with_graph else None, use_graph=with_graph)
-    out = PoolSet()
+    out = PoolSet(embedder=embedder_label(cfg.embedder, embeddings))
     run = uuid.uuid4().hex[:8]
     questions = (selection or LmeSelection()).questions(data)
     for i, q in enumerate(progress(questions, "longmemeval pools", len(questions))):

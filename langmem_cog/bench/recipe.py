@@ -471,10 +471,12 @@ def train_models(datasets: dict[str, Path], out_dir: str | Path, *, recipe: Reci
     prog = progress or (lambda it, _d, _n: it)
     qps: list[Any] = []
     counts: dict[str, int] = {}
+    embedders: dict[str, str] = {}
     for name, path in datasets.items():
         ps = pools.load(name, path, prog)
         part = [qp for group in ps.by_sample.values() for qp in group]
         counts[name] = len(part)
+        embedders[name] = getattr(ps, "embedder", "") or "not recorded"  # caches written before the field
         qps += part
     trained_on = " + ".join(f"{name} ({n} questions)" for name, n in counts.items())
     models = fit_recipe(qps, recipe, work_dir, progress=progress, trained_on=trained_on, reuse=reuse)
@@ -483,6 +485,7 @@ def train_models(datasets: dict[str, Path], out_dir: str | Path, *, recipe: Reci
         "data": {name: {"file": Path(p).name, "sha256": sha256_of(p), "questions": counts[name]}
                  for name, p in datasets.items()},
         "lme_limit": pools.lme_limit,
+        "pool_embedder": embedders,
         "git_commit": git_commit(Path(__file__).parent),
         "git_dirty": git_dirty(Path(__file__).parent),  # fitted from uncommitted changes to that commit
         "trained_on": trained_on,
