@@ -241,7 +241,7 @@ def test_the_config_chooses_the_embed_precision_and_int8_vectors_track_fp32():
     assert a[0] @ a[1] > a[0] @ a[4]  # the question still prefers its answer to the other turn
     # Each int8 vector is a function of its text alone: not of the batch, its order or its padding.
     assert np.array_equal(emb.embed_array(TEXTS[::-1])[::-1], a)
-    assert all(np.array_equal(np.asarray(emb.embed_query(t), dtype=np.float32), row) for t, row in zip(TEXTS, a))
+    assert all(np.array_equal(np.asarray(emb.embed_query(t), dtype=np.float32), row) for t, row in zip(TEXTS, a, strict=True))
     with pytest.raises(ConfigError, match="embed_precision"):
         CogMemConfig.from_env("ephemeral", environ={"LANGMEM_COG_EMBED_PRECISION": "int4"})
     with pytest.raises(InvalidInputError, match="precision='bf16' is invalid"):
