@@ -30,7 +30,7 @@ from langmem_cog.bench.cascade import load_pool_cache
 from langmem_cog.bench.longmemeval import LmeSelection
 from langmem_cog.bench.pools import LME_POOL_MAX_TOKENS, PoolSet, QueryPool, collect_lme_pools
 from langmem_cog.config import CogMemConfig
-from langmem_cog.embeddings import CachedEmbeddings, config_embedder
+from langmem_cog.embeddings import PRECISIONS, CachedEmbeddings, config_embedder
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "longmemeval" / "longmemeval_s_dev.json.gz"
 
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stop", type=int, default=None)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--no-context", action="store_true")
-    ap.add_argument("--embed-precision", choices=["auto", "fp32", "int8"], default="auto",
+    ap.add_argument("--embed-precision", choices=list(PRECISIONS), default="auto",
                     help="the embedder's arithmetic (CogMemConfig.embed_precision)")
     ap.add_argument("--merge", type=Path, help="write the merged pool cache here")
     ap.add_argument("--base", type=Path, help="with --merge: a pool cache whose questions come first")
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     if args.merge:
         ps = load_pool_cache(args.base) if args.base else PoolSet()
-        ps.embedder = args.embedder or getattr(ps, "embedder", "")
+        ps.embedder = args.embedder or ps.embedder
         for stream in args.streams:
             for qp in read_stream(stream):
                 if qp.sample_id not in ps.by_sample:  # a question in two files counts once

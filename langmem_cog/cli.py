@@ -569,6 +569,7 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
     data = Path(args.data) if args.data else default_locomo_path()
     if data is None:
         raise LangMemCogError("no LoCoMo data found at ../shared/data: pass --data PATH/TO/locomo10.json")
+    config = CogMemConfig.preset("ephemeral", embed_precision=args.embed_precision)
     if get_system(args.system, "locomo").kind == "cascade":
         from langmem_cog.bench.cascade import CascadeFit, CascadeRun, ScoreSettings, run_cascade
         from langmem_cog.rank.training import TrainConfig
@@ -583,8 +584,7 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
                                              threads=args.score_threads))
         run = run_cascade(data, args.system, fit=fit, run=CascadeRun(
             seeds=args.seeds, split=args.split, embedder=args.embedder, pool_cache=args.pool_cache,
-            config=CogMemConfig.preset("ephemeral", embed_precision=args.embed_precision),
-            work_dir=args.work_dir, reuse=args.reuse, latency_sample=args.latency_sample, progress=_progress))
+            config=config, work_dir=args.work_dir, reuse=args.reuse, latency_sample=args.latency_sample, progress=_progress))
     else:
         run = run_locomo(
             data,
@@ -593,7 +593,7 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
             seeds=args.seeds,
             split=args.split,
             progress=_progress,
-            config=CogMemConfig.preset("ephemeral", embed_precision=args.embed_precision),
+            config=config,
         )
     write_outputs(run, args.out, args.rows)
     _print_summary(run.summary)
@@ -948,7 +948,9 @@ def cmd_models_install(args: argparse.Namespace) -> int:
 def _precision_arg(parser: argparse.ArgumentParser, model: str) -> None:
     """``--embed-precision`` or ``--rerank-precision`` (``CogMemConfig.embed_precision`` / ``rerank_precision``)."""
     if model == "embed":
-        parser.add_argument("--embed-precision", choices=["auto", "fp32", "int8"], default="auto",
+        from langmem_cog.embeddings import PRECISIONS
+
+        parser.add_argument("--embed-precision", choices=list(PRECISIONS), default="auto",
                             help="the embedder's arithmetic (default: CogMemConfig's, auto: int8 on ONNX Runtime, "
                                  "else fp32)")
         return

@@ -376,9 +376,9 @@ class _OnnxSentenceEncoder:
 
         workers = min(len(ids), threads if threads is not None else _torch_threads())
         if workers <= 1:
-            return np.stack([one(row) for row in ids]).astype(np.float32)
+            return np.stack([one(row) for row in ids])
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lmc-embed") as pool:
-            return np.stack(list(pool.map(one, ids))).astype(np.float32)
+            return np.stack(list(pool.map(one, ids)))
 
     def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Mean over the unmasked tokens (then L2-normalised if the model normalises)."""

@@ -476,7 +476,7 @@ def train_models(datasets: dict[str, Path], out_dir: str | Path, *, recipe: Reci
         ps = pools.load(name, path, prog)
         part = [qp for group in ps.by_sample.values() for qp in group]
         counts[name] = len(part)
-        embedders[name] = getattr(ps, "embedder", "") or "not recorded"  # caches written before the field
+        embedders[name] = ps.embedder or "not recorded"  # caches written before the field hold ""
         qps += part
     trained_on = " + ".join(f"{name} ({n} questions)" for name, n in counts.items())
     models = fit_recipe(qps, recipe, work_dir, progress=progress, trained_on=trained_on, reuse=reuse)
