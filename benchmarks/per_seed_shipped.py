@@ -96,7 +96,8 @@ def main() -> None:
             ps = PoolSet(by_sample={"tune": tune})
             feats, gold = pool_matrices(ps, cfg.lexical_weight)
             seed_ce = ce
-            weight, grid = tune_blend(seed_ce, tune, scorer, feats, gold, positions=positions)
+            weight, grid = tune_blend(seed_ce, tune, scorer, feats, gold, positions=positions,
+                                      rule=SHIPPED_RECIPE.blend_rule)
         compressor = ConvMemoryCompressor(cross_encoder=seed_ce, cross_encoder_weight=weight, use_positions=positions)
         test_qps = [qp for sid in test for qp in loc.by_sample[sid]]
         for qp, ids in rank_pools(test_qps, scorer, compressor, cfg):

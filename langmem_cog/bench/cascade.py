@@ -54,7 +54,7 @@ from langmem_cog.rank.head import RERANK_DEPTH, head_order
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import RerankExample, TrainConfig, train_cross_encoder
 
-__all__ = ["BLEND_GRID", "CascadeFit", "CascadeRun", "ScoreSettings", "best_blend", "blend_grid", "blend_heads", "dropped_columns", "fit_seed_scorer", "fused_head",
+__all__ = ["BLEND_GRID", "BLEND_RULES", "CascadeFit", "CascadeRun", "ScoreSettings", "best_blend", "blend_grid", "blend_heads", "dropped_columns", "fit_seed_scorer", "fused_head",
            "load_pool_cache", "pool_key", "pool_matrices", "reranker_lists", "reranker_questions", "run_cascade",
            "scratch_store", "tune_blend"]
 
@@ -413,21 +413,52 @@ def _shared_cross_encoder(path: Path, max_length: int, quantize: bool, threads: 
 #: Cross-encoder weights tried against the first stage's (fixed at 1) on held-out train questions.
 BLEND_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 
+#: How :func:`best_blend` picks a weight of :data:`BLEND_GRID` from held-out MRR.
+BLEND_RULES = ("best", "one_se")
+
 
 def tune_blend(ce: LocalCrossEncoder, qps: list[QueryPool], scorer: FusionScorer, feats: dict,
-                gold: dict, *, positions: bool = True) -> tuple[float, dict[str, float]]:
-    """The cross-encoder weight with the best MRR on held-out train questions (ties: the smaller);
+               gold: dict, *, positions: bool = True, rule: str = "best") -> tuple[float, dict[str, float]]:
+    """The cross-encoder weight chosen by ``rule`` (:func:`best_blend`) on held-out train questions;
     ``positions``: the pair format the cross-encoder was trained on (see :func:`blend_heads`)."""
     if not qps:
         return 1.0, {}
-    return best_blend(blend_heads(ce, qps, scorer, feats, gold, positions=positions))
+    return best_blend(blend_heads(ce, qps, scorer, feats, gold, positions=positions), rule=rule)
 
 
-def best_blend(heads: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[float, dict[str, float]]:
-    """The weight of :data:`BLEND_GRID` with the best MRR over ``heads`` (:func:`blend_heads`; ties: the
-    smaller weight), and the MRR of every weight."""
-    grid = {str(w): round(mrr, 6) for w, (mrr, _h1) in blend_grid(heads).items()}
-    return float(max(BLEND_GRID, key=lambda w: (grid[str(w)], -w))), grid
+def best_blend(heads: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+               rule: str = "best") -> tuple[float, dict[str, float]]:
+    """The cross-encoder weight of :data:`BLEND_GRID` chosen on ``heads`` (:func:`blend_heads`) by ``rule``,
+    and the MRR of every weight.
+
+    Rules (:data:`BLEND_RULES`):
+
+    - ``best``: the weight with the best MRR (ties: the smaller weight).
+    - ``one_se``: the one-standard-error rule: the smallest weight whose MRR is within one standard
+      error of the best weight's MRR (the standard error of that mean over the questions). The
+      cross-encoder is the model that can overfit one style of conversation; among weights that the
+      held-out questions cannot tell apart, this keeps the one closest to the first stage.
+
+    Raises:
+        InvalidInputError: If ``rule`` is unknown.
+
+    Example:
+        >>> import numpy as np
+        >>> up = (np.array([0.0, 1.0]), np.array([1.0, 0.0]), np.array([False, True]))  # the CE is right
+        >>> agree = (np.array([1.0, 0.0]), np.array([1.0, 0.0]), np.array([True, False]))
+        >>> miss = (np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([False, False]))  # no gold in the head
+        >>> best_blend([up, agree, miss])[0], best_blend([up, agree, miss], rule="one_se")[0]
+        (1.0, 0.0)
+    """
+    if rule not in BLEND_RULES:
+        raise InvalidInputError(f"blend rule {rule!r} is unknown: use one of {list(BLEND_RULES)}")
+    rr = _blend_reciprocal_ranks(heads, BLEND_GRID)
+    grid = {str(w): round(float(r.mean()), 6) for w, r in rr.items()}
+    best = max(BLEND_GRID, key=lambda w: (float(rr[w].mean()), -w))
+    if rule == "one_se" and len(heads) > 1:
+        floor = float(rr[best].mean()) - float(rr[best].std(ddof=1)) / np.sqrt(len(heads))
+        best = min(w for w in BLEND_GRID if float(rr[w].mean()) >= floor)
+    return float(best), grid
 
 
 def blend_heads(ce: BaseCrossEncoder, qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict,
@@ -466,16 +497,21 @@ def blend_grid(heads: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
         >>> blend_grid(heads, [0.5, 2.0])
         {0.5: (0.5, 0.0), 2.0: (1.0, 1.0)}
     """
+    return {w: (float(r.mean()), float((r == 1.0).mean())) for w, r in _blend_reciprocal_ranks(heads, weights).items()}
+
+
+def _blend_reciprocal_ranks(heads: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                            weights: Sequence[float]) -> dict[float, np.ndarray]:
+    """Per weight, every question's reciprocal rank of its first gold turn under ``w * ce_z + first_z``
+    (0 when the gold is not in the head)."""
     out = {}
     for w in weights:
-        mrr = h1 = 0.0
-        for ce_z, first_z, g in heads:
+        rr = np.zeros(len(heads))
+        for i, (ce_z, first_z, g) in enumerate(heads):
             if g.any():
                 s = w * ce_z + first_z
-                rank = 1 + int((s > s[g].max()).sum())
-                mrr += 1.0 / rank
-                h1 += rank == 1
-        out[w] = (mrr / len(heads), h1 / len(heads))
+                rr[i] = 1.0 / (1 + int((s > s[g].max()).sum()))
+        out[w] = rr
     return out
 
 

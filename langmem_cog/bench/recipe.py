@@ -145,6 +145,10 @@ class Recipe:
         folds: The folds of that cross-fitting, over all the questions (1: never cross-fit; the sixth is
             held out however few).
         seed: The shuffle that picks the tune questions (and the folds).
+        blend_rule: How the held-out MRR picks the cross-encoder's blend weight
+            (:func:`~langmem_cog.bench.cascade.best_blend`): ``one_se`` (the recipe's), the smallest weight
+            within one standard error of the best; ``best``, the best weight. Held-out questions of the
+            fitted data overrate a cross-encoder on other conversations (docs/BENCHMARKS.md, session 21).
         fit_fusion: Fit the fusion scorer on the pools; ``False`` keeps the untrained prior
             (:meth:`FusionScorer.untrained`: z(dense) + z(BM25) + 0.5 window2), which fits nothing.
     """
@@ -160,10 +164,15 @@ class Recipe:
     min_held_out: int = 150
     folds: int = 5
     seed: int = 0
+    blend_rule: str = "one_se"
     fit_fusion: bool = True
 
     def __post_init__(self) -> None:
+        from langmem_cog.bench.cascade import BLEND_RULES
+
         positive_int(self.folds, "folds")
+        if self.blend_rule not in BLEND_RULES:
+            raise InvalidInputError(f"blend_rule={self.blend_rule!r} is unknown: use one of {list(BLEND_RULES)}")
         if not 0.0 <= self.name_speakers <= 1.0:
             raise InvalidInputError(f"name_speakers={self.name_speakers!r}: pass a share between 0 and 1")
 
@@ -182,7 +191,7 @@ class Recipe:
                 "score_max_length": self.score_max_length, "pair_positions": self.pair_positions,
                 "name_speakers": self.name_speakers,
                 "tune_queries": self.tune_queries, "min_held_out": self.min_held_out, "folds": self.folds,
-                "seed": self.seed, "fit_fusion": self.fit_fusion}
+                "seed": self.seed, "blend_rule": self.blend_rule, "fit_fusion": self.fit_fusion}
 
 
 #: The recipe of the shipped models: the fusion scorer fitted on :data:`TRANSFER_FEATURES` only (L2 0.03,
@@ -292,9 +301,9 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
         report, ce = fine_tune(fit, work / "reranker", trained_on)
         heads = blend_heads(ce, tune, scorer, feats, gold, positions=recipe.pair_positions)
         tune_n, fit_n, blend = len(tune), len(fit), "held-out questions"
-    weight, grid = best_blend(heads)
+    weight, grid = best_blend(heads, rule=recipe.blend_rule)
     report.update(cross_encoder_weight=weight, tune_mrr=grid, tune_questions=tune_n, fit_questions=fit_n,
-                  blend_chosen_on=blend)
+                  blend_chosen_on=blend, blend_rule=recipe.blend_rule)
     return FittedModels(scorer, work / "reranker", weight, recipe.score_max_length, report)
 
 
