@@ -466,42 +466,26 @@ class LLMExtractor:
     # ----------------------------------------------------------------- one batch
 
     def _run_batch(self, batch: list[Turn]) -> list[Extraction]:
-        base = EXTRACTION_PROMPT.format_messages(**extraction_prompt_inputs(batch))
-        messages = base
-        error: _InvalidOutput | None = None
-        for attempt in range(1, self.max_retries + 2):
+        attempts = _Attempts(self, batch)
+        while attempts.result is None:
             try:
-                output = self._invoke(messages)
-            except GraphBubbleUp:
-                raise
-            except _InvalidOutput as bad:
-                error = bad
-                messages = self._retry_messages(base, bad, batch, attempt)
-                continue
+                output = self._invoke(attempts.messages)
             except Exception as exc:
-                return self._failed(batch, exc, attempt)
-            return self._to_extractions(batch, output)
-        assert error is not None
-        return self._failed(batch, error, self.max_retries + 1)
+                attempts.fail(exc)
+            else:
+                attempts.result = self._to_extractions(batch, output)
+        return attempts.result
 
     async def _arun_batch(self, batch: list[Turn]) -> list[Extraction]:
-        base = EXTRACTION_PROMPT.format_messages(**extraction_prompt_inputs(batch))
-        messages = base
-        error: _InvalidOutput | None = None
-        for attempt in range(1, self.max_retries + 2):
+        attempts = _Attempts(self, batch)
+        while attempts.result is None:
             try:
-                output = await self._ainvoke(messages)
-            except GraphBubbleUp:
-                raise
-            except _InvalidOutput as bad:
-                error = bad
-                messages = self._retry_messages(base, bad, batch, attempt)
-                continue
+                output = await self._ainvoke(attempts.messages)
             except Exception as exc:
-                return self._failed(batch, exc, attempt)
-            return self._to_extractions(batch, output)
-        assert error is not None
-        return self._failed(batch, error, self.max_retries + 1)
+                attempts.fail(exc)
+            else:
+                attempts.result = self._to_extractions(batch, output)
+        return attempts.result
 
     def _invoke(self, messages: list[BaseMessage]) -> ExtractionOutput:
         """One model call; raises :class:`_InvalidOutput` for an unusable answer."""
@@ -683,6 +667,33 @@ class LLMExtractor:
                 timestamp=timestamp,
             )
         )
+
+
+
+class _Attempts:
+    """One batch's calls to the model: the messages of the next call, and the outcome once there is one.
+
+    An invalid answer is sent back to the model with what was wrong, up to ``max_retries`` times;
+    any other failure ends the batch at once (:meth:`LLMExtractor._failed`: raise, or skip).
+    """
+
+    def __init__(self, extractor: LLMExtractor, batch: list[Turn]) -> None:
+        self.extractor, self.batch = extractor, batch
+        self.base = EXTRACTION_PROMPT.format_messages(**extraction_prompt_inputs(batch))
+        self.messages: list[BaseMessage] = self.base
+        self.attempt = 1
+        self.result: list[Extraction] | None = None
+
+    def fail(self, exc: Exception) -> None:
+        """Take a failed call: ask again after an invalid answer, else end the batch (re-raises
+        ``GraphBubbleUp``, LangGraph's control flow, untouched)."""
+        if isinstance(exc, GraphBubbleUp):
+            raise exc
+        if isinstance(exc, _InvalidOutput) and self.attempt <= self.extractor.max_retries:
+            self.messages = self.extractor._retry_messages(self.base, exc, self.batch, self.attempt)
+            self.attempt += 1
+            return
+        self.result = self.extractor._failed(self.batch, exc, self.attempt)
 
 
 def _empty(turn: Turn) -> Extraction:
