@@ -357,7 +357,7 @@ def write_models(models: FittedModels, out_dir: str | Path, *, recipe: Recipe,
     settings = {"cross_encoder_weight": models.cross_encoder_weight, "first_stage_weight": 1.0,
                 "max_length": models.max_length, "use_positions": recipe.pair_positions,
                 "note": "blend of z(cross-encoder) and z(first stage) inside the protected top-10; the "
-                        "cross-encoder weight was chosen on held-out questions"}
+                        f"cross-encoder weight was chosen on held-out questions (blend rule {recipe.blend_rule})"}
     (out / "cascade.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     if models.reranker_dir is not None:
         target = out / "reranker"
