@@ -8,7 +8,8 @@ check of them. Given labelled candidate pools (built by the retriever's own cand
    features held at zero;
 2. sets aside ``tune_queries`` questions (seeded shuffle), fine-tunes the cross-encoder from the
    packaged MiniLM on the fused top 10 (+ missed gold) of all the others;
-3. chooses the cross-encoder's blend weight on the held-out tune questions.
+3. chooses the cross-encoder's blend weight on the held-out tune questions (``blend_rule``: by default the
+   smallest weight within one standard error of the best).
 
 When that held-out slice would be smaller than ``min_held_out`` (one small dataset, such as LongMemEval-S
 dev's 233 questions, whose sixth is 38), steps 2-3 cross-fit instead: ``folds`` cross-encoders, each fine-tuned without one
