@@ -319,3 +319,21 @@ def test_bench_locomo_graph_system(tmp_path: Path, fake_embedder: None) -> None:
     assert all(len(v) == 1 for v in by_q.values())
     seeded = run_locomo(data, system="graph", seeds=[7])
     assert seeded.summary["n_rows"] == 14 and seeded.summary["graph"]["questions_run"] == 14
+
+
+def test_question_names_match_nodes_as_entity_resolution_does() -> None:
+    """One fuzzy scorer and threshold (graph.resolve) for ingest and for the names a question mentions."""
+    import networkx as nx
+
+    from langmem_cog.graph.loop import _resolve_entities
+    from langmem_cog.graph.resolve import FUZZY_THRESHOLD, NAME_SIMILARITY
+    from langmem_cog.graph.schema import NodeType
+
+    G = nx.MultiDiGraph()
+    G.add_node("person:jonathan", type=NodeType.PERSON, name="Jonathan")
+    G.add_node("person:john smith", type=NodeType.PERSON, name="John Smith")
+    G.add_node("concept:pottery", type=NodeType.CONCEPT, name="pottery")
+    assert NAME_SIMILARITY("jonathon", "jonathan") < FUZZY_THRESHOLD  # 87.5: not the same name
+    assert _resolve_entities(G, ["Jonathon"], []) == []
+    assert _resolve_entities(G, ["Smith John", "Pottery"], []) == ["person:john smith", "concept:pottery"]
+    assert _resolve_entities(G, ["Jonathan"], [("person:john smith", 1.0)]) == ["person:jonathan", "person:john smith"]

@@ -86,7 +86,7 @@ from langmem_cog.graph.operators import (
     node_text,
     traverse,
 )
-from langmem_cog.graph.resolve import normalize_name
+from langmem_cog.graph.resolve import FUZZY_THRESHOLD, NAME_SIMILARITY, normalize_name
 from langmem_cog.graph.router import (
     Route,
     Router,
@@ -425,10 +425,9 @@ def _pop(plan: Sequence[str] | None, op: str) -> list[str]:
 
 
 def _resolve_entities(G: nx.MultiDiGraph, names: Sequence[str], anchored: Sequence[Sequence[Any]]) -> list[Any]:
-    """Graph nodes of the names a question mentions (Persons first, then Concepts), topped up
-    with anchored Persons."""
-    from rapidfuzz import fuzz
-
+    """Graph nodes of the names a question mentions (Persons first, then Concepts; a name matches the
+    most similar node when :data:`~langmem_cog.graph.resolve.NAME_SIMILARITY` reaches
+    :data:`~langmem_cog.graph.resolve.FUZZY_THRESHOLD`, as at ingest), topped up with anchored Persons."""
     found: list[Any] = []
     by_type: dict[str, list[tuple[Any, str]]] = {NodeType.PERSON: [], NodeType.CONCEPT: []}
     for n, d in G.nodes(data=True):
@@ -440,8 +439,8 @@ def _resolve_entities(G: nx.MultiDiGraph, names: Sequence[str], anchored: Sequen
         if not key:
             continue
         for kind in (NodeType.PERSON, NodeType.CONCEPT):
-            best = max(((fuzz.ratio(key, nm), str(n), n) for n, nm in by_type[kind]), default=None)
-            if best is not None and best[0] >= 85 and best[2] not in found:
+            best = max(((NAME_SIMILARITY(key, nm), str(n), n) for n, nm in by_type[kind]), default=None)
+            if best is not None and best[0] >= FUZZY_THRESHOLD and best[2] not in found:
                 found.append(best[2])
                 break
     if len(found) < 2:

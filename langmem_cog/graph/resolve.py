@@ -59,6 +59,7 @@ __all__ = [
     "Match",
     "EntityResolver",
     "FUZZY_THRESHOLD",
+    "NAME_SIMILARITY",
     "EMBEDDING_THRESHOLD",
     "MIN_FUZZY_LEN",
 ]
@@ -67,6 +68,11 @@ logger = logging.getLogger(__name__)
 
 #: Minimum ``token_sort_ratio`` (0-100) for a fuzzy match.
 FUZZY_THRESHOLD = 90.0
+
+#: How alike two normalised names are (0-100, word order ignored): the one fuzzy scorer of the graph, for
+#: entity resolution at ingest and for the names a question mentions (``graph.loop``), with
+#: :data:`FUZZY_THRESHOLD` as the one threshold.
+NAME_SIMILARITY = fuzz.token_sort_ratio
 #: Minimum cosine of two name vectors for an embedding match.
 EMBEDDING_THRESHOLD = 0.85
 #: Names shorter than this (in normalised characters) match only exactly, by alias or first name.
@@ -356,7 +362,7 @@ class EntityResolver:
         nums = _numbers(norm)
         best: tuple[float, str] | None = None
         for choice, score, _ in process.extract(
-            norm, choices, scorer=fuzz.token_sort_ratio, score_cutoff=self.fuzzy_threshold, limit=None
+            norm, choices, scorer=NAME_SIMILARITY, score_cutoff=self.fuzzy_threshold, limit=None
         ):
             if _numbers(choice) != nums:
                 continue
