@@ -26,11 +26,12 @@ over two cores; ``--merge`` summarises their rows files together.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 from pathlib import Path
 
-from langmem_cog.bench.cascade import load_pool_cache, pool_matrices, tune_blend
+from langmem_cog.bench.cascade import BLEND_RULES, load_pool_cache, pool_matrices, tune_blend
 from langmem_cog.bench.pools import PoolSet
 from langmem_cog.bench.protocol import SEEDS, summarize
 from langmem_cog.bench.recipe import SHIPPED_RECIPE, fit_recipe, fit_scorer, rank_pools
@@ -54,6 +55,8 @@ def main() -> None:
     ap.add_argument("--fit-cross-encoder", metavar="DIR",
                     help="refit the whole recipe per seed, cross-encoder included, in DIR/seed-N")
     ap.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help=f"protocol seeds (default: {SEEDS})")
+    ap.add_argument("--blend-rule", choices=list(BLEND_RULES), default=SHIPPED_RECIPE.blend_rule,
+                    help="how held-out MRR picks the blend weight (default: the shipped recipe's)")
     ap.add_argument("--rerank-precision", choices=["fp32", "int8"], default="fp32",
                     help="the cross-encoder's arithmetic when ranking the test questions")
     ap.add_argument("--rows", help="write the scored rows (JSON lines) here")
@@ -71,6 +74,7 @@ def main() -> None:
     lme_qps = [qp for g in lme.by_sample.values() for qp in g]
     quantize = args.rerank_precision == "int8"
     ce = None
+    recipe = dataclasses.replace(SHIPPED_RECIPE, blend_rule=args.blend_rule)
     positions = SHIPPED_RECIPE.pair_positions  # the pair format of the cross-encoders fitted here
     if not args.fit_cross_encoder:
         settings = cascade_settings(args.reranker_models)
@@ -84,7 +88,7 @@ def main() -> None:
         trained_on = f"LongMemEval + seed {seed} train"
         if args.fit_cross_encoder:
             work = Path(args.fit_cross_encoder) / f"seed-{seed}"
-            models = fit_recipe(lme_qps + train_qps, SHIPPED_RECIPE, work, trained_on=trained_on,
+            models = fit_recipe(lme_qps + train_qps, recipe, work, trained_on=trained_on,
                                 reuse=(work / "reranker" / "training.json").exists())
             scorer, weight, grid = models.scorer, models.cross_encoder_weight, models.report["tune_mrr"]
             seed_ce = LocalCrossEncoder(work / "reranker", max_length=models.max_length, quantize=quantize)
@@ -97,7 +101,7 @@ def main() -> None:
             feats, gold = pool_matrices(ps, cfg.lexical_weight)
             seed_ce = ce
             weight, grid = tune_blend(seed_ce, tune, scorer, feats, gold, positions=positions,
-                                      rule=SHIPPED_RECIPE.blend_rule)
+                                      rule=recipe.blend_rule)
         compressor = ConvMemoryCompressor(cross_encoder=seed_ce, cross_encoder_weight=weight, use_positions=positions)
         test_qps = [qp for sid in test for qp in loc.by_sample[sid]]
         for qp, ids in rank_pools(test_qps, scorer, compressor, cfg):
