@@ -44,7 +44,7 @@ def heads(ce, qps, scorer, feats, gold):
         _, docs = fused_head(qp, scorer, feats)
         g = gold[pool_key(qp)][order]
         below = next((r for r, x in enumerate(g, 1) if x and r > 10), None)
-        ce_raw = np.asarray(ce.score(probe._pairs(docs, qp.question["question"])), dtype=float)
+        ce_raw = np.asarray(ce.score(probe.pairs(docs, qp.question["question"])), dtype=float)
         out.append((ce_raw, np.array([d.metadata["score"] for d in docs]), g[:10], below))
     return out
 

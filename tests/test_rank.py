@@ -296,8 +296,8 @@ def test_the_compressor_formats_pairs_as_its_models_folder_says(tmp_path):
     assert plain.use_positions is False
     docs = [Document(id="a", page_content="Leo: I am allergic to shellfish", metadata={"score": 0.0, "position": 4,
                                                                                       "max_position": 9})]
-    assert plain._pairs(docs, "q?") == [("q?", "Leo: I am allergic to shellfish")]
-    assert default_compressor(models_dir=folder, use_positions=True)._pairs(docs, "q?")[0][0] == "QUERY_TIME: 9. q?"
+    assert plain.pairs(docs, "q?") == [("q?", "Leo: I am allergic to shellfish")]
+    assert default_compressor(models_dir=folder, use_positions=True).pairs(docs, "q?")[0][0] == "QUERY_TIME: 9. q?"
 
 
 # ---------------------------------------------------------------- cascade + retriever

@@ -92,7 +92,9 @@ class ConvMemoryCompressor(BaseDocumentCompressor):
     first_stage_key: str = "score"
     use_positions: bool = True
 
-    def _pairs(self, head: Sequence[Document], query: str) -> list[tuple[str, str]]:
+    def pairs(self, head: Sequence[Document], query: str) -> list[tuple[str, str]]:
+        """The (query, memory) pairs the cross-encoder scores for ``head``, in the format it was trained on
+        (``use_positions``: with ``QUERY_TIME`` / ``MEMORY_TIME`` markers)."""
         if not self.use_positions:
             return [(query, d.page_content) for d in head]
         positions = [d.metadata.get("position") for d in head]
@@ -107,7 +109,7 @@ class ConvMemoryCompressor(BaseDocumentCompressor):
         """Blended scores of the protected head (higher is better), aligned with ``head``."""
         if not head:
             return np.zeros(0)
-        ce = np.asarray(self.cross_encoder.score(self._pairs(head, query)), dtype=np.float64)
+        ce = np.asarray(self.cross_encoder.score(self.pairs(head, query)), dtype=np.float64)
         if len(ce) != len(head):
             raise ValueError(f"cross-encoder returned {len(ce)} scores for {len(head)} pairs: it must return one per pair")
         final = self.cross_encoder_weight * zscore(ce)
