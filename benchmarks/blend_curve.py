@@ -23,13 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from langmem_cog.bench.cascade import fused_head, load_pool_cache, pool_key, pool_matrices
+from langmem_cog.bench.cascade import load_pool_cache, pool_key, pool_matrices
 from langmem_cog.bench.recipe import SHIPPED_RECIPE, fit_scorer
 from langmem_cog.fusion import zscore
+from langmem_cog.rank.cascade import pool_documents
 from langmem_cog.rank.compressor import ConvMemoryCompressor
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder
 from langmem_cog.rank.defaults import default_scorer
-from langmem_cog.rank.head import head_order
+from langmem_cog.rank.head import RERANK_DEPTH, head_order
 
 GRID = (0, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10)
 OTHER = {"longmemeval": "locomo", "locomo": "longmemeval"}
@@ -39,13 +40,14 @@ def heads(ce, qps, scorer, feats, gold):
     probe = ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=1.0, first_stage_weight=0.0,
                                  use_positions=False)
     out = []
-    for qp in qps:
-        order = head_order(scorer.score(feats[pool_key(qp)]), qp.pool.hybrid(1.0))
-        _, docs = fused_head(qp, scorer, feats)
+    for qp in qps:  # the head as fused_head cuts it, with the whole order kept for gold below the head
+        fused, hybrid = scorer.score(feats[pool_key(qp)]), qp.pool.hybrid(1.0)
+        order = head_order(fused, hybrid)
+        docs = pool_documents(qp.pool, qp.graph, fused, order[:RERANK_DEPTH], hybrid=hybrid)
         g = gold[pool_key(qp)][order]
-        below = next((r for r, x in enumerate(g, 1) if x and r > 10), None)
+        below = next((r for r, x in enumerate(g, 1) if x and r > RERANK_DEPTH), None)
         ce_raw = np.asarray(ce.score(probe.pairs(docs, qp.question["question"])), dtype=float)
-        out.append((ce_raw, np.array([d.metadata["score"] for d in docs]), g[:10], below))
+        out.append((ce_raw, np.array([d.metadata["score"] for d in docs]), g[:RERANK_DEPTH], below))
     return out
 
 
