@@ -31,7 +31,8 @@ import json
 import random
 from pathlib import Path
 
-from langmem_cog.bench.cascade import BLEND_RULES, load_pool_cache, pool_matrices, tune_blend
+from langmem_cog.bench.blend import BLEND_RULES
+from langmem_cog.bench.cascade import load_pool_cache, pool_matrices, tune_blend
 from langmem_cog.bench.pools import PoolSet
 from langmem_cog.bench.protocol import SEEDS, summarize
 from langmem_cog.bench.recipe import SHIPPED_RECIPE, fit_recipe, fit_scorer, rank_pools

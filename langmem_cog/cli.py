@@ -1234,7 +1234,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--name-speakers", type=float, default=None, metavar="SHARE",
                     help="share of the assistant-chat training lists told as chats between two named people "
                          "(0-1; default: the recipe's)")
-    from langmem_cog.bench.cascade import BLEND_RULES
+    from langmem_cog.bench.blend import BLEND_RULES
 
     tr.add_argument("--blend-rule", choices=list(BLEND_RULES), default=None,
                     help="how held-out MRR picks the cross-encoder's blend weight: one_se (the smallest weight within "

@@ -135,7 +135,7 @@ def test_few_questions_cross_fit_the_blend_weight_on_every_question(two_conversa
 def test_one_standard_error_rule_keeps_the_smallest_weight_within_one_se_of_the_best() -> None:
     import numpy as np
 
-    from langmem_cog.bench.cascade import BLEND_GRID, _blend_reciprocal_ranks, best_blend
+    from langmem_cog.bench.blend import BLEND_GRID, _blend_reciprocal_ranks, best_blend
 
     rng = np.random.default_rng(0)
     for trial in range(30):

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langmem_cog.bench.blend import BLEND_RULES, best_blend
 from langmem_cog.checks import positive_int
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.rank.features import CONTEXT_FEATURES, FEATURE_NAMES, FEATURES
@@ -169,8 +170,6 @@ class Recipe:
     fit_fusion: bool = True
 
     def __post_init__(self) -> None:
-        from langmem_cog.bench.cascade import BLEND_RULES
-
         positive_int(self.folds, "folds")
         if self.blend_rule not in BLEND_RULES:
             raise InvalidInputError(f"blend_rule={self.blend_rule!r} is unknown: use one of {list(BLEND_RULES)}")
@@ -263,7 +262,7 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
         InvalidInputError: If there are no questions, or too few to choose the blend weight on held-out
             ones (6, or ``folds`` when cross-fitting).
     """
-    from langmem_cog.bench.cascade import best_blend, blend_heads
+    from langmem_cog.bench.cascade import blend_heads
     from langmem_cog.rank.cross_encoder import LocalCrossEncoder
 
     if not qps:
