@@ -105,7 +105,7 @@ class CogMemory:
         """
         with self._lock:
             if self._retrieval is None:
-                from langmem_cog.graph.loop import GraphRetrieval  # the loop imports this module's types
+                from langmem_cog.graph.loop import GraphRetrieval  # langgraph loads on first use, not at import
 
                 self._retrieval = GraphRetrieval(self)
             return self._retrieval

@@ -68,3 +68,37 @@ def test_no_function_of_bench_or_rank_takes_more_than_eight_parameters() -> None
                     if n > 8:
                         long.append(f"{package}/{path.name}:{node.lineno} {node.name} ({n})")
     assert long == []
+
+
+def test_no_import_cycle_among_library_modules() -> None:
+    """No two library modules import each other, directly or through others: imports inside functions and
+    under ``TYPE_CHECKING`` count too (a dependency they hide is still a dependency). Imports of a module's
+    own package (``from langmem_cog import timeparse``) are not edges."""
+    import ast
+    from pathlib import Path
+
+    import networkx as nx
+
+    root = Path(langmem_cog.__file__).parent
+    modules = {}
+    for path in root.rglob("*.py"):
+        parts = ("langmem_cog", *path.relative_to(root).with_suffix("").parts)
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+
+    def targets(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
+        if isinstance(node, ast.Import):
+            return [a.name for a in node.names if a.name in modules]
+        base = node.module or ""
+        if node.level:
+            package = module.split(".") if modules[module].name == "__init__.py" else module.split(".")[:-1]
+            base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+        return [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names
+                if f"{base}.{a.name}" in modules or base in modules]
+
+    G = nx.DiGraph()
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                G.add_edges_from((module, t) for t in targets(module, node)
+                                 if t != module and not module.startswith(t + "."))
+    assert sorted(sorted(c) for c in nx.simple_cycles(G)) == []

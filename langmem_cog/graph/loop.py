@@ -67,7 +67,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 import networkx as nx
 import numpy as np
@@ -78,6 +78,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langmem_cog.checks import positive_int
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.graph.operators import (
+    NodeVectors,
     TimeWindow,
     anchor,
     ground,
@@ -98,10 +99,11 @@ from langmem_cog.graph.router import route as rule_route
 from langmem_cog.graph.schema import RELATION_EDGES, EdgeType, NodeType
 
 if TYPE_CHECKING:
-    from langmem_cog.memory import CogMemory
+    from langmem_cog.store import TurnStore
 
 __all__ = [
     "Evidence",
+    "LoopMemory",
     "LoopResult",
     "OperatorState",
     "OperatorInput",
@@ -381,10 +383,30 @@ class _Budget:
         return bool(plan) and int(state.get("steps", 0)) + self.segment(plan) <= self.max_steps
 
 
+class LoopMemory(Protocol):
+    """What the operator loop reads of a memory (:class:`~langmem_cog.memory.CogMemory` is one).
+
+    The loop depends on this shape, not on the memory class, so the memory module may build the loop
+    without the two importing each other.
+    """
+
+    store: TurnStore
+    node_vectors: NodeVectors
+
+    def graph(self, namespace: str) -> nx.MultiDiGraph:
+        """The namespace's graph (repaired from the raw store first if it lags)."""
+        ...
+
+    @property
+    def retrieval(self) -> GraphRetrieval:
+        """The memory's shared :class:`GraphRetrieval`."""
+        ...
+
+
 class _Runtime:
     """What the node functions of one built graph share: the memory and caches."""
 
-    def __init__(self, memory: CogMemory, *, hub_turns: int, seeds_per_step: int, per_hop: int, per_entity: int) -> None:
+    def __init__(self, memory: LoopMemory, *, hub_turns: int, seeds_per_step: int, per_hop: int, per_entity: int) -> None:
         self.memory = memory
         self.hub_turns = hub_turns
         self.seeds_per_step = seeds_per_step
@@ -454,7 +476,7 @@ def _resolve_entities(G: nx.MultiDiGraph, names: Sequence[str], anchored: Sequen
 
 # ---------------------------------------------------------------------------- the graph
 def build_operator_graph(
-    memory: CogMemory,
+    memory: LoopMemory,
     *,
     router: Router | Callable[..., Route] | None = None,
     sufficiency: Sufficiency | Callable[..., Any] | None = None,
@@ -775,7 +797,7 @@ class GraphRetrieval:
         ([1, 2], True)
     """
 
-    def __init__(self, memory: CogMemory, **kwargs: Any) -> None:
+    def __init__(self, memory: LoopMemory, **kwargs: Any) -> None:
         self.memory = memory
         self.graph = build_operator_graph(memory, **kwargs)
 
@@ -802,7 +824,7 @@ class GraphRetrieval:
         return [{**e, "rank": r} for r, e in enumerate(state.get("evidence") or [], 1)][:k]
 
 
-def graph_search(memory: CogMemory, namespace: str, query: str, k: int = 10,
+def graph_search(memory: LoopMemory, namespace: str, query: str, k: int = 10,
                  now: datetime | str | None = None) -> list[dict[str, Any]]:
     """Grounded turns for ``query``, ranked, through a :class:`GraphRetrieval` kept per memory.
 
