@@ -99,7 +99,7 @@ def main() -> None:
             random.Random(seed).shuffle(tune)
             tune = tune[: args.tune_queries]
             ps = PoolSet(by_sample={"tune": tune})
-            feats, gold = pool_matrices(ps, cfg.lexical_weight)
+            feats, gold = pool_matrices(ps, cfg.search.lexical_weight)
             seed_ce = ce
             weight, grid = tune_blend(seed_ce, tune, scorer, feats, gold, positions=positions,
                                       rule=recipe.blend_rule)

@@ -165,7 +165,7 @@ def search_evidence(
     """Search one namespace through :class:`~langmem_cog.CogMemRetriever`, filtered by speaker and a
     ``[start, end)`` time range.
 
-    On a :class:`~langmem_cog.memory.CogMemory` this runs what ``memory.config.retrieval`` says (the
+    On a :class:`~langmem_cog.memory.CogMemory` this runs what ``memory.config.retriever.mode`` says (the
     shipped cascade by default); on a bare :class:`~langmem_cog.store.TurnStore`, plain hybrid search.
     Filters apply to the whole ranking (every turn is scored), so a filtered search returns the best
     ``k`` turns that pass, not the passing ones among the overall top ``k``.

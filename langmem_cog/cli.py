@@ -220,7 +220,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     where = _where(cfg)
     if args.trace:
         return _search_trace(cfg, args, where)
-    mode = mode or cfg.retrieval
+    mode = mode or cfg.retriever.mode
     if mode == "cascade":
         from langmem_cog.memory import CogMemory
 
@@ -449,6 +449,7 @@ def _ingest_groups(path: Path, args: argparse.Namespace) -> tuple[str, list[tupl
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     """``ingest``: write a LoCoMo, LongMemEval or JSONL file's turns into a persistent store."""
+    from langmem_cog.config import RetrieverSettings
     from langmem_cog.memory import CogMemory
 
     path = Path(args.file)
@@ -459,7 +460,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     fmt, groups, skipped_roles = _ingest_groups(path, args)
     # Plain retrieval while ingesting: the cascade would embed the graph's node texts now, for a
     # query in this process, and the CLI asks none.
-    cfg = _config(args, must_exist=False).model_copy(update={"retrieval": "hybrid"})
+    cfg = _config(args, must_exist=False).model_copy(update={"retriever": RetrieverSettings(mode="hybrid")})
     memory = CogMemory(cfg)
     where = _where(cfg)
     total_new = 0
@@ -1227,7 +1228,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "recipe's, nontransfer; pass none to fit every feature)")
     tr.add_argument("--l2", type=float, default=None, help="the fusion scorer's L2 penalty (default: the recipe's)")
     tr.add_argument("--prior", action="store_true",
-                    help="keep the untrained fusion prior and fit the cross-encoder alone (session 12's recipe)")
+                    help="keep the untrained fusion prior and fit the cross-encoder alone")
     tr.add_argument("--pair-positions", choices=["on", "off"], default=None,
                     help="the cross-encoder's pairs carry the turns' positions (QUERY_TIME / MEMORY_TIME; default: "
                          "the recipe's)")

@@ -1,15 +1,23 @@
-"""One configuration object for every stage, with named presets.
+"""The configuration of a memory: storage and models, plus one nested settings object per other concern.
 
-Nothing here reads the environment at import time: build a config explicitly,
-from a preset, or with :meth:`CogMemConfig.from_env` when you want environment
-variables to count.
+* :class:`CogMemConfig`: where turns are stored (Chroma, the data folder) and which models run how
+  (embedder, cross-encoder, runtime, precision, threads).
+* :class:`SearchSettings` (``CogMemConfig.search``): how plain search of the raw store ranks.
+* :class:`RetrieverSettings` (``CogMemConfig.retriever``): what a retriever built on the memory runs when
+  not told otherwise, and so every integration.
+
+The cascade's own sizes are :class:`~langmem_cog.rank.cascade.CascadeSettings`. Nothing here reads the
+environment at import time: build a config explicitly, from a preset, or with :meth:`CogMemConfig.from_env`
+when you want environment variables to count.
 
 Example:
     >>> cfg = CogMemConfig.preset("ephemeral")
-    >>> cfg.chroma_mode
-    'ephemeral'
-    >>> CogMemConfig.preset("default", lexical_weight=0.5).lexical_weight
+    >>> cfg.chroma_mode, cfg.retriever.mode
+    ('ephemeral', 'cascade')
+    >>> CogMemConfig.preset("default", search=SearchSettings(lexical_weight=0.5)).search.lexical_weight
     0.5
+    >>> CogMemConfig(retriever={"mode": "hybrid"}).retriever.mode
+    'hybrid'
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from langmem_cog.errors import ConfigError
 
-__all__ = ["CogMemConfig", "PRESETS", "RetrievalMode", "default_data_dir"]
+__all__ = ["CogMemConfig", "PRESETS", "RetrievalMode", "RetrieverSettings", "SearchSettings", "default_data_dir"]
 
 #: The retrieval paths of :class:`~langmem_cog.retriever.CogMemRetriever`: the shipped cascade, or
 #: plain search of the raw store (hybrid, dense only, BM25 only).
@@ -38,8 +46,67 @@ def default_data_dir() -> Path:
     return Path(base) / "langmem-cog"
 
 
+class SearchSettings(BaseModel):
+    """How plain search of the raw store ranks (:meth:`~langmem_cog.store.TurnStore.search`, and the hybrid
+    baseline the cascade protects and labels its stages by).
+
+    Attributes:
+        fusion: How dense and lexical scores are combined: ``zscore`` (z-scored scores,
+            ``dense + lexical_weight * lexical``; the default) or ``rrf`` (reciprocal-rank fusion).
+        lexical_weight: Weight of the z-scored BM25 score in ``zscore`` fusion.
+        rrf_k: The ``k`` constant of reciprocal-rank fusion.
+        exact_search_max: Namespaces up to this many turns are scored exactly (every turn);
+            larger ones use Chroma's HNSW index and BM25 top-N candidates.
+        candidates: Candidates taken from each of the dense and lexical sides in the HNSW path.
+
+    Example:
+        >>> SearchSettings(fusion="rrf").rrf_k
+        60
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fusion: Literal["zscore", "rrf"] = "zscore"
+    lexical_weight: float = Field(default=1.0, ge=0.0, le=100.0)
+    rrf_k: int = Field(default=60, ge=1)
+    exact_search_max: int = Field(default=50_000, ge=0)
+    candidates: int = Field(default=200, ge=1)
+
+
+class RetrieverSettings(BaseModel):
+    """What a :class:`~langmem_cog.retriever.CogMemRetriever` built on this memory or store does when its
+    arguments do not say, and so every integration (agent middleware, memory tools, ``CogMemStore.search``,
+    the RAG chain, ``langmem-cog search``, the inspector).
+
+    Attributes:
+        mode: ``cascade`` (the default on a ``CogMemory``: raw + graph candidates, the shipped fusion
+            scorer, the ConvMemory v2 rerank) or plain ``hybrid`` / ``dense`` / ``lexical`` search.
+        k: Number of results (``CogMemRetriever.k``).
+        max_tokens: Token budget of the returned evidence (cl100k_base), ``None`` for none
+            (``CogMemRetriever.max_tokens``).
+
+    Example:
+        >>> RetrieverSettings(mode="hybrid", k=5).k
+        5
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: RetrievalMode = "cascade"
+    k: int = Field(default=10, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+
+
+#: Fields of the nested settings objects, named for the error a flat ``CogMemConfig(name=...)`` gets:
+#: name -> (group, field).
+MOVED_FIELDS: dict[str, tuple[str, str]] = {
+    **{f: ("search", f) for f in ("fusion", "lexical_weight", "rrf_k", "exact_search_max", "candidates")},
+    "retrieval": ("retriever", "mode"), "k": ("retriever", "k"), "max_tokens": ("retriever", "max_tokens"),
+}
+
+
 class CogMemConfig(BaseModel):
-    """Configuration of the raw store, the embedder and the retrieval stages.
+    """Configuration of a memory: the raw store's storage and the models, plus two nested settings objects.
 
     Attributes:
         data_dir: Where the embedded Chroma database, the BM25 indexes and the graphs live.
@@ -58,26 +125,12 @@ class CogMemConfig(BaseModel):
             index those context texts for BM25 (one more embedding per turn, from a namespace's first
             cascade query on; plain hybrid search never pays it); the fusion features ``context_z`` /
             ``context_rr`` / ``context_lex_z`` / ``context_lex_rr`` use them.
-        fusion: How dense and lexical scores are combined: ``zscore`` (z-scored scores,
-            ``dense + lexical_weight * lexical``; the default) or ``rrf`` (reciprocal-rank fusion).
-        lexical_weight: Weight of the z-scored BM25 score in ``zscore`` fusion.
-        rrf_k: The ``k`` constant of reciprocal-rank fusion.
         bm25_k1: BM25 ``k1`` (Anserini's default 0.9).
         bm25_b: BM25 ``b`` (Anserini's default 0.4).
         min_free_mb: ``add_turns`` on an embedded database refuses (``StoreError``, nothing written)
             when the data directory's disk would keep less than this many MiB free after the write
             (an estimate of the write's size is added); ``0`` never refuses. Chroma can hang or fail
             half-way when the disk fills during a write (docs/RELIABILITY.md, disk full).
-        exact_search_max: Namespaces up to this many turns are scored exactly (every turn);
-            larger ones use Chroma's HNSW index and BM25 top-N candidates.
-        candidates: Candidates taken from each of the dense and lexical sides in the HNSW path.
-        k: Default number of results of a retriever on this store or memory (``CogMemRetriever.k``).
-        max_tokens: Default token budget of a retriever's returned evidence (cl100k_base), ``None`` for
-            none (``CogMemRetriever.max_tokens``).
-        retrieval: What a retriever built on a ``CogMemory`` runs, and so every integration (agent
-            middleware, memory tools, ``CogMemStore.search``, the RAG chain, ``langmem-cog search``, the
-            inspector): ``cascade`` (the default: raw + graph candidates, the shipped fusion scorer, the
-            ConvMemory v2 rerank) or plain ``hybrid`` / ``dense`` / ``lexical`` search.
         models_dir: A models folder written by ``langmem-cog train-models`` (``fusion.json``,
             ``cascade.json``, ``reranker/``) for the cascade to use; ``None``: the shipped models.
         inference_backend: Runtime of the local models (the embedder and the cross-encoder):
@@ -97,6 +150,12 @@ class CogMemConfig(BaseModel):
             vectors within ~0.02 cosine of fp32's, LoCoMo's rankings within their noise;
             docs/BENCHMARKS.md, session 20). A data directory's
             stored vectors keep the precision they were written with; the two mix safely.
+        search: How plain search of the raw store ranks (:class:`SearchSettings`).
+        retriever: What a retriever built on this memory runs by default (:class:`RetrieverSettings`).
+
+    Raises:
+        ConfigError: (wrapped in pydantic's ``ValidationError`` when built directly) for a field of
+            ``search`` or ``retriever`` passed flat, naming where it belongs.
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -108,22 +167,27 @@ class CogMemConfig(BaseModel):
     embedder: str = "minilm"
     embed_batch_size: int = Field(default=128, ge=1, le=4096)
     context_vectors: bool = True
-    fusion: Literal["zscore", "rrf"] = "zscore"
-    lexical_weight: float = Field(default=1.0, ge=0.0, le=100.0)
-    rrf_k: int = Field(default=60, ge=1)
     bm25_k1: float = Field(default=0.9, gt=0.0, le=10.0)
     bm25_b: float = Field(default=0.4, ge=0.0, le=1.0)
     min_free_mb: int = Field(default=64, ge=0)
-    exact_search_max: int = Field(default=50_000, ge=0)
-    candidates: int = Field(default=200, ge=1)
-    k: int = Field(default=10, ge=1)
-    max_tokens: int | None = Field(default=None, ge=1)
-    retrieval: RetrievalMode = "cascade"
     models_dir: Path | None = None
     inference_backend: Literal["auto", "onnx", "torch"] = "auto"
     rerank_threads: int | None = Field(default=None, ge=1, le=1024)
     rerank_precision: Literal["fp32", "int8"] = "fp32"
     embed_precision: Literal["auto", "fp32", "int8"] = "auto"
+    search: SearchSettings = Field(default_factory=lambda: SearchSettings())
+    retriever: RetrieverSettings = Field(default_factory=lambda: RetrieverSettings())
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name, (group, field) in MOVED_FIELDS.items():
+                if name in data:
+                    kind = "SearchSettings" if group == "search" else "RetrieverSettings"
+                    raise ConfigError(f"{name!r} is not a field of CogMemConfig: pass "
+                                      f"{group}={kind}({field}={data[name]!r})")
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> CogMemConfig:
@@ -183,7 +247,7 @@ class CogMemConfig(BaseModel):
             host, port = parse_chroma_url(env["LANGMEM_COG_CHROMA_URL"])
             overrides.update(chroma_mode="http", chroma_host=host, chroma_port=port)
         if env.get("LANGMEM_COG_RETRIEVAL"):
-            overrides["retrieval"] = env["LANGMEM_COG_RETRIEVAL"].strip()
+            overrides["retriever"] = {"mode": env["LANGMEM_COG_RETRIEVAL"].strip()}
         if env.get("LANGMEM_COG_INFERENCE_BACKEND"):
             overrides["inference_backend"] = env["LANGMEM_COG_INFERENCE_BACKEND"].strip()
         if env.get("LANGMEM_COG_RERANK_PRECISION"):

@@ -53,7 +53,7 @@ class CogMemory:
 
     Attributes:
         node_vectors: The vectors of the graph's node texts that the operator loop's ``anchor``
-            scores queries against (kept in this process). With ``CogMemConfig.retrieval`` at
+            scores queries against (kept in this process). With ``CogMemConfig.retriever.mode`` at
             ``cascade`` (the default), ``add_turns`` and ``consolidate`` embed the texts of new nodes
             right away, so the first query after an ingest does not pay for them; otherwise they are
             embedded on the first graph query that needs them.
@@ -91,7 +91,7 @@ class CogMemory:
 
     def _warm_node_vectors(self, namespace: str) -> None:
         """Embed the node texts of a namespace's graph not embedded yet (cascade retrieval only)."""
-        if self.config.retrieval != "cascade":
+        if self.config.retriever.mode != "cascade":
             return
         G = self.graphs.graph(namespace)
         self.node_vectors.warm(node_text(G, n) for n in G.nodes)

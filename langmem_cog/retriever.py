@@ -116,17 +116,17 @@ class CogMemRetriever(BaseRetriever):
     * ``"hybrid"`` (the default on a bare ``store``), ``"dense"`` or ``"lexical"``: plain search of
       the raw store.
 
-    The default of a memory-backed retriever is ``memory.config.retrieval`` (``"cascade"`` unless
-    configured otherwise), so ``CogMemConfig(retrieval="hybrid")`` switches every integration built on
+    The default of a memory-backed retriever is ``memory.config.retriever.mode`` (``"cascade"`` unless
+    configured otherwise), so ``CogMemConfig(retriever=RetrieverSettings(mode="hybrid"))`` switches every integration built on
     that memory to plain hybrid search.
 
     Attributes:
         store: The raw-turn store (taken from ``memory`` when omitted).
         namespace: The namespace searched (one user's or agent's memory).
-        k: How many documents to return (default: the store's ``CogMemConfig.k``, 10; overridable per
+        k: How many documents to return (default: the store's ``CogMemConfig.retriever.k``, 10; overridable per
             call: ``invoke(q, k=3)``, or through the run config: ``with_config(configurable={"k": 3})``).
         max_tokens: Token budget (cl100k_base) of the returned page contents, or ``None`` (default: the
-            store's ``CogMemConfig.max_tokens``; overridable
+            store's ``CogMemConfig.retriever.max_tokens``; overridable
             per call and through ``configurable`` as ``k`` is). Documents are never cut: the longest
             prefix of the ranking that fits is returned, but always at least the first document, which
             may alone be longer than the budget. With a budget, every document's metadata has ``tokens``
@@ -215,16 +215,16 @@ class CogMemRetriever(BaseRetriever):
     def _check_stages(self) -> CogMemRetriever:
         if self.store is None:
             self.store = self.memory.store
-        # Defaults not passed come from the store's config (CogMemConfig.k / max_tokens).
+        # Defaults not passed come from the store's config (CogMemConfig.retriever: k, max_tokens).
         if "k" not in self.model_fields_set:
-            self.k = self.store.config.k
+            self.k = self.store.config.retriever.k
         if "max_tokens" not in self.model_fields_set:
-            self.max_tokens = self.store.config.max_tokens
+            self.max_tokens = self.store.config.retriever.max_tokens
         if self.mode is None:
             if any(getattr(self, f) not in (None, False) for f in ("use_graph", "fusion", "compressor")):
                 self.mode = "cascade"
             else:
-                self.mode = self.memory.config.retrieval if self.memory is not None else "hybrid"
+                self.mode = self.memory.config.retriever.mode if self.memory is not None else "hybrid"
         if self.mode == "cascade":
             if self.use_graph is None:
                 self.use_graph = self.memory is not None
@@ -244,7 +244,7 @@ class CogMemRetriever(BaseRetriever):
 
     @classmethod
     def full(cls, memory: CogMemory, namespace: str, **kwargs: Any) -> CogMemRetriever:
-        """The shipped cascade whatever ``memory.config.retrieval`` says (``mode="cascade"``).
+        """The shipped cascade whatever ``memory.config.retriever.mode`` says (``mode="cascade"``).
 
         The cross-encoder scores on ``memory.config.rerank_threads`` torch threads.
 

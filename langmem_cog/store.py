@@ -7,7 +7,7 @@ behind Chroma (a crash between the two writes) is repaired from Chroma. A failed
 ``add_turns`` stored nothing (a failed Chroma write is undone) or is completed by
 retrying the same call (identical turns already stored count as stored).
 
-Search is exact for namespaces up to ``config.exact_search_max`` turns: every
+Search is exact for namespaces up to ``config.search.exact_search_max`` turns: every
 turn gets a dense (cosine) and a BM25 score, fused by z-scores (see
 :mod:`langmem_cog.fusion`). Larger namespaces take candidates from Chroma's HNSW
 index and BM25's top-N and fuse over their union.
@@ -2407,18 +2407,18 @@ class TurnStore:
         k = positive_int(k, "k")
         if mode not in ("hybrid", "dense", "lexical"):
             raise InvalidInputError(f"mode={mode!r} is invalid: use 'hybrid', 'dense' or 'lexical'")
-        weight = self.config.lexical_weight if lexical_weight is None else nonnegative_weight(lexical_weight, "lexical_weight")
-        rule = fusion or self.config.fusion
+        weight = self.config.search.lexical_weight if lexical_weight is None else nonnegative_weight(lexical_weight, "lexical_weight")
+        rule = fusion or self.config.search.fusion
         if rule not in ("zscore", "rrf"):
             raise InvalidInputError(f"fusion={rule!r} is invalid: use 'zscore' or 'rrf'")
         with self._ns_lock(namespace):
             cache = self._require(namespace)
             n = len(cache.ids)
-        if n <= self.config.exact_search_max:
+        if n <= self.config.search.exact_search_max:
             pool = self.pool_scores(namespace, query)
         else:
             pool = self._candidate_scores(namespace, query)
-        fused = _fuse(pool, mode, weight, rule, self.config.rrf_k)
+        fused = _fuse(pool, mode, weight, rule, self.config.search.rrf_k)
         k_eff = min(k, len(pool.ids))
         if k_eff == 0:
             return []
@@ -2443,7 +2443,7 @@ class TurnStore:
         """The HNSW path: union of Chroma's and BM25's top candidates, both scored."""
         col = self._collection(namespace, create=False)
         qv = self.embed_query(query)
-        n = self.config.candidates
+        n = self.config.search.candidates
         if col is None:
             raise self._gone(namespace)
         with self._ns_lock(namespace):

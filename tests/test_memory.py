@@ -104,7 +104,7 @@ def test_a_store_holding_a_speaker_without_letters_heals_on_open(tmp_path) -> No
     from langmem_cog.records import Turn
     from langmem_cog.store import TurnStore
 
-    cfg = CogMemConfig(data_dir=tmp_path, retrieval="hybrid")
+    cfg = CogMemConfig(data_dir=tmp_path, retriever={"mode": "hybrid"})
     emb = DeterministicFakeEmbedding(size=16)
     ts = datetime(2024, 1, 1, tzinfo=UTC)
     old = [Turn.model_construct(id=f"t{i}", namespace="ns", conversation_id="c", session_id="s", speaker=spk,

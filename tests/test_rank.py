@@ -14,6 +14,7 @@ from langchain_core.cross_encoders import BaseCrossEncoder
 from langchain_core.documents import Document
 
 from langmem_cog import CogMemConfig, CogMemRetriever, make_turn
+from langmem_cog.config import RetrieverSettings, SearchSettings
 from langmem_cog.errors import ConfigError, InvalidInputError, ShortcutFieldError
 from langmem_cog.memory import CogMemory
 from langmem_cog.rank.cascade import Cascade, CascadeSettings
@@ -351,7 +352,7 @@ def test_a_memory_retriever_runs_the_shipped_cascade_by_default(memory, ns):
     assert CogMemRetriever.full(memory, ns).mode == "cascade"
     # the documented switches to plain search: per retriever, or for every integration through the config
     assert "reranked" not in CogMemRetriever(memory=memory, namespace=ns, mode="hybrid").invoke("shellfish")[0].metadata
-    hybrid_memory = CogMemory(memory.config.model_copy(update={"retrieval": "hybrid"}), embeddings=FakeEmbeddings())
+    hybrid_memory = CogMemory(memory.config.model_copy(update={"retriever": RetrieverSettings(mode="hybrid")}), embeddings=FakeEmbeddings())
     assert CogMemRetriever(memory=hybrid_memory, namespace=ns).mode == "hybrid"
     assert CogMemRetriever(store=memory.store, namespace=ns).mode == "hybrid"
     with pytest.raises(InvalidInputError, match="apply to mode='cascade'"):
@@ -561,7 +562,7 @@ def test_name_speakers_tells_an_assistant_chat_between_two_named_people():
 
 def test_the_cascade_computes_features_with_the_bm25_weight_its_scorer_was_fitted_with(ns):
     """A scorer records the BM25 weight of its training features; the store's own weight does not leak in."""
-    memory = CogMemory(CogMemConfig.preset("ephemeral", lexical_weight=3.0), embeddings=FakeEmbeddings())
+    memory = CogMemory(CogMemConfig.preset("ephemeral", search=SearchSettings(lexical_weight=3.0)), embeddings=FakeEmbeddings())
     _fill(memory, ns)
     w = np.zeros(len(FEATURE_NAMES))
     w[FEATURE_NAMES.index("window2")] = 1.0  # the neighbour window is built on the hybrid score

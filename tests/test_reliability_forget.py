@@ -26,6 +26,7 @@ from reliability_worker import SECRET
 from test_reliability_crash import HERE, WORKER, worker_env
 
 from langmem_cog import CogMemConfig
+from langmem_cog.config import SearchSettings
 from langmem_cog.errors import StoreError, UnknownNamespaceError
 from langmem_cog.graph.store import GraphMemory
 from langmem_cog.lexical import LexicalIndex
@@ -70,7 +71,7 @@ def test_forget_turn_ids_removes_text_from_every_file_and_index(tmp_path: Path) 
     assert _graph_mentions(mem, ns, canary) == []
     assert secret.id not in mem.graph(ns).graph["turns"]
     assert all(h.turn.id != secret.id for h in mem.store.search(ns, canary, k=50))
-    again = CogMemory(CogMemConfig(data_dir=tmp_path, exact_search_max=0), embeddings=FakeEmbeddings())
+    again = CogMemory(CogMemConfig(data_dir=tmp_path, search=SearchSettings(exact_search_max=0)), embeddings=FakeEmbeddings())
     assert again.store.count(ns) == len(turns) - 1
     assert all(h.turn.id != secret.id for h in again.store.search(ns, f"neighbour keeps bees {canary}", k=20))
     assert _graph_mentions(again, ns, canary) == []
@@ -131,7 +132,7 @@ def test_a_forget_by_another_process_while_a_reader_reads_gives_unknown_namespac
 ) -> None:
     """Issue 21, defect 5: the reader had checked it was up to date, then the forget landed before it
     read Chroma (deterministic here; 1-6 times a run with real processes): raw ``NotFoundError`` before."""
-    overrides = {"exact_search_max": 0} if read == "search-hnsw" else {}
+    overrides = {"search": SearchSettings(exact_search_max=0)} if read == "search-hnsw" else {}
     writer = TurnStore(CogMemConfig(data_dir=tmp_path), embeddings=FakeEmbeddings())
     reader = TurnStore(CogMemConfig(data_dir=tmp_path, **overrides), embeddings=FakeEmbeddings())
     writer.add_turns(make_turns("going", TEXTS))
@@ -324,7 +325,7 @@ def test_a_delete_zeroes_the_unused_hnsw_slots_that_chroma_fills_with_heap_garba
     assert not [p for p in files_with(tmp_path, canary.encode()) if p.parent in segments]
     assert mem.delete_turns(ns, [SECRET]) == 1
     assert files_with(tmp_path, canary.encode()) == []
-    again = CogMemory(CogMemConfig(data_dir=tmp_path, exact_search_max=0), embeddings=FakeEmbeddings())
+    again = CogMemory(CogMemConfig(data_dir=tmp_path, search=SearchSettings(exact_search_max=0)), embeddings=FakeEmbeddings())
     assert again.store.count(ns) == 40
     _bystander_intact(again)
 

@@ -11,6 +11,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 from pydantic import ValidationError
 
+from langmem_cog.config import RetrieverSettings
 from langmem_cog.errors import InvalidInputError, InvalidNamespaceError, UnknownNamespaceError
 from langmem_cog.retriever import CogMemRetriever, trim_to_budget
 from langmem_cog.tokens import count_tokens
@@ -78,8 +79,8 @@ def test_default_k(retriever):
 
 def test_k_and_max_tokens_default_to_the_store_config(filled):
     store, ns = filled
-    assert CogMemRetriever(store=store, namespace=ns).k == store.config.k == 10
-    store.config = store.config.model_copy(update={"k": 3, "max_tokens": 12})
+    assert CogMemRetriever(store=store, namespace=ns).k == store.config.retriever.k == 10
+    store.config = store.config.model_copy(update={"retriever": RetrieverSettings(k=3, max_tokens=12)})
     r = CogMemRetriever(store=store, namespace=ns)
     assert (r.k, r.max_tokens) == (3, 12)
     docs = r.invoke("puppy Rex")

@@ -141,7 +141,7 @@ def test_the_node_vectors_are_embedded_at_ingest_for_the_cascade_only() -> None:
 
     ts = datetime(2023, 4, 10, 12, tzinfo=UTC)
     for retrieval, warmed in (("cascade", True), ("hybrid", False)):
-        memory = CogMemory(CogMemConfig.preset("ephemeral", retrieval=retrieval))
+        memory = CogMemory(CogMemConfig.preset("ephemeral", retriever={"mode": retrieval}))
         ns = f"warm-{retrieval}"
         memory.add_turns([make_turn(id="t0", namespace=ns, speaker="Nora", text="I adopted a beagle named Pickle.",
                                     position=0, session_id="1", timestamp=ts)])
@@ -181,7 +181,7 @@ def test_the_operator_loop_is_built_with_the_retriever_not_in_its_first_query(sa
     CogMemRetriever(memory=fresh, namespace="nobody-yet")
     assert isinstance(fresh._retrieval, GraphRetrieval)  # built by the constructor
     assert fresh.retrieval is fresh._retrieval is fresh.retrieval
-    plain = CogMemory(CogMemConfig.preset("ephemeral", retrieval="hybrid"))
+    plain = CogMemory(CogMemConfig.preset("ephemeral", retriever={"mode": "hybrid"}))
     CogMemRetriever(memory=plain, namespace="nobody-yet")
     assert plain._retrieval is None  # plain hybrid search builds no loop
     memory, ns, _ = sample

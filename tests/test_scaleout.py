@@ -39,6 +39,7 @@ def _worker(argv: list[str]) -> None:
     from fakes import FakeEmbeddings
 
     from langmem_cog import CogMemConfig
+    from langmem_cog.config import SearchSettings
     from langmem_cog.records import make_turn
     from langmem_cog.store import TurnStore
 
@@ -54,7 +55,7 @@ def _worker(argv: list[str]) -> None:
     opt = dict(zip(argv[0::2], argv[1::2], strict=False))
     overrides: dict[str, Any] = {}
     if "--exact-max" in opt:
-        overrides["exact_search_max"] = int(opt["--exact-max"])
+        overrides["search"] = SearchSettings(exact_search_max=int(opt["--exact-max"]))
     cfg = CogMemConfig.preset("server", chroma_host="127.0.0.1", chroma_port=int(opt["--port"]),
                               data_dir=Path(opt["--data-dir"]), **overrides)
     store = TurnStore(cfg, embeddings=FakeEmbeddings())

@@ -101,7 +101,7 @@ def _worker(argv: list[str], stack: ExitStack) -> None:
 
     opt = dict(zip(argv[0::2], argv[1::2], strict=False))
     cfg = CogMemConfig.preset("server", chroma_host="127.0.0.1", chroma_port=int(opt["--port"]),
-                              data_dir=Path(opt["--data-dir"]), retrieval="hybrid")
+                              data_dir=Path(opt["--data-dir"]), retriever={"mode": "hybrid"})
     # Small journal thresholds: snapshots are rewritten every few commits, so compactions race too.
     store = stack.enter_context(open_graph_store(opt["--graph-store"]))
     graphs = GraphMemory(backend=BaseStoreGraphStore(store), journal_min_bytes=0, journal_ratio=0.2)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from fakes import FakeEmbeddings, make_turns
 
-from langmem_cog.config import CogMemConfig
+from langmem_cog.config import CogMemConfig, SearchSettings
 from langmem_cog.errors import (
     ConfigError,
     DuplicateTurnError,
@@ -123,7 +123,7 @@ class TestAddAndSearch:
         assert hybrid == dense
 
     def test_candidate_path_matches_exact_path(self, ns, fake_embeddings):
-        cfg = CogMemConfig.preset("ephemeral", exact_search_max=0, candidates=3)
+        cfg = CogMemConfig.preset("ephemeral", search=SearchSettings(exact_search_max=0, candidates=3))
         store = TurnStore(cfg, embeddings=fake_embeddings)
         store.add_turns(make_turns(ns, TEXTS))
         assert store.search(ns, "puppy Rex", k=1)[0].turn.id == "t0"
@@ -572,7 +572,7 @@ class TestPersistent:
         assert files_containing(tmp_path, canary.encode()) == []
         assert store.search(ns, TEXTS[0], k=1)  # the store still works after the VACUUM
         # Reopened (the HNSW segment replays the log): the turn stays deleted on both search paths.
-        again = persistent_store_factory(exact_search_max=0)
+        again = persistent_store_factory(search=SearchSettings(exact_search_max=0))
         assert again.count(ns) == len(TEXTS)
         hits = again.search(ns, f"my secret word is {canary}", k=len(TEXTS) + 1)
         assert turns[-1].id not in {h.turn.id for h in hits} and len(hits) == len(TEXTS)
@@ -795,7 +795,7 @@ def test_a_read_that_meets_chromas_drift_is_tried_again(
     fake_embeddings: FakeEmbeddings, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A concurrent write can make one Chroma read fail with ``Error finding id``: the read is retried."""
-    store = TurnStore(CogMemConfig.preset("ephemeral", exact_search_max=0), embeddings=fake_embeddings)
+    store = TurnStore(CogMemConfig.preset("ephemeral", search=SearchSettings(exact_search_max=0)), embeddings=fake_embeddings)
     store.add_turns(make_turns("drift", ["I adopted a puppy called Rex", "My sister paints sunsets"]))
     want = [h.turn.id for h in store.search("drift", "puppy", k=2)]
     calls = _drifting(monkeypatch, "query", failures=2)
@@ -814,7 +814,7 @@ def test_a_drift_that_does_not_pass_and_other_errors_are_raised(
 ) -> None:
     from chromadb.errors import InternalError
 
-    store = TurnStore(CogMemConfig.preset("ephemeral", exact_search_max=0), embeddings=fake_embeddings)
+    store = TurnStore(CogMemConfig.preset("ephemeral", search=SearchSettings(exact_search_max=0)), embeddings=fake_embeddings)
     store.add_turns(make_turns("drift", ["I adopted a puppy called Rex"]))
     calls = _drifting(monkeypatch, "query", failures=99)
     with pytest.raises(InternalError, match="Error finding id"):

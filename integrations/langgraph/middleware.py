@@ -187,7 +187,7 @@ class CogMemoryMiddleware(AgentMiddleware):
             checkpointer thread).
         header: The line heading the evidence in the system message.
         mode: The retrieval path (``cascade``, ``hybrid``, ``dense``, ``lexical``); ``None``:
-            ``memory.config.retrieval``, the shipped cascade unless configured otherwise.
+            ``memory.config.retriever.mode``, the shipped cascade unless configured otherwise.
         roles: The roles whose messages are stored, from :data:`ROLES` (``"user"``, ``"assistant"``).
         min_words: With ``min_chars``, the filler threshold: a message with fewer than ``min_words``
             words (:func:`count_words`) *and* fewer than ``min_chars`` characters (after stripping)

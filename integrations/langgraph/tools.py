@@ -314,7 +314,7 @@ def create_memory_tools(
         k: Default number of evidence turns.
         speaker: Speaker name of remembered text (default: the context's ``user_name``, else ``"user"``).
         mode: The retrieval path of ``search_memory`` (``cascade``, ``hybrid``, ``dense``, ``lexical``);
-            ``None``: ``memory.config.retrieval``, the shipped cascade unless configured otherwise.
+            ``None``: ``memory.config.retriever.mode``, the shipped cascade unless configured otherwise.
         handle_tool_errors: Return a bad argument to the model as an error ``ToolMessage``
             (``"Error: ... Correct the arguments and call the tool again."``) instead of raising
             :class:`MemoryToolError`. A missing namespace in the runtime context is a setup error and

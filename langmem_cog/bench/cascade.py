@@ -3,7 +3,8 @@
 Each is a :class:`~langmem_cog.bench.systems.CascadeRecipe` (where its scorer and cross-encoder come from):
 
 * ``augmented``: raw + graph candidates -> the fusion scorer, fitted per seed on that seed's train
-  conversations only (no cross-encoder).
+  conversations only (no cross-encoder); the retriever's last steps (:meth:`Cascade.rank_pool
+  <langmem_cog.rank.cascade.Cascade.rank_pool>`: cut, claim rules) as for every system here.
 * ``full``: ``augmented`` -> ConvMemory v2 with a cross-encoder fine-tuned per seed from the
   packaged MiniLM on that seed's train conversations only (train lists: the fused top-10 + missed gold).
 * ``full-zeroshot``: the shipped models as they are, nothing fitted here; ``split="all"`` scores every
@@ -13,8 +14,8 @@ Each is a :class:`~langmem_cog.bench.systems.CascadeRecipe` (where its scorer an
   scores a models folder fitted on the other dataset (leave-one-dataset-out).
 
 Every question's pool is computed once (:func:`~langmem_cog.bench.pools.collect_pools`). Rows carry
-the compressor's input ranking too (``input_rank``), and the summary has a paired bootstrap of the
-compressor against its own input. Online latency is measured end to end through
+the compressor's input ranking too (``input_rank``: the same last steps without the compressor, which is
+``augmented``'s ranking), and the summary has a paired bootstrap of the compressor against its own input. Online latency is measured end to end through
 :class:`~langmem_cog.rank.cascade.Cascade` on a sample of test questions.
 """
 
@@ -207,7 +208,7 @@ def _pools(data: str | Path, cfg: CogMemConfig, progress: Progress, cache: str |
 def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, system: str, recipe: CascadeRecipe, fit: CascadeFit,
          run: CascadeRun) -> LocomoRun:
     drop = dropped_columns(fit.drop_features)
-    mats = pool_matrices(ps, cfg.lexical_weight, drop)
+    mats = pool_matrices(ps, cfg.search.lexical_weight, drop)
     work = Path(run.work_dir) if run.work_dir else Path(tempfile.mkdtemp(prefix="lmc-cascade-"))
     rows: list[dict[str, Any]] = []
     input_rows: list[dict[str, Any]] = []
@@ -224,17 +225,18 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, system: str, recipe: 
             models = (scorer, compressor)
         scorer, compressor = models
         todo = [qp for sid in test for qp in ps.by_sample[sid]]
-        # The retriever's own last steps (Cascade.rank_pool: cut, compress, claim reconciliation).
-        ranker = Cascade(store=scratch_store(cfg), scorer=scorer, compressor=compressor, use_graph=False)
+        # The retriever's own last steps (Cascade.rank_pool: cut, compress, claim reconciliation); the
+        # compressor's input is the same steps without it, the ranking ``augmented`` returns.
+        store = scratch_store(cfg)
+        plain = Cascade(store=store, scorer=scorer, use_graph=False)
+        full = Cascade(store=store, scorer=scorer, compressor=compressor, use_graph=False) if compressor is not None else None
         for qp in run.progress(todo, f"seed {seed}", len(todo)):
             if pool_key(qp) not in answers or recipe.fits:
                 fused = scorer.score(feats[pool_key(qp)])
-                order = head_order(fused, qp.pool.hybrid(cfg.lexical_weight))
-                ranked = [qp.pool.ids[i] for i in order]
-                final = ranked
-                if compressor is not None:
-                    docs = ranker.rank_pool(qp.pool, qp.graph, fused, qp.question["question"], len(ranked))
-                    final = [d.metadata["turn_id"] for d in docs]
+                q, n = qp.question["question"], len(qp.pool.ids)
+                ranked = [d.metadata["turn_id"] for d in plain.rank_pool(qp.pool, qp.graph, fused, q, n)]
+                final = ranked if full is None else [
+                    d.metadata["turn_id"] for d in full.rank_pool(qp.pool, qp.graph, fused, q, n)]
                 answers[pool_key(qp)] = (final, ranked)
             final, ranked = answers[pool_key(qp)]
             if compressor is not None:
@@ -335,7 +337,7 @@ def _models(recipe: CascadeRecipe, seed: int, train: list[str], ps: PoolSet, mat
         scorer = default_scorer()
         entry: dict[str, Any] = {"scorer": scorer.trained_on}
     else:
-        weight = run.config.lexical_weight if run.config is not None else 1.0  # run_cascade sets it: the pools'
+        weight = run.config.search.lexical_weight if run.config is not None else 1.0  # run_cascade sets it: the pools'
         scorer = fit_seed_scorer(seed, train, ps, feats, gold, lexical_weight=weight)
         entry = {"scorer": [round(float(x), 4) for x in scorer.weights]}
     if recipe.reranker == "none":

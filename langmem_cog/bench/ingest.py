@@ -7,7 +7,7 @@ A user connecting an existing history waits for this. Each conversation (LoCoMo)
 vectors; the rest of the call is the graph (extraction and the graph's commit). In the same run, on
 the same texts (each turn's ``memory_text``), plain fp32 ``SentenceTransformer.encode`` at batch 64
 gives the reference rate: the ratio end-to-end / reference is the issue's figure (>= 1.0 means the
-whole ingest is faster than embedding alone used to be).
+whole ingest is faster than plain fp32 embedding of the same texts alone).
 """
 
 from __future__ import annotations

@@ -114,7 +114,7 @@ def run_locomo(
     latencies: list[float] = []
     weights: dict[str, float] = {}
     for seed, train, test in seed_splits:
-        weight = cfg.lexical_weight
+        weight = cfg.search.lexical_weight
         if tunes and train:
             dense = [p[0] for sid in train for p in pools[sid]]
             lexical = [p[1] for sid in train for p in pools[sid]]

@@ -346,7 +346,7 @@ def run_longmemeval(
             "ingest_includes_graph": with_graph,
             "n_turns": n_turns,
             "n_questions": len(questions),
-            "params": {"lexical_weight": cfg.lexical_weight, "limit": selection.limit, "trained": False},
+            "params": {"lexical_weight": cfg.search.lexical_weight, "limit": selection.limit, "trained": False},
         }
         out[name] = LocomoRun(summary=summary, rows=rows[name])
     return out

@@ -126,8 +126,8 @@ class Recipe:
     Attributes:
         drop_features: Features held at zero (names or groups, see :func:`dropped_features`).
         l2: L2 penalty of the fusion scorer.
-        train: Cross-encoder fine-tuning settings (from the packaged MiniLM): session 10's per-seed
-            recipe (4 layers, mean pooling, 2 epochs, lr 2e-4), on a seeded sample of 800 lists.
+        train: Cross-encoder fine-tuning settings (from the packaged MiniLM): the per-seed ``full`` recipe
+            (4 layers, mean pooling, 2 epochs, lr 2e-4), on a seeded sample of 800 lists.
         score_max_length: Token limit per pair when the cross-encoder scores.
         pair_positions: The cross-encoder's pairs carry the turns' positions (``QUERY_TIME: 495.`` /
             ``MEMORY_TIME: 37.``, ConvMemory v2's format); ``False`` (the recipe's): the plain (question,
@@ -196,7 +196,7 @@ class Recipe:
 
 #: The recipe of the shipped models: the fusion scorer fitted on :data:`TRANSFER_FEATURES` only (L2 0.03,
 #: chosen by leaving one dataset out), then the cross-encoder on its top 10. With every feature the
-#: fitted scorers did not carry over between LoCoMo and LongMemEval (session 11).
+#: fitted scorers do not carry over between LoCoMo and LongMemEval (docs/BENCHMARKS.md).
 SHIPPED_RECIPE = Recipe(drop_features=("nontransfer",), l2=0.03)
 
 

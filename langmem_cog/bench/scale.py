@@ -311,7 +311,7 @@ def _one_mode(run: _ModeRun, work: ScaleWorkload, pool: Sequence[Turn], question
             "ingest_turns_per_s": len(todo) / ingest_s if ingest_s > 0 else float("inf"),
             "latency_ms": latency,
             "freshness_check_ms": check,
-            "search_path": "exact" if size <= cfg.exact_search_max else "hnsw+bm25",
+            "search_path": "exact" if size <= cfg.search.exact_search_max else "hnsw+bm25",
             "rss_mb": rss_mb(),
             "rss_growth_mb": rss_mb() - rss0,
             "server_rss_mb": rss_mb(run.server[2]) if run.server else None,

@@ -172,7 +172,7 @@ class Cascade:
         dense, lexical, context_s, context_lexical = ps.dense, ps.lexical, ps.context, ps.context_lexical
         cut = self.settings.pool_cut
         if len(ids) > self.settings.feature_pool_max:
-            hybrid = zscore_fuse([dense, lexical], [1.0, self.store.config.lexical_weight])
+            hybrid = zscore_fuse([dense, lexical], [1.0, self.store.config.search.lexical_weight])
             keep = set(np.argsort(-hybrid, kind="stable")[:cut].tolist())
             if signals is not None:
                 at = {d: i for i, d in enumerate(ids)}
@@ -241,7 +241,7 @@ class Cascade:
         allowed = None
         if where is not None and where.active:
             allowed = [i for i, t in enumerate(pool.turns) if where.allows(t)]
-        hybrid = pool.hybrid(self.store.config.lexical_weight)
+        hybrid = pool.hybrid(self.store.config.search.lexical_weight)
         head_size = self.settings.rerank_depth
         order = head_order(fused, hybrid, depth=head_size, protect=min(self.settings.raw_protect, head_size),
                            allowed=allowed)

@@ -185,7 +185,7 @@ class InspectorAPI:
             ``trace`` (one row per operator step), ``reason``, ``steps``, ``evidence`` (grounded
             turns, best first, with ``rank``), ``n_evidence`` (before the cut to ``k``), ``raw``
             (hybrid hits with their fused, dense and BM25 scores), ``retrieval`` (the default
-            retriever's mode, ``memory.config.retrieval``), ``results`` (its documents, with ``stage``,
+            retriever's mode, ``memory.config.retriever.mode``), ``results`` (its documents, with ``stage``,
             ``score`` and the claim status of a turn that holds a claim) and ``gold`` (the expected
             evidence when the question is a loaded conversation's question, else ``None``).
         """
