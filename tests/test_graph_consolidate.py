@@ -12,7 +12,6 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from langmem_cog.errors import ExtractionError, InvalidInputError
 from langmem_cog.graph.consolidate import (
-    FACT_WRITER_PROMPT,
     LLMFactWriter,
     consolidate,
     consolidated_fact_id,
@@ -117,12 +116,15 @@ def test_writer_is_used_and_only_called_on_change() -> None:
 
 def test_llm_writer_prompt_reply_and_fallbacks() -> None:
     events = [{"id": "e1", "start": at(1), "text": "went climbing"}]
-    w = LLMFactWriter(FakeListChatModel(responses=['"Leo climbs every week."\nextra']))
-    assert "Person: Leo" in w.render("Leo", "climbing", events) and "2023-03-01: went climbing" in w.render(
-        "Leo", "climbing", events
-    )
-    assert "{person}" in FACT_WRITER_PROMPT
-    assert w("Leo", "climbing", events) == "Leo climbs every week."
+    w = LLMFactWriter(FakeListChatModel(responses=['"Leo climbs every week."\nextra',
+                                                    '```json\n{"text": "Leo climbs weekly."}\n```']))
+    human = w.render("Leo", "climbing", events)[-1].content
+    assert "Person: Leo" in human and "- (2023-03-01) went climbing" in human
+    assert w("Leo", "climbing", events) == "Leo climbs every week."  # a plain-text reply: its first line
+    assert w("Leo", "climbing", events) == "Leo climbs weekly."  # the schema's JSON
+    bad_json = LLMFactWriter(FakeListChatModel(responses=['{"sentence": "x"}']), fallback=False)
+    with pytest.raises(ExtractionError, match="fact writer model failed"):
+        bad_json("Leo", "climbing", events)
 
     class Broken:
         def invoke(self, prompt: str) -> str:

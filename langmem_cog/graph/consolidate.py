@@ -21,8 +21,8 @@ Consolidation is a recomputation, so it is idempotent: a Fact whose support did 
 change is left alone (the writer is not called again), one whose support changed is
 updated, and one whose pair no longer qualifies (events deleted) is removed.
 
-The LLM path (:class:`LLMFactWriter`) keeps its prompt in :data:`FACT_WRITER_PROMPT`
-in this module for now.
+The LLM path (:class:`LLMFactWriter`) sends
+:data:`~langmem_cog.graph.prompts.CONSOLIDATION_PROMPT` (beside its output schema in the prompts module).
 
 Example:
     >>> import networkx as nx
@@ -53,8 +53,11 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 import networkx as nx
+from langchain_core.messages import BaseMessage
+from langchain_core.prompts import ChatPromptTemplate
 
 from langmem_cog.errors import ExtractionError, InvalidInputError
+from langmem_cog.graph.prompts import CONSOLIDATION_PROMPT, ConsolidatedFactOutput, parse_json_output
 from langmem_cog.graph.reconcile import natural_key
 from langmem_cog.graph.schema import EdgeType, NodeType
 
@@ -64,7 +67,6 @@ __all__ = [
     "describe_habit",
     "FactWriter",
     "LLMFactWriter",
-    "FACT_WRITER_PROMPT",
     "CONSOLIDATED_PREDICATE",
 ]
 
@@ -76,19 +78,6 @@ CONSOLIDATED_PREDICATE = "regularly"
 #: ``writer(person_name, concept_name, events) -> text``; ``events`` are the qualifying
 #: events' attribute dicts (plus ``"id"``), oldest first.
 FactWriter = Callable[[str, str, list[dict[str, Any]]], str]
-
-#: Prompt of :class:`LLMFactWriter` (kept here until the prompts module owns it).
-FACT_WRITER_PROMPT = """You write one short factual sentence for a person's long-term memory.
-
-Person: {person}
-Topic: {concept}
-Events involving the topic ({count}, oldest first):
-{events}
-
-Write ONE sentence in the third person and present tense saying what {person} regularly \
-does with {concept}, how many times and between which dates, in the style of \
-"Leo regularly goes climbing (3 times between 13 Mar 2023 and 8 Apr 2023)". \
-Use only the events above. Reply with the sentence only."""
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _IRREGULAR = {"be": "is", "have": "has", "go": "goes", "do": "does"}
@@ -168,25 +157,28 @@ def describe_habit(person: str, concept: str, events: Sequence[dict[str, Any]], 
 class LLMFactWriter:
     """A ``writer`` for :func:`consolidate` that asks a LangChain chat model for the text.
 
-    The prompt is :data:`FACT_WRITER_PROMPT`. The reply's first non-empty line is used;
-    an error, an empty reply or one longer than ``max_chars`` falls back to
-    :func:`describe_habit` (logged) unless ``fallback=False``, which raises
+    The prompt is :data:`~langmem_cog.graph.prompts.CONSOLIDATION_PROMPT`; the reply is read as its
+    schema, :class:`~langmem_cog.graph.prompts.ConsolidatedFactOutput` (``{"text": ...}``), or, from a model
+    that answers in plain text, as its first non-empty line. An error, an empty reply or one longer than
+    ``max_chars`` falls back to :func:`describe_habit` (logged) unless ``fallback=False``, which raises
     :class:`~langmem_cog.errors.ExtractionError` instead.
 
     Args:
-        model: Anything with ``invoke(str)`` returning a message (``.content``) or a string.
-        prompt: The prompt template (fields ``person``, ``concept``, ``count``, ``events``).
+        model: Anything with ``invoke(messages)`` returning a message (``.content``) or a string: any
+            LangChain chat model.
+        prompt: The chat prompt template (variables ``person``, ``concept``, ``count``, ``events``).
         max_chars: Longest accepted sentence.
         fallback: Use the template when the model fails.
 
     Example:
         >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
-        >>> w = LLMFactWriter(FakeListChatModel(responses=["Leo climbs most weekends."]))
+        >>> w = LLMFactWriter(FakeListChatModel(responses=['{"text": "Leo climbs most weekends."}']))
         >>> w("Leo", "climbing", [])
         'Leo climbs most weekends.'
     """
 
-    def __init__(self, model: Any, *, prompt: str = FACT_WRITER_PROMPT, max_chars: int = 300, fallback: bool = True):
+    def __init__(self, model: Any, *, prompt: ChatPromptTemplate = CONSOLIDATION_PROMPT, max_chars: int = 300,
+                 fallback: bool = True):
         if not hasattr(model, "invoke"):
             raise InvalidInputError(f"LLMFactWriter needs a model with .invoke(), got {type(model).__name__}")
         self.model = model
@@ -194,13 +186,13 @@ class LLMFactWriter:
         self.max_chars = max_chars
         self.fallback = fallback
 
-    def render(self, person: str, concept: str, events: Sequence[dict[str, Any]]) -> str:
-        """The prompt sent to the model."""
+    def render(self, person: str, concept: str, events: Sequence[dict[str, Any]]) -> list[BaseMessage]:
+        """The messages sent to the model (one ``- (YYYY-MM-DD) text`` line per event)."""
         lines = []
         for e in events:
             t = _event_time(e)
-            lines.append(f"- {t.date().isoformat() if t else 'unknown date'}: {e.get('text', '')}")
-        return self.prompt.format(person=person, concept=concept, count=len(events), events="\n".join(lines))
+            lines.append(f"- ({t.date().isoformat() if t else 'unknown date'}) {e.get('text', '')}")
+        return self.prompt.format_messages(person=person, concept=concept, count=len(events), events="\n".join(lines))
 
     def __call__(self, person: str, concept: str, events: list[dict[str, Any]]) -> str:
         try:
@@ -221,9 +213,12 @@ class LLMFactWriter:
 
 
 def _reply_text(reply: Any) -> str:
+    """The sentence of a reply: its schema's ``text``, else its first non-empty line."""
     content = getattr(reply, "content", reply)
     if isinstance(content, list):
         content = "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
+    if "{" in str(content):  # the schema's JSON (an invalid one raises, and the writer falls back)
+        return parse_json_output(str(content), ConsolidatedFactOutput).text.strip()
     for line in str(content).splitlines():
         line = line.strip().strip('"').strip()
         if line:
