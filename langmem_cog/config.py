@@ -99,7 +99,7 @@ class RetrieverSettings(BaseModel):
 
 #: Fields of the nested settings objects, named for the error a flat ``CogMemConfig(name=...)`` gets:
 #: name -> (group, field).
-MOVED_FIELDS: dict[str, tuple[str, str]] = {
+NESTED_FIELDS: dict[str, tuple[str, str]] = {
     **{f: ("search", f) for f in ("fusion", "lexical_weight", "rrf_k", "exact_search_max", "candidates")},
     "retrieval": ("retriever", "mode"), "k": ("retriever", "k"), "max_tokens": ("retriever", "max_tokens"),
 }
@@ -175,14 +175,14 @@ class CogMemConfig(BaseModel):
     rerank_threads: int | None = Field(default=None, ge=1, le=1024)
     rerank_precision: Literal["fp32", "int8"] = "fp32"
     embed_precision: Literal["auto", "fp32", "int8"] = "auto"
-    search: SearchSettings = Field(default_factory=lambda: SearchSettings())
-    retriever: RetrieverSettings = Field(default_factory=lambda: RetrieverSettings())
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    retriever: RetrieverSettings = Field(default_factory=RetrieverSettings)
 
     @model_validator(mode="before")
     @classmethod
-    def _moved(cls, data: Any) -> Any:
+    def _no_flat_nested_field(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            for name, (group, field) in MOVED_FIELDS.items():
+            for name, (group, field) in NESTED_FIELDS.items():
                 if name in data:
                     kind = "SearchSettings" if group == "search" else "RetrieverSettings"
                     raise ConfigError(f"{name!r} is not a field of CogMemConfig: pass "

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 import langmem_cog
-from langmem_cog.config import MOVED_FIELDS, CogMemConfig, RetrieverSettings, SearchSettings
+from langmem_cog.config import NESTED_FIELDS, CogMemConfig, RetrieverSettings, SearchSettings
 from langmem_cog.errors import ConfigError
 
 
@@ -30,9 +30,9 @@ def test_nested_settings_are_frozen_and_checked() -> None:
         SearchSettings(candidates=0)
 
 
-@pytest.mark.parametrize("name", sorted(MOVED_FIELDS))
+@pytest.mark.parametrize("name", sorted(NESTED_FIELDS))
 def test_a_nested_field_passed_flat_names_where_it_belongs(name: str) -> None:
-    group, field = MOVED_FIELDS[name]
+    group, field = NESTED_FIELDS[name]
     with pytest.raises(ConfigError, match=rf"pass {group}=\w+Settings\({field}="):
         CogMemConfig.preset("ephemeral", **{name: 3})
     with pytest.raises(ValidationError, match=f"{name!r} is not a field of CogMemConfig"):

@@ -33,6 +33,25 @@ def test_extractions_round_trip_through_the_journal_format() -> None:
         assert _extraction_from_payload(_extraction_payload(ex)) == ex
 
 
+def test_the_journal_format_is_that_of_the_extractions_as_dicts() -> None:
+    """The payload walks the dataclasses itself; it equals ``dataclasses.asdict`` encoded, key for key, on the
+    rule extractor's output for the bundled sample (events, claims, times, tuples)."""
+    import dataclasses
+    import json
+
+    from langmem_cog import load_locomo
+    from langmem_cog.data import sample_path
+    from langmem_cog.graph.rules import RuleExtractor
+    from langmem_cog.graph.store import _encode
+
+    extractions = RuleExtractor().extract(load_locomo(sample_path())[0].turns)
+    assert any(ex.events for ex in extractions) and any(ex.claims for ex in extractions)
+    for ex in extractions:
+        payload = _extraction_payload(ex)
+        assert json.dumps(payload) == json.dumps(_encode(dataclasses.asdict(ex)))
+        assert _extraction_from_payload(payload) == ex
+
+
 def test_commits_append_to_the_journal_and_a_fresh_load_replays_it(tmp_path: Path) -> None:
     table = list(story().values())
     mem = GraphMemory(tmp_path)

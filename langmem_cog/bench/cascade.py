@@ -15,8 +15,9 @@ Each is a :class:`~langmem_cog.bench.systems.CascadeRecipe` (where its scorer an
 
 Every question's pool is computed once (:func:`~langmem_cog.bench.pools.collect_pools`). Rows carry
 the compressor's input ranking too (``input_rank``: the same last steps without the compressor, which is
-``augmented``'s ranking), and the summary has a paired bootstrap of the compressor against its own input. Online latency is measured end to end through
-:class:`~langmem_cog.rank.cascade.Cascade` on a sample of test questions.
+``augmented``'s ranking), and the summary has a paired bootstrap of the compressor against its own
+input. Online latency is measured end to end through :class:`~langmem_cog.rank.cascade.Cascade` on a
+sample of test questions.
 """
 
 from __future__ import annotations
@@ -229,7 +230,8 @@ def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, system: str, recipe: 
         # compressor's input is the same steps without it, the ranking ``augmented`` returns.
         store = scratch_store(cfg)
         plain = Cascade(store=store, scorer=scorer, use_graph=False)
-        full = Cascade(store=store, scorer=scorer, compressor=compressor, use_graph=False) if compressor is not None else None
+        full = None if compressor is None else Cascade(store=store, scorer=scorer, compressor=compressor,
+                                                       use_graph=False)
         for qp in run.progress(todo, f"seed {seed}", len(todo)):
             if pool_key(qp) not in answers or recipe.fits:
                 fused = scorer.score(feats[pool_key(qp)])

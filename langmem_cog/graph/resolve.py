@@ -35,6 +35,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import re
@@ -111,6 +112,12 @@ def normalize_name(name: str) -> str:
     """
     if not isinstance(name, str):
         raise InvalidInputError(f"a name must be a string, got {type(name).__name__}")
+    return _normal_form(name)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _normal_form(name: str) -> str:
+    """:func:`normalize_name` of a string, memoised: ingest normalises the same few names per turn."""
     text = unicodedata.normalize("NFKD", name)
     text = "".join(c for c in text if not unicodedata.combining(c))
     text = _POSSESSIVE.sub("", text.casefold())

@@ -284,6 +284,8 @@ def _encode(value: Any) -> Any:
         return {str(k): _encode(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_encode(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
     return value
 
 
@@ -1492,7 +1494,7 @@ def _is_rebuild(entry: dict[str, Any]) -> bool:
 
 def _extraction_payload(ex: Extraction) -> dict[str, Any]:
     """An :class:`Extraction` as JSON-ready data (times as ISO strings)."""
-    return _encode(dataclasses.asdict(ex))
+    return _encode(ex)
 
 
 def _extraction_from_payload(d: dict[str, Any]) -> Extraction:
