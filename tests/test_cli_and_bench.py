@@ -95,3 +95,25 @@ def test_one_system_registry_serves_both_benchmarks_and_the_cli() -> None:
     assert CascadeRecipe("shipped", "shipped").fits is False and CascadeRecipe("fitted", "none").fits
     with pytest.raises(InvalidInputError, match="is a cascade system"):
         run_locomo("unused.json", system="full")
+
+
+@pytest.mark.parametrize(("flags", "frozen"), [([], None), (["--freeze-layers", "3"], 3)])
+def test_train_models_passes_the_frozen_layers_to_the_recipe(flags: list[str], frozen: int | None, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import langmem_cog.bench.recipe as recipe_module
+
+    seen = {}
+
+    def fake_train_models(datasets, out, *, recipe, **kwargs):
+        seen["recipe"] = recipe
+        return {"trained_on": "locomo"}
+
+    monkeypatch.setattr(recipe_module, "train_models", fake_train_models)
+    data = tmp_path / "locomo.json"
+    data.write_text("[]", encoding="utf-8")
+    assert main(["train-models", "--datasets", "locomo", "--locomo", str(data), "--out", str(tmp_path / "m"),
+                 "--work-dir", str(tmp_path / "w"), *flags]) == 0
+    import dataclasses
+
+    shipped = recipe_module.SHIPPED_RECIPE.train
+    assert seen["recipe"].train == (shipped if frozen is None else dataclasses.replace(shipped, freeze_layers=frozen))
