@@ -117,8 +117,8 @@ class CogMemRetriever(BaseRetriever):
       the raw store.
 
     The default of a memory-backed retriever is ``memory.config.retriever.mode`` (``"cascade"`` unless
-    configured otherwise), so ``CogMemConfig(retriever=RetrieverSettings(mode="hybrid"))`` switches every integration built on
-    that memory to plain hybrid search.
+    configured otherwise), so ``CogMemConfig(retriever=RetrieverSettings(mode="hybrid"))`` switches every
+    integration built on that memory to plain hybrid search.
 
     Attributes:
         store: The raw-turn store (taken from ``memory`` when omitted).

@@ -217,9 +217,10 @@ def _reply_text(reply: Any) -> str:
     content = getattr(reply, "content", reply)
     if isinstance(content, list):
         content = "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
-    if "{" in str(content):  # the schema's JSON (an invalid one raises, and the writer falls back)
-        return parse_json_output(str(content), ConsolidatedFactOutput).text.strip()
-    for line in str(content).splitlines():
+    text = str(content)
+    if "{" in text:  # the schema's JSON (an invalid one raises, and the writer falls back)
+        return parse_json_output(text, ConsolidatedFactOutput).text.strip()
+    for line in text.splitlines():
         line = line.strip().strip('"').strip()
         if line:
             return line
