@@ -127,7 +127,9 @@ class Recipe:
         drop_features: Features held at zero (names or groups, see :func:`dropped_features`).
         l2: L2 penalty of the fusion scorer.
         train: Cross-encoder fine-tuning settings (from the packaged MiniLM): the per-seed ``full`` recipe
-            (4 layers, mean pooling, 2 epochs, lr 2e-4), on a seeded sample of 800 lists.
+            (4 layers, mean pooling, 2 epochs, lr 2e-4), on a seeded sample of 800 lists, every layer
+            trained (``freeze_layers=0``: a larger compressor gain than one frozen layer with each dataset
+            left out, docs/BENCHMARKS.md, session 22).
         score_max_length: Token limit per pair when the cross-encoder scores.
         pair_positions: The cross-encoder's pairs carry the turns' positions (``QUERY_TIME: 495.`` /
             ``MEMORY_TIME: 37.``, ConvMemory v2's format); ``False`` (the recipe's): the plain (question,
@@ -158,7 +160,7 @@ class Recipe:
     drop_features: tuple[str, ...] = ()
     l2: float = 1e-3
     train: TrainConfig = field(default_factory=lambda: TrainConfig(
-        epochs=2, lr=2e-4, max_length=96, freeze_layers=1, num_layers=4, pooling="mean", threads=1, max_queries=800))
+        epochs=2, lr=2e-4, max_length=96, freeze_layers=0, num_layers=4, pooling="mean", threads=1, max_queries=800))
     score_max_length: int = 64
     pair_positions: bool = False
     name_speakers: float = 0.0
