@@ -30,11 +30,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from langmem_cog.errors import ConfigError
 
-__all__ = ["CogMemConfig", "PRESETS", "RetrievalMode", "RetrieverSettings", "SearchSettings", "default_data_dir"]
+__all__ = ["CogMemConfig", "FusionRule", "PRESETS", "RetrievalMode", "RetrieverSettings", "SearchSettings", "default_data_dir"]
 
 #: The retrieval paths of :class:`~langmem_cog.retriever.CogMemRetriever`: the shipped cascade, or
 #: plain search of the raw store (hybrid, dense only, BM25 only).
 RetrievalMode = Literal["cascade", "hybrid", "dense", "lexical"]
+#: How plain search combines its dense and lexical scores (:attr:`SearchSettings.fusion`).
+FusionRule = Literal["zscore", "rrf"]
 
 
 def default_data_dir() -> Path:
@@ -66,7 +68,7 @@ class SearchSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    fusion: Literal["zscore", "rrf"] = "zscore"
+    fusion: FusionRule = "zscore"
     lexical_weight: float = Field(default=1.0, ge=0.0, le=100.0)
     rrf_k: int = Field(default=60, ge=1)
     exact_search_max: int = Field(default=50_000, ge=0)

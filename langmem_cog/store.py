@@ -43,7 +43,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -56,7 +56,7 @@ from langmem_cog.chroma_files import (
     purge_superseded,
     scrub_hnsw_segment,
 )
-from langmem_cog.config import CogMemConfig
+from langmem_cog.config import CogMemConfig, FusionRule
 from langmem_cog.context import ContextIndex
 from langmem_cog.errors import (
     ConfigError,
@@ -2409,8 +2409,8 @@ class TurnStore:
             raise InvalidInputError(f"mode={mode!r} is invalid: use 'hybrid', 'dense' or 'lexical'")
         weight = self.config.search.lexical_weight if lexical_weight is None else nonnegative_weight(lexical_weight, "lexical_weight")
         rule = fusion or self.config.search.fusion
-        if rule not in ("zscore", "rrf"):
-            raise InvalidInputError(f"fusion={rule!r} is invalid: use 'zscore' or 'rrf'")
+        if rule not in get_args(FusionRule):
+            raise InvalidInputError(f"fusion={rule!r} is invalid: use one of {list(get_args(FusionRule))}")
         with self._ns_lock(namespace):
             cache = self._require(namespace)
             n = len(cache.ids)
