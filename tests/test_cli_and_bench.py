@@ -98,7 +98,8 @@ def test_one_system_registry_serves_both_benchmarks_and_the_cli() -> None:
 
 
 @pytest.mark.parametrize(("flags", "changed"), [([], {}), (["--freeze-layers", "3"], {"freeze_layers": 3}),
-                                                 (["--epochs", "3", "--freeze-layers", "0"], {"epochs": 3, "freeze_layers": 0})])
+                                                 (["--epochs", "3", "--freeze-layers", "0"], {"epochs": 3, "freeze_layers": 0}),
+                                                 (["--lr", "1e-4"], {"lr": 1e-4})])
 def test_train_models_passes_the_training_flags_to_the_recipe(flags: list[str], changed: dict[str, int], tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     import langmem_cog.bench.recipe as recipe_module
