@@ -10,6 +10,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import math
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -972,6 +973,17 @@ def _system_help(dataset: str) -> str:
     return "; ".join(f"{name}: {SYSTEMS[name].help}" for name in system_names(dataset))
 
 
+def _positive_rate(text: str) -> float:
+    """An argparse type: a finite learning rate above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number: pass a rate such as 2e-4") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: pass a finite rate above 0, such as 2e-4")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``langmem-cog``."""
     from langmem_cog.bench.systems import system_names
@@ -1249,7 +1261,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "(default: the recipe's)")
     tr.add_argument("--epochs", type=int, choices=range(1, 11), default=None, metavar="N",
                     help="passes over the cross-encoder's training lists (default: the recipe's)")
-    tr.add_argument("--lr", type=float, default=None,
+    tr.add_argument("--lr", type=_positive_rate, default=None,
                     help="the cross-encoder's peak learning rate (default: the recipe's)")
     tr.set_defaults(func=cmd_train_models)
     models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)

@@ -100,7 +100,7 @@ def test_one_system_registry_serves_both_benchmarks_and_the_cli() -> None:
 @pytest.mark.parametrize(("flags", "changed"), [([], {}), (["--freeze-layers", "3"], {"freeze_layers": 3}),
                                                  (["--epochs", "3", "--freeze-layers", "0"], {"epochs": 3, "freeze_layers": 0}),
                                                  (["--lr", "1e-4"], {"lr": 1e-4})])
-def test_train_models_passes_the_training_flags_to_the_recipe(flags: list[str], changed: dict[str, int], tmp_path: Path,
+def test_train_models_passes_the_training_flags_to_the_recipe(flags: list[str], changed: dict[str, float], tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     import langmem_cog.bench.recipe as recipe_module
 
@@ -119,3 +119,10 @@ def test_train_models_passes_the_training_flags_to_the_recipe(flags: list[str], 
 
     shipped = recipe_module.SHIPPED_RECIPE.train
     assert seen["recipe"].train == dataclasses.replace(shipped, **changed)
+
+
+@pytest.mark.parametrize("rate", ["0", "-1e-4", "nan", "fast"])
+def test_train_models_refuses_a_learning_rate_that_is_not_above_zero(rate: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["train-models", "--lr", rate])
+    assert "--lr" in capsys.readouterr().err
