@@ -2405,8 +2405,8 @@ class TurnStore:
         """
         _check_query(query)
         k = positive_int(k, "k")
-        if mode not in ("hybrid", "dense", "lexical"):
-            raise InvalidInputError(f"mode={mode!r} is invalid: use 'hybrid', 'dense' or 'lexical'")
+        if mode not in get_args(SearchMode):
+            raise InvalidInputError(f"mode={mode!r} is invalid: use one of {list(get_args(SearchMode))}")
         weight = self.config.search.lexical_weight if lexical_weight is None else nonnegative_weight(lexical_weight, "lexical_weight")
         rule = fusion or self.config.search.fusion
         if rule not in get_args(FusionRule):
