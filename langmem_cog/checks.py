@@ -20,7 +20,7 @@ from typing import Any, Literal, overload
 
 from langmem_cog.errors import InvalidInputError
 
-__all__ = ["nonnegative_weight", "positive_int", "turn_id_list"]
+__all__ = ["nonnegative_int", "nonnegative_weight", "positive_int", "positive_number", "turn_id_list"]
 
 
 @overload
@@ -46,6 +46,36 @@ def positive_int(value: Any, name: str, *, allow_none: bool = False) -> int | No
         hint = ", or None" if allow_none else ""
         raise InvalidInputError(f"{name}={value!r} is invalid: pass a positive integer{hint}")
     return int(value)
+
+
+def nonnegative_int(value: Any, name: str) -> int:
+    """``value`` as an ``int`` if it is an integer >= 0 (``numpy`` integers too; never a ``bool``).
+
+    Example:
+        >>> nonnegative_int(0, "epochs")
+        0
+
+    Raises:
+        InvalidInputError: If it is anything else (``-1``, ``"a"``, ``2.5``, ``True``).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        raise InvalidInputError(f"{name}={value!r} is invalid: pass an integer >= 0")
+    return int(value)
+
+
+def positive_number(value: Any, name: str) -> float:
+    """``value`` as a ``float`` if it is a finite number above 0 (never a ``bool``).
+
+    Example:
+        >>> positive_number(2e-4, "lr")
+        0.0002
+
+    Raises:
+        InvalidInputError: If it is anything else (``0``, ``-1``, ``nan``, ``inf``, ``"a"``, ``True``).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+        raise InvalidInputError(f"{name}={value!r} is invalid: pass a finite number above 0")
+    return float(value)
 
 
 def nonnegative_weight(value: Any, name: str) -> float:

@@ -10,7 +10,6 @@ import argparse
 import dataclasses
 import json
 import logging
-import math
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -974,14 +973,13 @@ def _system_help(dataset: str) -> str:
 
 
 def _positive_rate(text: str) -> float:
-    """An argparse type: a finite learning rate above 0."""
+    """An argparse type: a learning rate, checked as :class:`TrainConfig` checks it (a finite number above 0)."""
+    from langmem_cog.checks import positive_number
+
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number: pass a rate such as 2e-4") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: pass a finite rate above 0, such as 2e-4")
-    return value
+        return positive_number(float(text), "--lr")
+    except ValueError as exc:  # float() of a non-number, or InvalidInputError (also a ValueError)
+        raise argparse.ArgumentTypeError(f"{text!r}: pass a finite rate above 0, such as 2e-4") from exc
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -539,6 +539,28 @@ def test_mean_pooling_is_saved_with_the_checkpoint_and_used_when_scoring(tmp_pat
         load_backbone(resolve_model_path("minilm"), pooling="max")
 
 
+@pytest.mark.parametrize("field, value", [
+    ("epochs", -1), ("epochs", 1.5), ("lr", 0), ("lr", -1e-4), ("lr", float("nan")), ("lr", "fast"),
+    ("weight_decay", -0.1), ("warmup", 1.5), ("max_length", 0), ("queries_per_step", 0), ("seed", "a"),
+    ("threads", 0), ("freeze_layers", -1), ("freeze_layers", True), ("max_queries", 0), ("num_layers", 0),
+    ("prior_weight", float("inf")), ("pooling", "max"),
+])
+def test_train_config_refuses_a_field_out_of_range_and_names_it(field: str, value: object) -> None:
+    from langmem_cog.rank.training import TrainConfig
+
+    with pytest.raises(InvalidInputError, match=f"{field}="):
+        TrainConfig(**{field: value})
+
+
+def test_train_config_takes_its_edges() -> None:
+    from langmem_cog.rank.training import TrainConfig
+
+    cfg = TrainConfig(epochs=0, warmup=0.0, weight_decay=0.0, freeze_layers=0, threads=None, max_queries=None,
+                      num_layers=None, pooling=None, prior_weight=0.0, seed=-3)
+    assert cfg.epochs == 0 and cfg.warmup == 0.0  # epochs 0: the backbone as it is (the full system's --epochs 0)
+    assert TrainConfig(warmup=1.0, pooling="cls").warmup == 1.0
+
+
 def test_name_speakers_tells_an_assistant_chat_between_two_named_people():
     import random
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import numbers
 import random
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -29,8 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from langmem_cog.checks import nonnegative_int, nonnegative_weight, positive_int, positive_number
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.rank.cross_encoder import load_backbone, pair_logits
+from langmem_cog.rank.cross_encoder import POOLINGS, load_backbone, pair_logits
 
 __all__ = ["RerankExample", "TrainConfig", "train_cross_encoder", "uniform_loss", "usable_examples"]
 
@@ -75,6 +77,13 @@ class TrainConfig:
     logits inside the loss (residual training; 0: the cross-encoder alone); ``pooling`` is the head's
     pooling (:data:`~langmem_cog.rank.cross_encoder.POOLINGS`; ``None``: the backbone's own), saved with
     the checkpoint so that scoring pools the same way.
+
+    Raises:
+        InvalidInputError: If a field is out of its range (``epochs`` and ``freeze_layers`` integers >= 0;
+            ``lr`` a finite number above 0; ``weight_decay`` and ``prior_weight`` finite and >= 0;
+            ``warmup`` 0 to 1; ``max_length``, ``queries_per_step``, ``threads``, ``max_queries`` and
+            ``num_layers`` positive integers, the last three or ``None``; ``pooling`` one of
+            :data:`~langmem_cog.rank.cross_encoder.POOLINGS` or ``None``).
     """
 
     epochs: int = 2
@@ -90,6 +99,24 @@ class TrainConfig:
     num_layers: int | None = None
     prior_weight: float = 0.0
     pooling: str | None = None
+
+    def __post_init__(self) -> None:
+        nonnegative_int(self.epochs, "epochs")  # 0: no step, the backbone written as it is
+        positive_number(self.lr, "lr")
+        nonnegative_weight(self.weight_decay, "weight_decay")
+        if nonnegative_weight(self.warmup, "warmup") > 1:
+            raise InvalidInputError(f"warmup={self.warmup!r} is invalid: pass the share of steps that warm up, 0 to 1")
+        positive_int(self.max_length, "max_length")
+        positive_int(self.queries_per_step, "queries_per_step")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral):
+            raise InvalidInputError(f"seed={self.seed!r} is invalid: pass an integer")
+        positive_int(self.threads, "threads", allow_none=True)
+        nonnegative_int(self.freeze_layers, "freeze_layers")
+        positive_int(self.max_queries, "max_queries", allow_none=True)
+        positive_int(self.num_layers, "num_layers", allow_none=True)
+        nonnegative_weight(self.prior_weight, "prior_weight")
+        if self.pooling is not None and self.pooling not in POOLINGS:
+            raise InvalidInputError(f"pooling={self.pooling!r} is invalid: use one of {list(POOLINGS)}, or None")
 
 
 def _freeze(model: Any, n_layers: int) -> None:
