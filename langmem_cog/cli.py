@@ -654,7 +654,7 @@ def cmd_train_models(args: argparse.Namespace) -> int:
         blend_rule=args.blend_rule or SHIPPED_RECIPE.blend_rule,
         train=dataclasses.replace(SHIPPED_RECIPE.train, **{
             name: value for name, value in (("freeze_layers", args.freeze_layers), ("epochs", args.epochs),
-                                            ("lr", args.lr))
+                                            ("lr", args.lr), ("max_length", args.max_length))
             if value is not None}))
     work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="lmc-models-"))
     command = " ".join(shlex.quote(a) for a in ["langmem-cog", *sys.argv[1:]]).replace(str(Path.home()), "~")
@@ -982,6 +982,17 @@ def _positive_rate(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r}: pass a finite rate above 0, such as 2e-4") from exc
 
 
+def _token_limit(text: str) -> int:
+    """An argparse type: a cross-encoder pair's token limit, 8 to 512 (what the packaged MiniLM takes)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer: pass a token limit such as 96") from None
+    if not 8 <= value <= 512:
+        raise argparse.ArgumentTypeError(f"{text!r}: pass a token limit from 8 to 512, such as 96")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``langmem-cog``."""
     from langmem_cog.bench.systems import system_names
@@ -1261,6 +1272,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="passes over the cross-encoder's training lists (default: the recipe's)")
     tr.add_argument("--lr", type=_positive_rate, default=None,
                     help="the cross-encoder's peak learning rate (default: the recipe's)")
+    tr.add_argument("--max-length", type=_token_limit, default=None, metavar="N",
+                    help="token limit of each (question, turn) pair while the cross-encoder trains (default: the "
+                         "recipe's; it scores at the recipe's score_max_length)")
     tr.set_defaults(func=cmd_train_models)
     models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)
     inst = models.add_parser("install", help="install a model from its PyPI part packages")

@@ -99,7 +99,8 @@ def test_one_system_registry_serves_both_benchmarks_and_the_cli() -> None:
 
 @pytest.mark.parametrize(("flags", "changed"), [([], {}), (["--freeze-layers", "3"], {"freeze_layers": 3}),
                                                  (["--epochs", "3", "--freeze-layers", "0"], {"epochs": 3, "freeze_layers": 0}),
-                                                 (["--lr", "1e-4"], {"lr": 1e-4})])
+                                                 (["--lr", "1e-4"], {"lr": 1e-4}),
+                                                 (["--max-length", "64"], {"max_length": 64})])
 def test_train_models_passes_the_training_flags_to_the_recipe(flags: list[str], changed: dict[str, float], tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     import langmem_cog.bench.recipe as recipe_module
@@ -119,6 +120,13 @@ def test_train_models_passes_the_training_flags_to_the_recipe(flags: list[str], 
 
     shipped = recipe_module.SHIPPED_RECIPE.train
     assert seen["recipe"].train == dataclasses.replace(shipped, **changed)
+
+
+@pytest.mark.parametrize("limit", ["0", "7", "513", "64.5", "long"])
+def test_train_models_refuses_a_pair_token_limit_out_of_range(limit: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["train-models", "--max-length", limit])
+    assert "--max-length" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("rate", ["0", "-1e-4", "nan", "fast"])
