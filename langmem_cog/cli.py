@@ -1115,7 +1115,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "(all but those)")
     loc.add_argument("--latency-sample", type=int, default=200, help="cascade systems: questions timed end to end")
     loc.add_argument("--work-dir", help="full: where per-seed checkpoints are written")
-    loc.add_argument("--int8", action="store_true", help="full: score with the cross-encoder in int8 (faster on CPU)")
+    loc.add_argument("--int8", action="store_true", help="full, full-zeroshot: score with the cross-encoder in int8 (faster on CPU)")
     loc.add_argument("--reuse", action="store_true", help="full: reuse per-seed checkpoints already in --work-dir")
     loc.add_argument("--score-max-length", type=int, default=None,
                      help="full: token limit per pair when scoring (default: --max-length, the training limit)")

@@ -98,3 +98,13 @@ def test_reranker_questions_hold_the_tune_slice_out_of_training() -> None:
     assert not {"t0", "t1"} & set(rest_fit + tune)  # only the train conversations
     everything, none = reranker_questions(7, ["a", "b"], ps, None, 10)
     assert sorted(everything) == sorted(rest_fit + tune) and none == []  # no cap: all train, nothing to tune
+
+
+@pytest.mark.parametrize("quantize", [False, True])
+def test_full_zeroshot_scores_with_the_shipped_cross_encoder_in_the_asked_arithmetic(quantize: bool) -> None:
+    from langmem_cog.bench.cascade import _models
+    from langmem_cog.bench.systems import CascadeRecipe
+
+    fit = CascadeFit(score=ScoreSettings(quantize=quantize))
+    _, compressor, _ = _models(CascadeRecipe("shipped", "shipped"), 7, [], None, ({}, {}), fit, None, None)
+    assert compressor is not None and compressor.cross_encoder.quantize is quantize  # bench locomo --int8
