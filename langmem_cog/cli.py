@@ -570,7 +570,7 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
     data = Path(args.data) if args.data else default_locomo_path()
     if data is None:
         raise LangMemCogError("no LoCoMo data found at ../shared/data: pass --data PATH/TO/locomo10.json")
-    config = CogMemConfig.preset("ephemeral", embed_precision=args.embed_precision)
+    config = CogMemConfig.preset("ephemeral", embed_precision=args.embed_precision, rerank_precision=args.rerank_precision)
     if get_system(args.system, "locomo").kind == "cascade":
         from langmem_cog.bench.cascade import CascadeFit, CascadeRun, ScoreSettings, run_cascade
         from langmem_cog.rank.training import TrainConfig
@@ -960,9 +960,9 @@ def _precision_arg(parser: argparse.ArgumentParser, model: str) -> None:
                             help="the embedder's arithmetic (default: CogMemConfig's, auto: int8 on ONNX Runtime, "
                                  "else fp32)")
         return
-    parser.add_argument("--rerank-precision", choices=["fp32", "int8"], default="fp32",
-                        help="the cross-encoder's arithmetic (default: CogMemConfig's, fp32; int8 is faster, "
-                             "scores move a little)")
+    parser.add_argument("--rerank-precision", choices=["auto", "fp32", "int8"], default="auto",
+                        help="the cross-encoder's arithmetic (default: CogMemConfig's, auto: int8 on ONNX Runtime, "
+                             "else fp32)")
 
 
 def _system_help(dataset: str) -> str:
@@ -1115,7 +1115,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "(all but those)")
     loc.add_argument("--latency-sample", type=int, default=200, help="cascade systems: questions timed end to end")
     loc.add_argument("--work-dir", help="full: where per-seed checkpoints are written")
-    loc.add_argument("--int8", action="store_true", help="full, full-zeroshot: score with the cross-encoder in int8 (faster on CPU)")
+    loc.add_argument("--int8", action="store_true", help="full: score the fitted cross-encoders in int8; full-zeroshot: the shipped one in int8 "
+                          "whatever --rerank-precision says")
     loc.add_argument("--reuse", action="store_true", help="full: reuse per-seed checkpoints already in --work-dir")
     loc.add_argument("--score-max-length", type=int, default=None,
                      help="full: token limit per pair when scoring (default: --max-length, the training limit)")
@@ -1128,6 +1129,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="full: the cross-encoder head's pooling when fine-tuning (default: the init checkpoint's)")
     loc.add_argument("--drop-features", help="cascade systems: comma-separated features held at zero ('graph': all graph ones)")
     _precision_arg(loc, "embed")
+    _precision_arg(loc, "rerank")
     loc.set_defaults(func=cmd_bench_locomo)
     gb = bench.add_parser("graph", help="PEC2F graph: throughput, counts, evidence coverage, attribution probe")
     gb.add_argument("--data", help="a JSON file in LoCoMo's schema (default: ../shared/data/locomo/locomo10.json)")

@@ -143,9 +143,10 @@ class CogMemConfig(BaseModel):
             setting). With ``OMP_NUM_THREADS=1`` and ``rerank_threads=2`` the first stage runs on
             one thread and the rerank on two; which split is fastest depends on the machine
             (docs/BENCHMARKS.md, session 10).
-        rerank_precision: Arithmetic of the cross-encoder: ``fp32`` (the default) or ``int8``
-            (weights per channel in int8 on ONNX Runtime, about 30% less time per query on 2 cores;
-            its scores move a little, its ranking cost is in docs/BENCHMARKS.md).
+        rerank_precision: Arithmetic of the cross-encoder: ``auto`` (the default: ``int8`` where it runs
+            on ONNX Runtime, else ``fp32``), ``fp32`` or ``int8`` (weights per channel in int8, derived
+            from the fp32 export: about half the time per query on 2 cores, rankings within ~0.001
+            MRR of fp32's on LoCoMo and LongMemEval; docs/BENCHMARKS.md, session 24).
         embed_precision: Arithmetic of the embedder: ``auto`` (the default: ``int8`` where it runs
             on ONNX Runtime, else ``fp32``), ``fp32`` or ``int8`` (weights per channel in int8,
             derived from the fp32 export, one text per call: a cold ingest about 1.5 times as fast,
@@ -175,7 +176,7 @@ class CogMemConfig(BaseModel):
     models_dir: Path | None = None
     inference_backend: Literal["auto", "onnx", "torch"] = "auto"
     rerank_threads: int | None = Field(default=None, ge=1, le=1024)
-    rerank_precision: Literal["fp32", "int8"] = "fp32"
+    rerank_precision: Literal["auto", "fp32", "int8"] = "auto"
     embed_precision: Literal["auto", "fp32", "int8"] = "auto"
     search: SearchSettings = Field(default_factory=SearchSettings)
     retriever: RetrieverSettings = Field(default_factory=RetrieverSettings)

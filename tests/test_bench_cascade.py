@@ -100,11 +100,15 @@ def test_reranker_questions_hold_the_tune_slice_out_of_training() -> None:
     assert sorted(everything) == sorted(rest_fit + tune) and none == []  # no cap: all train, nothing to tune
 
 
-@pytest.mark.parametrize("quantize", [False, True])
-def test_full_zeroshot_scores_with_the_shipped_cross_encoder_in_the_asked_arithmetic(quantize: bool) -> None:
+@pytest.mark.parametrize(("precision", "quantize", "int8"), [("fp32", False, False), ("int8", False, True),
+                                                             ("auto", False, True), ("fp32", True, True)])
+def test_full_zeroshot_scores_with_the_shipped_cross_encoder_in_the_configs_arithmetic(precision: str, quantize: bool,
+                                                                                       int8: bool) -> None:
     from langmem_cog.bench.cascade import _models
     from langmem_cog.bench.systems import CascadeRecipe
+    from langmem_cog.config import CogMemConfig
 
-    fit = CascadeFit(score=ScoreSettings(quantize=quantize))
-    _, compressor, _ = _models(CascadeRecipe("shipped", "shipped"), 7, [], None, ({}, {}), fit, None, None)
-    assert compressor is not None and compressor.cross_encoder.quantize is quantize  # bench locomo --int8
+    fit = CascadeFit(score=ScoreSettings(quantize=quantize))  # bench locomo --int8
+    run = CascadeRun(config=CogMemConfig.preset("ephemeral", rerank_precision=precision))  # --rerank-precision
+    _, compressor, _ = _models(CascadeRecipe("shipped", "shipped"), 7, [], None, ({}, {}), fit, None, run)
+    assert compressor is not None and compressor.cross_encoder.quantize is int8  # auto: int8 on ONNX Runtime

@@ -187,9 +187,10 @@ def test_the_config_chooses_the_backend_of_every_model(monkeypatch):
     retriever = CogMemRetriever(memory=memory, namespace="runtime-test")
     assert memory.store.embeddings.backend == "torch"
     assert retriever.compressor.cross_encoder.backend == "torch"
+    assert retriever.compressor.cross_encoder.quantize is False  # rerank_precision auto: fp32 on torch
     auto = CogMemRetriever(memory=CogMemory(CogMemConfig.preset("ephemeral")), namespace="runtime-test")
     assert auto.store.embeddings.backend == "onnx" and auto.compressor.cross_encoder.backend == "onnx"
-    assert auto.compressor.cross_encoder.quantize is False
+    assert auto.compressor.cross_encoder.quantize is True  # and int8 on ONNX Runtime
 
 
 def test_the_config_chooses_the_rerank_precision():
@@ -199,11 +200,14 @@ def test_the_config_chooses_the_rerank_precision():
     from langmem_cog.rank.defaults import default_compressor
     from langmem_cog.retriever import CogMemRetriever
 
-    assert CogMemConfig().rerank_precision == "fp32"
-    cfg = CogMemConfig.from_env("ephemeral", environ={"LANGMEM_COG_RERANK_PRECISION": "int8"})
-    assert cfg.rerank_precision == "int8"
+    assert CogMemConfig().rerank_precision == "auto"
+    cfg = CogMemConfig.from_env("ephemeral", environ={"LANGMEM_COG_RERANK_PRECISION": "fp32"})
+    assert cfg.rerank_precision == "fp32"
     ce = CogMemRetriever(memory=CogMemory(cfg), namespace="runtime-test").compressor.cross_encoder
-    assert ce.quantize is True and ce.backend == "onnx"
+    assert ce.quantize is False and ce.backend == "onnx"
+    # auto: int8 where the cross-encoder runs on ONNX Runtime, fp32 on torch
+    assert default_compressor(backend="onnx").cross_encoder.quantize is True
+    assert default_compressor(backend="torch").cross_encoder.quantize is False
     with pytest.raises(ConfigError, match="rerank_precision"):
         CogMemConfig.from_env("ephemeral", environ={"LANGMEM_COG_RERANK_PRECISION": "int4"})
     with pytest.raises(InvalidInputError, match="precision='bf16' is unknown"):

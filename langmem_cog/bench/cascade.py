@@ -345,7 +345,9 @@ def _models(recipe: CascadeRecipe, seed: int, train: list[str], ps: PoolSet, mat
     if recipe.reranker == "none":
         return scorer, None, entry
     if recipe.reranker == "shipped":
-        return scorer, default_compressor(threads=score.threads, precision="int8" if score.quantize else "fp32"), entry
+        # The retriever's own compressor: the config's arithmetic (CogMemConfig.rerank_precision), int8 if asked.
+        precision = "int8" if score.quantize else run.config.rerank_precision if run.config is not None else "auto"
+        return scorer, default_compressor(threads=score.threads, precision=precision), entry
     cap = 0 if train_config.epochs == 0 else train_config.max_queries or None
     fit_qps, tune_qps = reranker_questions(seed, train, ps, cap, fit.tune_queries, fit.fit_rest and cap != 0)
     examples = reranker_lists(fit_qps, scorer, feats, gold)

@@ -71,7 +71,7 @@ def _summary(on: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, pool_cache: str | Path | None = None,
-                 lme_limit: int | None = None, precision: str = "fp32",
+                 lme_limit: int | None = None, precision: str = "auto",
                  progress: Progress = no_progress) -> dict[str, LocomoRun]:
     """Score the default retriever with the models of ``models_dir`` on every question of ``on``.
 
@@ -81,7 +81,7 @@ def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, po
         data: The dataset file.
         pool_cache: Read the labelled pools from here if it exists, else build and write them.
         lme_limit: LongMemEval: only the first N scorable questions (bit-reversed order).
-        precision: The cross-encoder's arithmetic (``fp32`` or ``int8``, ``CogMemConfig.rerank_precision``).
+        precision: The cross-encoder's arithmetic (``auto``, ``fp32`` or ``int8``, ``CogMemConfig.rerank_precision``).
         progress: Progress wrapper.
 
     Returns:
@@ -115,7 +115,7 @@ def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, po
     out: dict[str, LocomoRun] = {}
     for name, rows in runs.items():
         summary = {"system": name, "on": on, "data": str(data), "models": str(models_dir or "shipped"),
-                   "rerank_precision": cfg.rerank_precision,
+                   "rerank_precision": "int8" if compressor.cross_encoder.quantize else "fp32",
                    "scorer": scorer.trained_on, "n_questions": len(rows), **_summary(on, rows)}
         out[name] = LocomoRun(summary=summary, rows=rows)
     cmp = compare_rows(runs["input"], runs["default"])

@@ -56,7 +56,7 @@ def _scorer_at(models_dir: str) -> FusionScorer:
 
 
 def default_compressor(*, threads: int | None = None, models_dir: str | Path | None = None, backend: str = "auto",
-                       precision: str = "fp32", **kwargs: Any) -> ConvMemoryCompressor:
+                       precision: str = "auto", **kwargs: Any) -> ConvMemoryCompressor:
     """ConvMemory v2 over the cross-encoder of a models folder (default: the shipped one) with its
     blend weights.
 
@@ -64,7 +64,8 @@ def default_compressor(*, threads: int | None = None, models_dir: str | Path | N
         threads: Threads while the cross-encoder scores (``None``: torch's setting).
         models_dir: A folder written by ``langmem-cog train-models`` (``None``: the shipped models).
         backend: The cross-encoder's runtime (:data:`langmem_cog.runtime.BACKENDS`).
-        precision: ``fp32`` or ``int8`` (``CogMemConfig.rerank_precision``).
+        precision: ``auto`` (``int8`` where the cross-encoder runs on ONNX Runtime, else ``fp32``), ``fp32``
+            or ``int8`` (``CogMemConfig.rerank_precision``).
         **kwargs: Passed to :class:`ConvMemoryCompressor` (they override the folder's weights).
 
     Raises:
@@ -75,8 +76,12 @@ def default_compressor(*, threads: int | None = None, models_dir: str | Path | N
     kwargs.setdefault("first_stage_weight", float(settings.get("first_stage_weight", 1.0)))
     kwargs.setdefault("use_positions", bool(settings.get("use_positions", True)))  # the pair format it was trained on
     reranker = str((Path(models_dir) / "reranker").resolve()) if models_dir else None
-    if precision not in ("fp32", "int8"):
-        raise InvalidInputError(f"precision={precision!r} is unknown: use 'fp32' or 'int8'")
+    if precision not in ("auto", "fp32", "int8"):
+        raise InvalidInputError(f"precision={precision!r} is unknown: use 'auto', 'fp32' or 'int8'")
+    if precision == "auto":
+        from langmem_cog.runtime import resolve_backend
+
+        precision = "int8" if resolve_backend(backend) == "onnx" else "fp32"
     ce = shipped_cross_encoder(int(settings.get("max_length", 128)), threads, reranker, backend, precision == "int8")
     return ConvMemoryCompressor(cross_encoder=ce, **kwargs)
 
