@@ -58,8 +58,9 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help=f"protocol seeds (default: {SEEDS})")
     ap.add_argument("--blend-rule", choices=list(BLEND_RULES), default=SHIPPED_RECIPE.blend_rule,
                     help="how held-out MRR picks the blend weight (default: the shipped recipe's)")
-    ap.add_argument("--rerank-precision", choices=["fp32", "int8"], default="fp32",
-                    help="the cross-encoder's arithmetic when ranking the test questions")
+    ap.add_argument("--rerank-precision", choices=["auto", "fp32", "int8"], default="auto",
+                    help="the cross-encoder's arithmetic when ranking the test questions (default: the product's, "
+                         "auto: int8 on ONNX Runtime, else fp32)")
     ap.add_argument("--rows", help="write the scored rows (JSON lines) here")
     ap.add_argument("--tune-queries", type=int, default=300, help="held-out train questions for the blend weight")
     ap.add_argument("--merge", nargs="+", metavar="ROWS", help="only summarise these rows files together")
@@ -73,7 +74,9 @@ def main() -> None:
         ap.error(f"--seeds must be among the protocol's {SEEDS}")
     loc, lme = load_pool_cache(args.locomo_pools), load_pool_cache(args.lme_pools)
     lme_qps = [qp for g in lme.by_sample.values() for qp in g]
-    quantize = args.rerank_precision == "int8"
+    from langmem_cog.runtime import resolve_backend
+
+    quantize = args.rerank_precision == "int8" or (args.rerank_precision == "auto" and resolve_backend("auto") == "onnx")
     ce = None
     recipe = dataclasses.replace(SHIPPED_RECIPE, blend_rule=args.blend_rule)
     positions = SHIPPED_RECIPE.pair_positions  # the pair format of the cross-encoders fitted here
