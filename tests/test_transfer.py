@@ -165,6 +165,24 @@ def test_named_speaker_lists_leave_chats_between_people_as_they_are(two_conversa
     assert plain and training_lists(qps, scorer, feats, gold, Recipe(name_speakers=1.0)) == plain
 
 
+def test_deeper_training_lists_hold_the_compressors_top_10(two_conversations: Path) -> None:
+    from langmem_cog.bench.recipe import fit_scorer, load_or_collect_pools, training_lists
+
+    ps = load_or_collect_pools("locomo", two_conversations, cache=None, lme_limit=None, progress=_noop)
+    qps = [qp for group in ps.by_sample.values() for qp in group]
+    scorer, feats, gold = fit_scorer(qps, Recipe())
+    plain = training_lists(qps, scorer, feats, gold, Recipe())
+    deep = training_lists(qps, scorer, feats, gold, Recipe(list_depth=20))
+    assert len(deep) == len(plain)
+    for p, d in zip(plain, deep, strict=True):
+        assert p.query == d.query and set(p.docs) <= set(d.docs)  # the reordered top 10 (and missed gold) is in it
+        assert sum(d.gold) == sum(p.gold) and len(d.docs) > len(p.docs)
+        # The documents a deeper list adds are fused ranks below the head, never gold.
+        assert not any(g for doc, g in zip(d.docs, d.gold, strict=True) if doc not in set(p.docs))
+    with pytest.raises(InvalidInputError, match="list_depth"):
+        Recipe(list_depth=0)
+
+
 def test_dropped_features_names_groups_and_refuses_unknown() -> None:
     assert "graph_claim" in dropped_features(["graph"]) and "in_window" in dropped_features(["graph"])
     with pytest.raises(InvalidInputError, match="unknown feature"):

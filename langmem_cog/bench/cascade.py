@@ -321,11 +321,11 @@ def reranker_questions(seed: int, train: Sequence[str], ps: PoolSet, cap: int | 
 
 
 def reranker_lists(qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict, gold: dict, *,
-                   positions: bool = True) -> list[RerankExample]:
-    """The cross-encoder's training lists of ``qps``: the fused top 10 plus missed gold (``positions``: see
-    :func:`~langmem_cog.rank.data.rerank_examples`)."""
+                   positions: bool = True, depth: int = RERANK_DEPTH) -> list[RerankExample]:
+    """The cross-encoder's training lists of ``qps``: the fused top ``depth`` plus missed gold (``positions``:
+    see :func:`~langmem_cog.rank.data.rerank_examples`)."""
     pools = [(qp.question["question"], qp.pool, scorer.score(feats[pool_key(qp)]), gold[pool_key(qp)]) for qp in qps]
-    return rerank_examples(pools, positions=positions)
+    return rerank_examples(pools, depth, positions=positions)
 
 
 def _models(recipe: CascadeRecipe, seed: int, train: list[str], ps: PoolSet, mats: tuple[dict, dict], fit: CascadeFit,

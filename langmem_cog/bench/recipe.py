@@ -38,6 +38,7 @@ from langmem_cog.bench.blend import BLEND_RULES, best_blend
 from langmem_cog.checks import positive_int
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.rank.features import CONTEXT_FEATURES, FEATURE_NAMES, FEATURES
+from langmem_cog.rank.head import RERANK_DEPTH
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import TrainConfig
 
@@ -131,6 +132,9 @@ class Recipe:
             trained (``freeze_layers=0``: a larger compressor gain than one frozen layer with each dataset
             left out, docs/BENCHMARKS.md, session 22).
         score_max_length: Token limit per pair when the cross-encoder scores.
+        list_depth: How deep each training list reaches into the fused ranking (its top ``list_depth``,
+            plus missed gold). The compressor reorders the top 10 (:data:`~langmem_cog.rank.head.RERANK_DEPTH`,
+            the recipe's depth); a deeper list adds the fused ranks below it as negatives.
         pair_positions: The cross-encoder's pairs carry the turns' positions (``QUERY_TIME: 495.`` /
             ``MEMORY_TIME: 37.``, ConvMemory v2's format); ``False`` (the recipe's): the plain (question,
             turn) pair. Without them the cross-encoder scored better on held-out questions of both
@@ -162,6 +166,7 @@ class Recipe:
     train: TrainConfig = field(default_factory=lambda: TrainConfig(
         epochs=2, lr=2e-4, max_length=96, freeze_layers=0, num_layers=4, pooling="mean", threads=1, max_queries=800))
     score_max_length: int = 64
+    list_depth: int = RERANK_DEPTH
     pair_positions: bool = False
     name_speakers: float = 0.0
     tune_queries: int = 300
@@ -173,6 +178,7 @@ class Recipe:
 
     def __post_init__(self) -> None:
         positive_int(self.folds, "folds")
+        positive_int(self.list_depth, "list_depth")
         if self.blend_rule not in BLEND_RULES:
             raise InvalidInputError(f"blend_rule={self.blend_rule!r} is unknown: use one of {list(BLEND_RULES)}")
         if not 0.0 <= self.name_speakers <= 1.0:
@@ -190,7 +196,8 @@ class Recipe:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (recorded in ``training.json``)."""
         return {"drop_features": list(self.drop_features), "l2": self.l2, "train": dict(self.train.__dict__),
-                "score_max_length": self.score_max_length, "pair_positions": self.pair_positions,
+                "score_max_length": self.score_max_length, "list_depth": self.list_depth,
+                "pair_positions": self.pair_positions,
                 "name_speakers": self.name_speakers,
                 "tune_queries": self.tune_queries, "min_held_out": self.min_held_out, "folds": self.folds,
                 "seed": self.seed, "blend_rule": self.blend_rule, "fit_fusion": self.fit_fusion}
@@ -310,12 +317,13 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
 
 
 def training_lists(qps: Sequence[Any], scorer: FusionScorer, feats: dict, gold: dict, recipe: Recipe) -> list[Any]:
-    """The cross-encoder's training lists of ``qps`` under ``recipe``: the fused top 10 plus missed gold, in
-    the recipe's pair format, with ``recipe.name_speakers`` of the assistant-chat lists told with names."""
+    """The cross-encoder's training lists of ``qps`` under ``recipe``: the fused top ``recipe.list_depth`` plus
+    missed gold, in the recipe's pair format, with ``recipe.name_speakers`` of the assistant-chat lists told
+    with names."""
     from langmem_cog.bench.cascade import reranker_lists
     from langmem_cog.rank.data import name_speakers
 
-    lists = reranker_lists(qps, scorer, feats, gold, positions=recipe.pair_positions)
+    lists = reranker_lists(qps, scorer, feats, gold, positions=recipe.pair_positions, depth=recipe.list_depth)
     if not recipe.name_speakers:
         return lists
     rng = random.Random(recipe.seed)
@@ -335,7 +343,8 @@ def _train_or_reuse(examples: Sequence[Any], out: Path, recipe: Recipe, *, reuse
         if report.get("examples") != min(len(usable_examples(examples)), cfg.max_queries or 1 << 62) \
                 or report.get("config") != dict(cfg.__dict__) \
                 or report.get("pair_positions", True) != recipe.pair_positions \
-                or report.get("name_speakers", 0.0) != recipe.name_speakers:
+                or report.get("name_speakers", 0.0) != recipe.name_speakers \
+                or report.get("list_depth", RERANK_DEPTH) != recipe.list_depth:
             raise InvalidInputError(f"the checkpoint in {out} was trained on {report.get('examples')} lists with "
                                     f"{report.get('config')}, not on these pools with this recipe: drop reuse")
         report["trained_on"] = trained_on
@@ -343,7 +352,7 @@ def _train_or_reuse(examples: Sequence[Any], out: Path, recipe: Recipe, *, reuse
         return report
     return train_cross_encoder(examples, resolve_model_path("minilm"), out, cfg, progress=progress,
                                provenance={"trained_on": trained_on, "pair_positions": recipe.pair_positions,
-                                           "name_speakers": recipe.name_speakers})
+                                           "name_speakers": recipe.name_speakers, "list_depth": recipe.list_depth})
 
 
 def write_models(models: FittedModels, out_dir: str | Path, *, recipe: Recipe,
