@@ -656,7 +656,8 @@ def cmd_train_models(args: argparse.Namespace) -> int:
         list_depth=args.list_depth or SHIPPED_RECIPE.list_depth,
         train=dataclasses.replace(SHIPPED_RECIPE.train, **{
             name: value for name, value in (("freeze_layers", args.freeze_layers), ("epochs", args.epochs),
-                                            ("lr", args.lr), ("max_length", args.max_length))
+                                            ("lr", args.lr), ("max_length", args.max_length),
+                                            ("prior_weight", args.prior_weight))
             if value is not None}))
     work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="lmc-models-"))
     command = " ".join(shlex.quote(a) for a in ["langmem-cog", *sys.argv[1:]]).replace(str(Path.home()), "~")
@@ -984,6 +985,16 @@ def _positive_rate(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r}: pass a finite rate above 0, such as 2e-4") from exc
 
 
+def _nonnegative_weight(text: str) -> float:
+    """An argparse type: a finite weight >= 0."""
+    from langmem_cog.checks import nonnegative_weight
+
+    try:
+        return nonnegative_weight(float(text), "--prior-weight")
+    except ValueError as exc:  # float() of a non-number, or InvalidInputError (also a ValueError)
+        raise argparse.ArgumentTypeError(f"{text!r}: pass a finite weight of 0 or more, such as 1.0") from exc
+
+
 def _token_limit(text: str) -> int:
     """An argparse type: a cross-encoder pair's token limit, 8 to 512 (what the packaged MiniLM takes)."""
     try:
@@ -1282,6 +1293,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--score-max-length", type=_token_limit, default=None, metavar="N",
                     help="token limit of each pair when the cross-encoder scores (held-out blend choice and the "
                          "shipped cascade.json; default: the recipe's)")
+    tr.add_argument("--prior-weight", type=_nonnegative_weight, default=None, metavar="W",
+                    help="residual training: the cross-encoder's loss is taken on its logit plus W x the fused "
+                         "first-stage score (0: the cross-encoder alone; default: the recipe's)")
     tr.add_argument("--list-depth", type=int, choices=range(1, 101), default=None, metavar="N",
                     help="how deep each cross-encoder training list reaches into the fused ranking, 1-100 (the "
                          "compressor reorders the top 10; default: the recipe's)")

@@ -100,7 +100,8 @@ def test_one_system_registry_serves_both_benchmarks_and_the_cli() -> None:
 @pytest.mark.parametrize(("flags", "changed"), [([], {}), (["--freeze-layers", "3"], {"freeze_layers": 3}),
                                                  (["--epochs", "3", "--freeze-layers", "0"], {"epochs": 3, "freeze_layers": 0}),
                                                  (["--lr", "1e-4"], {"lr": 1e-4}),
-                                                 (["--max-length", "64"], {"max_length": 64})])
+                                                 (["--max-length", "64"], {"max_length": 64}),
+                                                 (["--prior-weight", "1.0"], {"prior_weight": 1.0})])
 def test_train_models_passes_the_training_flags_to_the_recipe(flags: list[str], changed: dict[str, float], tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     import langmem_cog.bench.recipe as recipe_module
@@ -153,6 +154,14 @@ def test_train_models_passes_the_list_depth_to_the_recipe(tmp_path: Path, monkey
     with pytest.raises(SystemExit):
         main([*args, "--list-depth", "0"])
     assert "--list-depth" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("weight", ["-1", "nan", "inf", "heavy"])
+def test_train_models_refuses_a_prior_weight_below_zero_or_not_finite(weight: str,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["train-models", "--prior-weight", weight])
+    assert "--prior-weight" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("limit", ["0", "7", "513", "64.5", "long"])
