@@ -657,7 +657,7 @@ def cmd_train_models(args: argparse.Namespace) -> int:
         train=dataclasses.replace(SHIPPED_RECIPE.train, **{
             name: value for name, value in (("freeze_layers", args.freeze_layers), ("epochs", args.epochs),
                                             ("lr", args.lr), ("max_length", args.max_length),
-                                            ("prior_weight", args.prior_weight))
+                                            ("prior_weight", args.prior_weight), ("num_layers", args.num_layers))
             if value is not None}))
     work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="lmc-models-"))
     command = " ".join(shlex.quote(a) for a in ["langmem-cog", *sys.argv[1:]]).replace(str(Path.home()), "~")
@@ -1296,6 +1296,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--prior-weight", type=_nonnegative_weight, default=None, metavar="W",
                     help="residual training: the cross-encoder's loss is taken on its logit plus W x the fused "
                          "first-stage score (0: the cross-encoder alone; default: the recipe's)")
+    tr.add_argument("--num-layers", type=int, choices=range(1, 25), default=None, metavar="N",
+                    help="keep the backbone's first N transformer layers in the cross-encoder, 1 to the backbone's "
+                         "depth (the packaged MiniLM has 6; default: the recipe's, 4)")
     tr.add_argument("--list-depth", type=int, choices=range(1, 101), default=None, metavar="N",
                     help="how deep each cross-encoder training list reaches into the fused ranking, 1-100 (the "
                          "compressor reorders the top 10; default: the recipe's)")

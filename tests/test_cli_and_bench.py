@@ -101,7 +101,8 @@ def test_one_system_registry_serves_both_benchmarks_and_the_cli() -> None:
                                                  (["--epochs", "3", "--freeze-layers", "0"], {"epochs": 3, "freeze_layers": 0}),
                                                  (["--lr", "1e-4"], {"lr": 1e-4}),
                                                  (["--max-length", "64"], {"max_length": 64}),
-                                                 (["--prior-weight", "1.0"], {"prior_weight": 1.0})])
+                                                 (["--prior-weight", "1.0"], {"prior_weight": 1.0}),
+                                                 (["--num-layers", "6"], {"num_layers": 6})])
 def test_train_models_passes_the_training_flags_to_the_recipe(flags: list[str], changed: dict[str, float], tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     import langmem_cog.bench.recipe as recipe_module
