@@ -652,6 +652,7 @@ def cmd_train_models(args: argparse.Namespace) -> int:
         pair_positions=SHIPPED_RECIPE.pair_positions if args.pair_positions is None else args.pair_positions == "on",
         name_speakers=SHIPPED_RECIPE.name_speakers if args.name_speakers is None else args.name_speakers,
         blend_rule=args.blend_rule or SHIPPED_RECIPE.blend_rule,
+        blend_scale=args.blend_scale or SHIPPED_RECIPE.blend_scale,
         score_max_length=args.score_max_length or SHIPPED_RECIPE.score_max_length,
         list_depth=args.list_depth or SHIPPED_RECIPE.list_depth,
         train=dataclasses.replace(SHIPPED_RECIPE.train, **{
@@ -1280,6 +1281,10 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--blend-rule", choices=list(BLEND_RULES), default=None,
                     help="how held-out MRR picks the cross-encoder's blend weight: one_se (the smallest weight within "
                          "one standard error of the best) or best (default: the recipe's, one_se)")
+    tr.add_argument("--blend-scale", choices=["z", "center"], default=None,
+                    help="how the cross-encoder's and the first stage's scores are put on one scale before the "
+                         "blend: z (z-scores within the top 10) or center (centred logits, each model's spread "
+                         "kept; default: the recipe's, z)")
     tr.add_argument("--freeze-layers", type=int, choices=range(0, 7), default=None, metavar="N",
                     help="keep the cross-encoder's embeddings and first N transformer layers fixed while it trains "
                          "(default: the recipe's)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -155,6 +156,23 @@ def test_train_models_passes_the_list_depth_to_the_recipe(tmp_path: Path, monkey
     with pytest.raises(SystemExit):
         main([*args, "--list-depth", "0"])
     assert "--list-depth" in capsys.readouterr().err
+
+
+def test_train_models_passes_the_blend_scale_to_the_recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import langmem_cog.bench.recipe as recipe_module
+
+    seen = {}
+    monkeypatch.setattr(recipe_module, "train_models",
+                        lambda datasets, out, *, recipe, **kwargs: seen.update(recipe=recipe) or {"trained_on": "locomo"})
+    data = tmp_path / "locomo.json"
+    data.write_text("[]", encoding="utf-8")
+    args = ["train-models", "--datasets", "locomo", "--locomo", str(data), "--out", str(tmp_path / "m"),
+            "--work-dir", str(tmp_path / "w")]
+    assert main(args) == 0 and seen["recipe"].blend_scale == recipe_module.SHIPPED_RECIPE.blend_scale == "z"
+    assert main([*args, "--blend-scale", "center"]) == 0
+    assert seen["recipe"] == dataclasses.replace(recipe_module.SHIPPED_RECIPE, blend_scale="center")
+    with pytest.raises(InvalidInputError, match="blend_scale"):
+        recipe_module.Recipe(blend_scale="minmax")
 
 
 @pytest.mark.parametrize("weight", ["-1", "nan", "inf", "heavy"])

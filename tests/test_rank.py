@@ -223,15 +223,15 @@ def _docs(n, **meta):
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(min_value=0, max_value=30), protect=st.integers(min_value=1, max_value=12),
        scores=st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=30, max_size=30),
-       w_first=st.sampled_from([0.0, 0.5, 1.0]))
-def test_compressor_preserves_topk_set_and_tail(n, protect, scores, w_first):
+       w_first=st.sampled_from([0.0, 0.5, 1.0]), scale=st.sampled_from(["z", "center"]))
+def test_compressor_preserves_topk_set_and_tail(n, protect, scores, w_first, scale):
     class ListCE(BaseCrossEncoder):
         def score(self, text_pairs):
             return [scores[int(m.rsplit(" ", 1)[1])] for _, m in text_pairs]
 
     docs = _docs(n)
     out = ConvMemoryCompressor(cross_encoder=ListCE(), protect=protect, first_stage_weight=w_first,
-                               use_positions=False).compress_documents(docs, "q")
+                               use_positions=False, scale=scale).compress_documents(docs, "q")
     ids_in, ids_out = [d.id for d in docs], [d.id for d in out]
     assert sorted(ids_out) == sorted(ids_in)
     assert set(ids_out[:protect]) == set(ids_in[:protect])
@@ -299,6 +299,41 @@ def test_the_compressor_formats_pairs_as_its_models_folder_says(tmp_path):
                                                                                       "max_position": 9})]
     assert plain.pairs(docs, "q?") == [("q?", "Leo: I am allergic to shellfish")]
     assert default_compressor(models_dir=folder, use_positions=True).pairs(docs, "q?")[0][0] == "QUERY_TIME: 9. q?"
+    assert plain.scale == shipped.scale == cascade_settings().get("scale", "z") == "z"
+    (folder / "cascade.json").write_text(json.dumps({**settings, "scale": "center"}))
+    assert default_compressor(models_dir=folder).scale == "center"
+
+
+class _FixedCE(BaseCrossEncoder):
+    """Scores each memory by the number after its last space."""
+
+    def score(self, text_pairs):
+        return [float(m.rsplit(" ", 1)[1]) for _, m in text_pairs]
+
+
+def test_a_centred_blend_keeps_how_sure_the_cross_encoder_is():
+    # The first stage is sure that "a" leads; the cross-encoder barely prefers "b". Z-scores blow the
+    # cross-encoder's small margin up to the first stage's size and flip the pair; centred scores keep it small.
+    docs = [Document(id="a", page_content="a 0.0", metadata={"score": 2.0}),
+            Document(id="b", page_content="b 0.2", metadata={"score": 0.0})]
+    blend = {"cross_encoder": _FixedCE(), "cross_encoder_weight": 1.5, "use_positions": False}
+    assert [d.id for d in ConvMemoryCompressor(**blend, scale="z").compress_documents(docs, "q")] == ["b", "a"]
+    assert [d.id for d in ConvMemoryCompressor(**blend, scale="center").compress_documents(docs, "q")] == ["a", "b"]
+    # A sure cross-encoder still reorders on the centred scale.
+    sure = [docs[0], Document(id="b", page_content="b 4.0", metadata={"score": 0.0})]
+    assert [d.id for d in ConvMemoryCompressor(**blend, scale="center").compress_documents(sure, "q")] == ["b", "a"]
+
+
+def test_an_unknown_blend_scale_is_refused():
+    from pydantic import ValidationError
+
+    from langmem_cog.errors import InvalidInputError
+    from langmem_cog.rank.compressor import head_scale
+
+    with pytest.raises(ValidationError):
+        ConvMemoryCompressor(cross_encoder=_FixedCE(), scale="minmax")
+    with pytest.raises(InvalidInputError, match="center"):
+        head_scale([1.0, 2.0], "minmax")
 
 
 # ---------------------------------------------------------------- cascade + retriever

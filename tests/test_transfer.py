@@ -65,6 +65,7 @@ def test_train_models_writes_a_folder_the_default_retriever_uses(two_conversatio
     assert meta["command"].startswith("langmem-cog train-models")
     assert not _machine_paths(meta, str(Path.home())), "training.json must not record machine paths"
     assert report["cross_encoder_weight"] == json.loads((out / "cascade.json").read_text())["cross_encoder_weight"]
+    assert json.loads((out / "cascade.json").read_text())["scale"] == recipe.blend_scale == "z"
     scorer = json.loads((out / "fusion.json").read_text())
     weights = dict(zip(scorer["features"], scorer["weights"], strict=True))
     assert all(weights[f] == 0.0 for f in dropped_features(["style"]))

@@ -47,9 +47,8 @@ from langmem_cog.bench.systems import CascadeRecipe, get_system
 from langmem_cog.config import CogMemConfig
 from langmem_cog.embeddings import resolve_model_path
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.fusion import zscore
 from langmem_cog.rank.cascade import Cascade, pool_documents
-from langmem_cog.rank.compressor import ConvMemoryCompressor
+from langmem_cog.rank.compressor import ConvMemoryCompressor, head_scale
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder, check_threads
 from langmem_cog.rank.data import rerank_examples
 from langmem_cog.rank.features import FEATURE_NAMES, candidate_features
@@ -427,16 +426,17 @@ def tune_blend(ce: LocalCrossEncoder, qps: list[QueryPool], scorer: FusionScorer
 
 
 def blend_heads(ce: BaseCrossEncoder, qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict,
-                gold: dict, *, positions: bool = True) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per question, its fused top 10's z-scored cross-encoder and first-stage scores and gold mask
+                gold: dict, *, positions: bool = True, scale: str = "z") -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per question, its fused top 10's cross-encoder and first-stage scores on the blend's ``scale``
+    (:func:`~langmem_cog.rank.compressor.head_scale`: z-scores, or centred) and gold mask
     (``positions``: the pair format, the compressor's ``use_positions``)."""
     probe = ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=1.0, first_stage_weight=0.0,
-                                 use_positions=positions)
+                                 use_positions=positions, scale=scale)
     heads = []
     for qp in qps:
         order, docs = fused_head(qp, scorer, feats)
         ce_z = probe.rerank_scores(docs, qp.question["question"])
-        first_z = zscore(np.array([d.metadata["score"] for d in docs]))
+        first_z = head_scale(np.array([d.metadata["score"] for d in docs]), scale)
         heads.append((ce_z, first_z, gold[pool_key(qp)][order]))
     return heads
 

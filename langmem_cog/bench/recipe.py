@@ -37,6 +37,7 @@ from typing import Any
 from langmem_cog.bench.blend import BLEND_RULES, best_blend
 from langmem_cog.checks import positive_int
 from langmem_cog.errors import InvalidInputError
+from langmem_cog.rank.compressor import SCALES
 from langmem_cog.rank.features import CONTEXT_FEATURES, FEATURE_NAMES, FEATURES
 from langmem_cog.rank.head import RERANK_DEPTH
 from langmem_cog.rank.scorer import FusionScorer
@@ -146,6 +147,10 @@ class Recipe:
             speakers, the question's "I" / "you" as those names), drawn per list with ``seed``; lists of
             named speakers are never changed. 0 (the recipe's): every list as it is. Half named left
             the LongMemEval-only cross-encoder's LoCoMo figures unchanged (docs/BENCHMARKS.md, session 18).
+        blend_scale: How the cross-encoder's and the first stage's scores are put on one scale before
+            they are blended (:func:`~langmem_cog.rank.compressor.head_scale`): ``z`` (the recipe's), z-scores
+            within the head; ``center``, centred logits (a model's spread, how sure it is, kept). The blend
+            weight is chosen on that scale; ``cascade.json`` records it.
         tune_queries: Held-out questions (unseen by the cross-encoder) that choose its blend weight (at
             most a sixth of the questions).
         min_held_out: When the held-out slice (a sixth of the questions, at most ``tune_queries``) would
@@ -169,6 +174,7 @@ class Recipe:
     list_depth: int = RERANK_DEPTH
     pair_positions: bool = False
     name_speakers: float = 0.0
+    blend_scale: str = "z"
     tune_queries: int = 300
     min_held_out: int = 150
     folds: int = 5
@@ -181,6 +187,8 @@ class Recipe:
         positive_int(self.list_depth, "list_depth")
         if self.blend_rule not in BLEND_RULES:
             raise InvalidInputError(f"blend_rule={self.blend_rule!r} is unknown: use one of {list(BLEND_RULES)}")
+        if self.blend_scale not in SCALES:
+            raise InvalidInputError(f"blend_scale={self.blend_scale!r} is unknown: use one of {list(SCALES)}")
         if not 0.0 <= self.name_speakers <= 1.0:
             raise InvalidInputError(f"name_speakers={self.name_speakers!r}: pass a share between 0 and 1")
 
@@ -198,7 +206,7 @@ class Recipe:
         return {"drop_features": list(self.drop_features), "l2": self.l2, "train": dict(self.train.__dict__),
                 "score_max_length": self.score_max_length, "list_depth": self.list_depth,
                 "pair_positions": self.pair_positions,
-                "name_speakers": self.name_speakers,
+                "name_speakers": self.name_speakers, "blend_scale": self.blend_scale,
                 "tune_queries": self.tune_queries, "min_held_out": self.min_held_out, "folds": self.folds,
                 "seed": self.seed, "blend_rule": self.blend_rule, "fit_fusion": self.fit_fusion}
 
@@ -302,13 +310,13 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
             held_ids = {id(qp) for qp in held}
             _, ce = fine_tune([qp for qp in order if id(qp) not in held_ids], work / "folds" / f"fold-{f}",
                               f"{trained_on} less fold {f} of {recipe.folds}")
-            heads += blend_heads(ce, held, scorer, feats, gold, positions=recipe.pair_positions)
+            heads += blend_heads(ce, held, scorer, feats, gold, positions=recipe.pair_positions, scale=recipe.blend_scale)
         report, _ = fine_tune(order, work / "reranker", trained_on)
         tune_n, fit_n, blend = len(order), len(order), f"cross-fitted over {recipe.folds} folds of every question"
     else:
         tune, fit = order[:n_tune], order[n_tune:]
         report, ce = fine_tune(fit, work / "reranker", trained_on)
-        heads = blend_heads(ce, tune, scorer, feats, gold, positions=recipe.pair_positions)
+        heads = blend_heads(ce, tune, scorer, feats, gold, positions=recipe.pair_positions, scale=recipe.blend_scale)
         tune_n, fit_n, blend = len(tune), len(fit), "held-out questions"
     weight, grid = best_blend(heads, rule=recipe.blend_rule)
     report.update(cross_encoder_weight=weight, tune_mrr=grid, tune_questions=tune_n, fit_questions=fit_n,
@@ -366,9 +374,10 @@ def write_models(models: FittedModels, out_dir: str | Path, *, recipe: Recipe,
     out.mkdir(parents=True, exist_ok=True)
     (out / "fusion.json").write_text(json.dumps(models.scorer.to_dict(), indent=2) + "\n", encoding="utf-8")
     settings = {"cross_encoder_weight": models.cross_encoder_weight, "first_stage_weight": 1.0,
-                "max_length": models.max_length, "use_positions": recipe.pair_positions,
-                "note": "blend of z(cross-encoder) and z(first stage) inside the protected top-10; the "
-                        f"cross-encoder weight was chosen on held-out questions (blend rule {recipe.blend_rule})"}
+                "max_length": models.max_length, "use_positions": recipe.pair_positions, "scale": recipe.blend_scale,
+                "note": f"blend of the cross-encoder's and the first stage's scores ({recipe.blend_scale} scale) inside "
+                        "the protected top-10; the cross-encoder weight was chosen on held-out questions "
+                        f"(blend rule {recipe.blend_rule})"}
     (out / "cascade.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     if models.reranker_dir is not None:
         target = out / "reranker"

@@ -5,7 +5,8 @@ of them with a :class:`~langchain_core.cross_encoders.BaseCrossEncoder` on the p
 ``("QUERY_TIME: {max_pos}. {query}", "MEMORY_TIME: {pos}. {text}")`` (ConvMemory v2's format,
 ``use_positions=True``) or ``(query, text)`` (``use_positions=False``, how the shipped cross-encoder was
 trained: :func:`~langmem_cog.rank.defaults.default_compressor` reads it from the models folder), optionally blends that
-score with the incoming first-stage score (both z-scored within the ten), reorders only those
+score with the incoming first-stage score (both put on one scale within the ten: z-scored, or, with
+``scale="center"``, only centred, so that a confident model moves the order more), reorders only those
 ten and appends the tail unchanged. The set of the top ten and the order of the tail never
 change, so Recall@10 is preserved by construction. Documents are reordered by index, never
 matched by text.
@@ -29,7 +30,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from langchain_core.callbacks import Callbacks
@@ -37,11 +38,32 @@ from langchain_core.cross_encoders import BaseCrossEncoder
 from langchain_core.documents import BaseDocumentCompressor, Document
 from pydantic import ConfigDict, Field
 
-from langmem_cog.errors import ShortcutFieldError
+from langmem_cog.errors import InvalidInputError, ShortcutFieldError
 from langmem_cog.fusion import zscore
 from langmem_cog.rank.cross_encoder import format_pair
 
-__all__ = ["ConvMemoryCompressor", "FORBIDDEN_FIELDS", "check_no_shortcuts"]
+__all__ = ["SCALES", "ConvMemoryCompressor", "FORBIDDEN_FIELDS", "check_no_shortcuts", "head_scale"]
+
+#: How :func:`head_scale` puts a head's scores on one scale before they are blended.
+SCALES: tuple[str, ...] = ("z", "center")
+
+
+def head_scale(scores: Sequence[float] | np.ndarray, scale: str = "z") -> np.ndarray:
+    """``scores`` of one head on the blend's scale: ``z`` standardises them (mean 0, std 1); ``center``
+    only subtracts their mean, so a listwise model's logits keep their spread (how sure the model is).
+
+    Example:
+        >>> head_scale([1.0, 3.0], "z").tolist(), head_scale([1.0, 3.0], "center").tolist()
+        ([-1.0, 1.0], [-1.0, 1.0])
+        >>> head_scale([1.0, 1.5], "z").tolist(), head_scale([1.0, 1.5], "center").tolist()
+        ([-1.0, 1.0], [-0.25, 0.25])
+    """
+    x = np.asarray(scores, dtype=np.float64)
+    if scale == "z":
+        return zscore(x)
+    if scale == "center":
+        return x - x.mean() if x.size else x
+    raise InvalidInputError(f"scale={scale!r} is unknown: use one of {list(SCALES)}")
 
 #: Metadata keys that would leak the answer or a teacher's verdict into a ranker.
 FORBIDDEN_FIELDS: frozenset[str] = frozenset({
@@ -73,10 +95,12 @@ class ConvMemoryCompressor(BaseDocumentCompressor):
         cross_encoder: Any ``BaseCrossEncoder`` (the shipped :class:`~langmem_cog.rank.cross_encoder.LocalCrossEncoder`,
             or e.g. a hub MS MARCO model a user has locally).
         protect: How many leading documents may be reordered (10: Recall@10 preserved).
-        cross_encoder_weight: Weight of the z-scored cross-encoder score.
-        first_stage_weight: Weight of the z-scored incoming score (``first_stage_key``); 0 = cross-encoder alone.
+        cross_encoder_weight: Weight of the cross-encoder's score (on the ``scale``).
+        first_stage_weight: Weight of the incoming score (``first_stage_key``, on the ``scale``); 0 = cross-encoder alone.
         first_stage_key: Metadata key of the incoming first-stage score.
         use_positions: Prefix ``QUERY_TIME`` / ``MEMORY_TIME`` from metadata ``position`` and ``max_position``.
+        scale: How both scores are put on one scale within the head before the blend (:func:`head_scale`):
+            ``z`` (z-scores) or ``center`` (centred logits: the spread, how sure each model is, is kept).
 
     Each returned document is a copy whose metadata gains ``relevance_score`` (the blended score for
     the protected head; for the tail, its unchanged order is kept and the score is below the head's) and
@@ -91,6 +115,7 @@ class ConvMemoryCompressor(BaseDocumentCompressor):
     first_stage_weight: float = Field(default=1.0, ge=0.0)
     first_stage_key: str = "score"
     use_positions: bool = True
+    scale: Literal["z", "center"] = "z"
 
     def pairs(self, head: Sequence[Document], query: str) -> list[tuple[str, str]]:
         """The (query, memory) pairs the cross-encoder scores for ``head``, in the format it was trained on
@@ -112,10 +137,10 @@ class ConvMemoryCompressor(BaseDocumentCompressor):
         ce = np.asarray(self.cross_encoder.score(self.pairs(head, query)), dtype=np.float64)
         if len(ce) != len(head):
             raise ValueError(f"cross-encoder returned {len(ce)} scores for {len(head)} pairs: it must return one per pair")
-        final = self.cross_encoder_weight * zscore(ce)
+        final = self.cross_encoder_weight * head_scale(ce, self.scale)
         if self.first_stage_weight:
             first = np.array([float(d.metadata.get(self.first_stage_key, 0.0) or 0.0) for d in head])
-            final = final + self.first_stage_weight * zscore(first)
+            final = final + self.first_stage_weight * head_scale(first, self.scale)
         return final
 
     def compress_documents(

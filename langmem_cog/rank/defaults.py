@@ -75,6 +75,7 @@ def default_compressor(*, threads: int | None = None, models_dir: str | Path | N
     kwargs.setdefault("cross_encoder_weight", float(settings.get("cross_encoder_weight", 1.0)))
     kwargs.setdefault("first_stage_weight", float(settings.get("first_stage_weight", 1.0)))
     kwargs.setdefault("use_positions", bool(settings.get("use_positions", True)))  # the pair format it was trained on
+    kwargs.setdefault("scale", str(settings.get("scale", "z")))  # the scale its blend weight was chosen on
     reranker = str((Path(models_dir) / "reranker").resolve()) if models_dir else None
     if precision not in ("auto", "fp32", "int8"):
         raise InvalidInputError(f"precision={precision!r} is unknown: use 'auto', 'fp32' or 'int8'")
