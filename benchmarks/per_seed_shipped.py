@@ -58,6 +58,9 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help=f"protocol seeds (default: {SEEDS})")
     ap.add_argument("--blend-rule", choices=list(BLEND_RULES), default=SHIPPED_RECIPE.blend_rule,
                     help="how held-out MRR picks the blend weight (default: the shipped recipe's)")
+    ap.add_argument("--blend-scale", choices=["z", "center"], default=SHIPPED_RECIPE.blend_scale,
+                    help="the scale the blend weight is chosen and applied on (default: the shipped recipe's); "
+                         "with --fit-cross-encoder, a second run reuses the first run's checkpoints")
     ap.add_argument("--rerank-precision", choices=["auto", "fp32", "int8"], default="auto",
                     help="the cross-encoder's arithmetic when ranking the test questions (default: the product's, "
                          "auto: int8 on ONNX Runtime, else fp32)")
@@ -78,7 +81,7 @@ def main() -> None:
 
     quantize = args.rerank_precision == "int8" or (args.rerank_precision == "auto" and resolve_backend("auto") == "onnx")
     ce = None
-    recipe = dataclasses.replace(SHIPPED_RECIPE, blend_rule=args.blend_rule)
+    recipe = dataclasses.replace(SHIPPED_RECIPE, blend_rule=args.blend_rule, blend_scale=args.blend_scale)
     positions = SHIPPED_RECIPE.pair_positions  # the pair format of the cross-encoders fitted here
     if not args.fit_cross_encoder:
         settings = cascade_settings(args.reranker_models)
@@ -105,8 +108,9 @@ def main() -> None:
             feats, gold = pool_matrices(ps, cfg.search.lexical_weight)
             seed_ce = ce
             weight, grid = tune_blend(seed_ce, tune, scorer, feats, gold, positions=positions,
-                                      rule=recipe.blend_rule)
-        compressor = ConvMemoryCompressor(cross_encoder=seed_ce, cross_encoder_weight=weight, use_positions=positions)
+                                      rule=recipe.blend_rule, scale=recipe.blend_scale)
+        compressor = ConvMemoryCompressor(cross_encoder=seed_ce, cross_encoder_weight=weight, use_positions=positions,
+                                          scale=recipe.blend_scale)
         test_qps = [qp for sid in test for qp in loc.by_sample[sid]]
         for qp, ids in rank_pools(test_qps, scorer, compressor, cfg):
             rows.append(row(seed, qp.sample_id, qp.question, ids))

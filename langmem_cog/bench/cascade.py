@@ -417,12 +417,12 @@ def _shared_cross_encoder(path: Path, max_length: int, quantize: bool, threads: 
 
 
 def tune_blend(ce: LocalCrossEncoder, qps: list[QueryPool], scorer: FusionScorer, feats: dict,
-               gold: dict, *, positions: bool = True, rule: str = "best") -> tuple[float, dict[str, float]]:
+               gold: dict, *, positions: bool = True, rule: str = "best", scale: str = "z") -> tuple[float, dict[str, float]]:
     """The cross-encoder weight chosen by ``rule`` (:func:`best_blend`) on held-out train questions;
-    ``positions``: the pair format the cross-encoder was trained on (see :func:`blend_heads`)."""
+    ``positions``: the pair format the cross-encoder was trained on, ``scale`` the blend's (see :func:`blend_heads`)."""
     if not qps:
         return 1.0, {}
-    return best_blend(blend_heads(ce, qps, scorer, feats, gold, positions=positions), rule=rule)
+    return best_blend(blend_heads(ce, qps, scorer, feats, gold, positions=positions, scale=scale), rule=rule)
 
 
 def blend_heads(ce: BaseCrossEncoder, qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict,
