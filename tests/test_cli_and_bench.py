@@ -104,29 +104,18 @@ def test_one_system_registry_serves_both_benchmarks_and_the_cli() -> None:
                                                  (["--max-length", "64"], {"max_length": 64}),
                                                  (["--prior-weight", "1.0"], {"prior_weight": 1.0}),
                                                  (["--num-layers", "6"], {"num_layers": 6})])
-def test_train_models_passes_the_training_flags_to_the_recipe(flags: list[str], changed: dict[str, float], tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    import langmem_cog.bench.recipe as recipe_module
+def test_train_models_passes_the_training_flags_to_the_recipe(flags: list[str], changed: dict[str, float],
+                                                              recipe_seen) -> None:
+    from langmem_cog.bench.recipe import SHIPPED_RECIPE
 
-    seen = {}
-
-    def fake_train_models(datasets, out, *, recipe, **kwargs):
-        seen["recipe"] = recipe
-        return {"trained_on": "locomo"}
-
-    monkeypatch.setattr(recipe_module, "train_models", fake_train_models)
-    data = tmp_path / "locomo.json"
-    data.write_text("[]", encoding="utf-8")
-    assert main(["train-models", "--datasets", "locomo", "--locomo", str(data), "--out", str(tmp_path / "m"),
-                 "--work-dir", str(tmp_path / "w"), *flags]) == 0
-    import dataclasses
-
-    shipped = recipe_module.SHIPPED_RECIPE.train
-    assert seen["recipe"].train == dataclasses.replace(shipped, **changed)
-    assert seen["recipe"].score_max_length == recipe_module.SHIPPED_RECIPE.score_max_length
+    recipe = recipe_seen(*flags)
+    assert recipe.train == dataclasses.replace(SHIPPED_RECIPE.train, **changed)
+    assert recipe.score_max_length == SHIPPED_RECIPE.score_max_length
 
 
-def test_train_models_passes_the_scoring_length_to_the_recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def recipe_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Run ``train-models`` with extra flags, training stubbed out: the ``Recipe`` it would fit."""
     import langmem_cog.bench.recipe as recipe_module
 
     seen = {}
@@ -134,45 +123,40 @@ def test_train_models_passes_the_scoring_length_to_the_recipe(tmp_path: Path, mo
                         lambda datasets, out, *, recipe, **kwargs: seen.update(recipe=recipe) or {"trained_on": "locomo"})
     data = tmp_path / "locomo.json"
     data.write_text("[]", encoding="utf-8")
-    assert main(["train-models", "--datasets", "locomo", "--locomo", str(data), "--out", str(tmp_path / "m"),
-                 "--work-dir", str(tmp_path / "w"), "--score-max-length", "96"]) == 0
-    assert seen["recipe"].score_max_length == 96 and seen["recipe"].train == recipe_module.SHIPPED_RECIPE.train
+
+    def run(*flags: str):
+        assert main(["train-models", "--datasets", "locomo", "--locomo", str(data), "--out", str(tmp_path / "m"),
+                     "--work-dir", str(tmp_path / "w"), *flags]) == 0
+        return seen["recipe"]
+
+    return run
 
 
-def test_train_models_passes_the_list_depth_to_the_recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    import langmem_cog.bench.recipe as recipe_module
+def test_train_models_passes_the_scoring_length_to_the_recipe(recipe_seen) -> None:
+    from langmem_cog.bench.recipe import SHIPPED_RECIPE
 
-    seen = {}
-    monkeypatch.setattr(recipe_module, "train_models",
-                        lambda datasets, out, *, recipe, **kwargs: seen.update(recipe=recipe) or {"trained_on": "locomo"})
-    data = tmp_path / "locomo.json"
-    data.write_text("[]", encoding="utf-8")
-    args = ["train-models", "--datasets", "locomo", "--locomo", str(data), "--out", str(tmp_path / "m"),
-            "--work-dir", str(tmp_path / "w")]
-    assert main(args) == 0 and seen["recipe"].list_depth == recipe_module.SHIPPED_RECIPE.list_depth == 10
-    assert main([*args, "--list-depth", "20"]) == 0
-    assert seen["recipe"].list_depth == 20 and seen["recipe"].train == recipe_module.SHIPPED_RECIPE.train
+    recipe = recipe_seen("--score-max-length", "96")
+    assert recipe.score_max_length == 96 and recipe.train == SHIPPED_RECIPE.train
+
+
+def test_train_models_passes_the_list_depth_to_the_recipe(recipe_seen, capsys: pytest.CaptureFixture[str]) -> None:
+    from langmem_cog.bench.recipe import SHIPPED_RECIPE
+
+    assert recipe_seen().list_depth == SHIPPED_RECIPE.list_depth == 10
+    recipe = recipe_seen("--list-depth", "20")
+    assert recipe.list_depth == 20 and recipe.train == SHIPPED_RECIPE.train
     with pytest.raises(SystemExit):
-        main([*args, "--list-depth", "0"])
+        recipe_seen("--list-depth", "0")
     assert "--list-depth" in capsys.readouterr().err
 
 
-def test_train_models_passes_the_blend_scale_to_the_recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import langmem_cog.bench.recipe as recipe_module
+def test_train_models_passes_the_blend_scale_to_the_recipe(recipe_seen) -> None:
+    from langmem_cog.bench.recipe import SHIPPED_RECIPE, Recipe
 
-    seen = {}
-    monkeypatch.setattr(recipe_module, "train_models",
-                        lambda datasets, out, *, recipe, **kwargs: seen.update(recipe=recipe) or {"trained_on": "locomo"})
-    data = tmp_path / "locomo.json"
-    data.write_text("[]", encoding="utf-8")
-    args = ["train-models", "--datasets", "locomo", "--locomo", str(data), "--out", str(tmp_path / "m"),
-            "--work-dir", str(tmp_path / "w")]
-    assert main(args) == 0 and seen["recipe"].blend_scale == recipe_module.SHIPPED_RECIPE.blend_scale == "z"
-    assert main([*args, "--blend-scale", "center"]) == 0
-    assert seen["recipe"] == dataclasses.replace(recipe_module.SHIPPED_RECIPE, blend_scale="center")
+    assert recipe_seen().blend_scale == SHIPPED_RECIPE.blend_scale == "z"
+    assert recipe_seen("--blend-scale", "center") == dataclasses.replace(SHIPPED_RECIPE, blend_scale="center")
     with pytest.raises(InvalidInputError, match="blend_scale"):
-        recipe_module.Recipe(blend_scale="minmax")
+        Recipe(blend_scale="minmax")
 
 
 @pytest.mark.parametrize("weight", ["-1", "nan", "inf", "heavy"])
