@@ -80,6 +80,7 @@ def test_train_models_writes_a_folder_the_default_retriever_uses(two_conversatio
     runs = run_transfer(out, "locomo", two_conversations, pool_cache=tmp_path / "pools" / "locomo-pools.pkl")
     assert set(runs) == {"default", "input", "nograph"}
     assert runs["default"].summary["n_questions"] == 28
+    assert runs["default"].summary["blend"] == {"cross_encoder_weight": report["cross_encoder_weight"], "scale": "z"}
     for before, after in zip(runs["input"].rows, runs["default"].rows, strict=True):
         assert set(before["ranked_ids"][:10]) == set(after["ranked_ids"][:10])  # recall@10 preserved
     assert "compressor_vs_input" in runs["default"].summary and "graph_contribution" in runs["default"].summary
