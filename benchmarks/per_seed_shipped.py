@@ -38,7 +38,7 @@ from langmem_cog.bench.protocol import SEEDS, summarize
 from langmem_cog.bench.recipe import SHIPPED_RECIPE, fit_recipe, fit_scorer, rank_pools
 from langmem_cog.bench.runner import row, splits
 from langmem_cog.config import CogMemConfig
-from langmem_cog.rank.compressor import ConvMemoryCompressor
+from langmem_cog.rank.compressor import SCALES, ConvMemoryCompressor
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder
 from langmem_cog.rank.defaults import cascade_settings
 
@@ -58,7 +58,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help=f"protocol seeds (default: {SEEDS})")
     ap.add_argument("--blend-rule", choices=list(BLEND_RULES), default=SHIPPED_RECIPE.blend_rule,
                     help="how held-out MRR picks the blend weight (default: the shipped recipe's)")
-    ap.add_argument("--blend-scale", choices=["z", "center"], default=SHIPPED_RECIPE.blend_scale,
+    ap.add_argument("--blend-scale", choices=list(SCALES), default=SHIPPED_RECIPE.blend_scale,
                     help="the scale the blend weight is chosen and applied on (default: the shipped recipe's); "
                          "with --fit-cross-encoder, a second run reuses the first run's checkpoints")
     ap.add_argument("--rerank-precision", choices=["auto", "fp32", "int8"], default="auto",

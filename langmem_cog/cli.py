@@ -1277,11 +1277,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="share of the assistant-chat training lists told as chats between two named people "
                          "(0-1; default: the recipe's)")
     from langmem_cog.bench.blend import BLEND_RULES
+    from langmem_cog.rank.compressor import SCALES
 
     tr.add_argument("--blend-rule", choices=list(BLEND_RULES), default=None,
                     help="how held-out MRR picks the cross-encoder's blend weight: one_se (the smallest weight within "
                          "one standard error of the best) or best (default: the recipe's, one_se)")
-    tr.add_argument("--blend-scale", choices=["z", "center"], default=None,
+    tr.add_argument("--blend-scale", choices=list(SCALES), default=None,
                     help="how the cross-encoder's and the first stage's scores are put on one scale before the "
                          "blend: z (z-scores within the top 10) or center (centred logits, each model's spread "
                          "kept; default: the recipe's, z)")

@@ -435,9 +435,9 @@ def blend_heads(ce: BaseCrossEncoder, qps: Sequence[QueryPool], scorer: FusionSc
     heads = []
     for qp in qps:
         order, docs = fused_head(qp, scorer, feats)
-        ce_z = probe.rerank_scores(docs, qp.question["question"])
-        first_z = head_scale(np.array([d.metadata["score"] for d in docs]), scale)
-        heads.append((ce_z, first_z, gold[pool_key(qp)][order]))
+        ce_scaled = probe.rerank_scores(docs, qp.question["question"])
+        first_scaled = head_scale(np.array([d.metadata["score"] for d in docs]), scale)
+        heads.append((ce_scaled, first_scaled, gold[pool_key(qp)][order]))
     return heads
 
 

@@ -30,7 +30,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 from langchain_core.callbacks import Callbacks
@@ -45,7 +45,8 @@ from langmem_cog.rank.cross_encoder import format_pair
 __all__ = ["SCALES", "ConvMemoryCompressor", "FORBIDDEN_FIELDS", "check_no_shortcuts", "head_scale"]
 
 #: How :func:`head_scale` puts a head's scores on one scale before they are blended.
-SCALES: tuple[str, ...] = ("z", "center")
+Scale = Literal["z", "center"]
+SCALES: tuple[str, ...] = get_args(Scale)
 
 
 def head_scale(scores: Sequence[float] | np.ndarray, scale: str = "z") -> np.ndarray:
@@ -115,7 +116,7 @@ class ConvMemoryCompressor(BaseDocumentCompressor):
     first_stage_weight: float = Field(default=1.0, ge=0.0)
     first_stage_key: str = "score"
     use_positions: bool = True
-    scale: Literal["z", "center"] = "z"
+    scale: Scale = "z"
 
     def pairs(self, head: Sequence[Document], query: str) -> list[tuple[str, str]]:
         """The (query, memory) pairs the cross-encoder scores for ``head``, in the format it was trained on
