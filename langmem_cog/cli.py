@@ -651,6 +651,7 @@ def cmd_train_models(args: argparse.Namespace) -> int:
         fit_fusion=SHIPPED_RECIPE.fit_fusion and not args.prior,
         pair_positions=SHIPPED_RECIPE.pair_positions if args.pair_positions is None else args.pair_positions == "on",
         name_speakers=SHIPPED_RECIPE.name_speakers if args.name_speakers is None else args.name_speakers,
+        same_role=SHIPPED_RECIPE.same_role if args.same_role is None else args.same_role == "on",
         blend_rule=args.blend_rule or SHIPPED_RECIPE.blend_rule,
         blend_scale=args.blend_scale or SHIPPED_RECIPE.blend_scale,
         score_max_length=args.score_max_length or SHIPPED_RECIPE.score_max_length,
@@ -1276,6 +1277,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--name-speakers", type=float, default=None, metavar="SHARE",
                     help="share of the assistant-chat training lists told as chats between two named people "
                          "(0-1; default: the recipe's)")
+    tr.add_argument("--same-role", choices=["on", "off"], default=None,
+                    help="tell each assistant-chat training list within its gold's role (user or assistant): the "
+                         "cross-encoder learns what a turn says, not who said it (default: the recipe's, off)")
     from langmem_cog.bench.blend import BLEND_RULES
     from langmem_cog.rank.compressor import SCALES
 

@@ -159,6 +159,16 @@ def test_train_models_passes_the_blend_scale_to_the_recipe(recipe_seen) -> None:
         Recipe(blend_scale="minmax")
 
 
+def test_train_models_passes_same_role_lists_to_the_recipe(recipe_seen) -> None:
+    from langmem_cog.bench.recipe import SHIPPED_RECIPE, Recipe
+
+    assert recipe_seen().same_role is SHIPPED_RECIPE.same_role is False
+    assert recipe_seen("--same-role", "on") == dataclasses.replace(SHIPPED_RECIPE, same_role=True)
+    assert recipe_seen("--same-role", "off") == SHIPPED_RECIPE
+    with pytest.raises(InvalidInputError, match="same_role='yes'"):
+        Recipe(same_role="yes")
+
+
 @pytest.mark.parametrize("weight", ["-1", "nan", "inf", "heavy"])
 def test_train_models_refuses_a_prior_weight_below_zero_or_not_finite(weight: str,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:

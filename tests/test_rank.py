@@ -617,6 +617,30 @@ def test_name_speakers_tells_an_assistant_chat_between_two_named_people():
     assert name_speakers(named, random.Random(0)) is named
 
 
+def test_same_role_keeps_an_assistant_chats_candidates_of_the_golds_role():
+    from langmem_cog.rank.data import is_role_list, same_role
+
+    docs = ["assistant: A.", "user: U1.", "assistant: B.", "user: U2.", "user: U3.", "assistant: C.", "user: U4."]
+    gold = [False, False, False, True, False, False, True]
+    ex = RerankExample(query="What did I say?", docs=docs, gold=gold, prior=[7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0])
+    out = same_role(ex, depth=2)
+    # The first two user turns in the list's order, then the gold beyond them; priors follow their turns.
+    assert out.docs == ["user: U1.", "user: U2.", "user: U4."] and out.gold == [False, True, True]
+    assert out.prior == [6.0, 4.0, 1.0] and out.query == ex.query
+    assert all(d.startswith("user: ") for d in same_role(ex, depth=10).docs)
+    # An assistant's gold keeps the assistant's turns; golds of both roles keep both.
+    to_assistant = RerankExample(query="What did you suggest?", docs=docs, gold=[False, False, True] + [False] * 4)
+    assert same_role(to_assistant, depth=10).docs == ["assistant: A.", "assistant: B.", "assistant: C."]
+    both = RerankExample(query="q", docs=docs, gold=[True, False, False, True, False, False, False])
+    assert same_role(both, depth=10).docs == docs
+    # Chats between named people, lists without gold and mixed lists are returned as they are.
+    named = RerankExample(query="What did Maya say?", docs=["Maya: Hi.", "Leo: Hello."], gold=[True, False])
+    no_gold = RerankExample(query="q", docs=docs, gold=[False] * 7)
+    mixed = RerankExample(query="q", docs=["Maya: Hi.", "user: hello"], gold=[True, False])
+    assert same_role(named, 1) is named and same_role(no_gold, 1) is no_gold and same_role(mixed, 1) is mixed
+    assert is_role_list(ex) and not is_role_list(mixed) and not is_role_list(named)
+
+
 def test_the_cascade_computes_features_with_the_bm25_weight_its_scorer_was_fitted_with(ns):
     """A scorer records the BM25 weight of its training features; the store's own weight does not leak in."""
     memory = CogMemory(CogMemConfig.preset("ephemeral", search=SearchSettings(lexical_weight=3.0)), embeddings=FakeEmbeddings())

@@ -167,6 +167,43 @@ def test_named_speaker_lists_leave_chats_between_people_as_they_are(two_conversa
     assert plain and training_lists(qps, scorer, feats, gold, Recipe(name_speakers=1.0)) == plain
 
 
+def test_same_role_lists_leave_chats_between_people_as_they_are(two_conversations: Path) -> None:
+    from langmem_cog.bench.recipe import fit_scorer, load_or_collect_pools, training_lists
+
+    ps = load_or_collect_pools("locomo", two_conversations, cache=None, lme_limit=None, progress=_noop)
+    qps = [qp for group in ps.by_sample.values() for qp in group]
+    scorer, feats, gold = fit_scorer(qps, Recipe())
+    plain = training_lists(qps, scorer, feats, gold, Recipe())
+    assert plain and training_lists(qps, scorer, feats, gold, Recipe(same_role=True)) == plain
+
+
+def test_same_role_lists_tell_an_assistant_chat_within_its_golds_role(two_conversations: Path) -> None:
+    import dataclasses as dc
+
+    from langmem_cog.bench.recipe import fit_scorer, load_or_collect_pools, training_lists
+
+    ps = load_or_collect_pools("locomo", two_conversations, cache=None, lme_limit=None, progress=_noop)
+    qps = [qp for group in ps.by_sample.values() for qp in group]
+    # The same pools told as assistant chats: each conversation's first speaker is the user.
+    role = {}
+    for qp in qps:
+        names = list(dict.fromkeys(t.speaker for t in qp.pool.turns))
+        role[id(qp)] = {names[0]: "user", **{n: "assistant" for n in names[1:]}}
+    chats = [dc.replace(qp, pool=dc.replace(qp.pool, turns=[t.model_copy(update={"speaker": role[id(qp)][t.speaker]})
+                                                            for t in qp.pool.turns])) for qp in qps]
+    scorer, feats, gold = fit_scorer(chats, Recipe())
+    plain = training_lists(chats, scorer, feats, gold, Recipe())
+    lists = training_lists(chats, scorer, feats, gold, Recipe(same_role=True))
+    assert len(lists) == len(plain) and lists != plain
+    for ex, base in zip(lists, plain, strict=True):
+        roles = {d.partition(": ")[0] for d, g in zip(base.docs, base.gold, strict=True) if g}
+        if not roles:
+            assert ex == base
+            continue
+        assert {d.partition(": ")[0] for d in ex.docs} <= roles and sum(ex.gold) == sum(base.gold)
+        assert len([g for g in ex.gold if not g]) <= 10
+
+
 def test_deeper_training_lists_hold_the_compressors_top_10(two_conversations: Path) -> None:
     from langmem_cog.bench.recipe import fit_scorer, load_or_collect_pools, training_lists
 

@@ -147,6 +147,10 @@ class Recipe:
             speakers, the question's "I" / "you" as those names), drawn per list with ``seed``; lists of
             named speakers are never changed. 0 (the recipe's): every list as it is. Half named left
             the LongMemEval-only cross-encoder's LoCoMo figures unchanged (docs/BENCHMARKS.md, session 18).
+        same_role: Tell each assistant-chat training list within its gold's role
+            (:func:`~langmem_cog.rank.data.same_role`): its first ``list_depth`` candidates of the gold turns'
+            speaker (``user`` or ``assistant``) in the fused top ``SAME_ROLE_REACH * list_depth``, plus missed
+            gold. Lists of named speakers are never changed. ``False`` (the recipe's): every list as it is.
         blend_scale: How the cross-encoder's and the first stage's scores are put on one scale before
             they are blended (:func:`~langmem_cog.rank.compressor.head_scale`): ``z`` (the recipe's), z-scores
             within the head; ``center``, centred logits (a model's spread, how sure it is, kept). The blend
@@ -174,6 +178,7 @@ class Recipe:
     list_depth: int = RERANK_DEPTH
     pair_positions: bool = False
     name_speakers: float = 0.0
+    same_role: bool = False
     blend_scale: str = "z"
     tune_queries: int = 300
     min_held_out: int = 150
@@ -189,6 +194,8 @@ class Recipe:
             raise InvalidInputError(f"blend_rule={self.blend_rule!r} is unknown: use one of {list(BLEND_RULES)}")
         if self.blend_scale not in SCALES:
             raise InvalidInputError(f"blend_scale={self.blend_scale!r} is unknown: use one of {list(SCALES)}")
+        if not isinstance(self.same_role, bool):
+            raise InvalidInputError(f"same_role={self.same_role!r} is invalid: pass True or False")
         if not 0.0 <= self.name_speakers <= 1.0:
             raise InvalidInputError(f"name_speakers={self.name_speakers!r}: pass a share between 0 and 1")
 
@@ -206,7 +213,7 @@ class Recipe:
         return {"drop_features": list(self.drop_features), "l2": self.l2, "train": dict(self.train.__dict__),
                 "score_max_length": self.score_max_length, "list_depth": self.list_depth,
                 "pair_positions": self.pair_positions,
-                "name_speakers": self.name_speakers, "blend_scale": self.blend_scale,
+                "name_speakers": self.name_speakers, "same_role": self.same_role, "blend_scale": self.blend_scale,
                 "tune_queries": self.tune_queries, "min_held_out": self.min_held_out, "folds": self.folds,
                 "seed": self.seed, "blend_rule": self.blend_rule, "fit_fusion": self.fit_fusion}
 
@@ -326,12 +333,16 @@ def fit_recipe(qps: Sequence[Any], recipe: Recipe, work_dir: str | Path, *, prog
 
 def training_lists(qps: Sequence[Any], scorer: FusionScorer, feats: dict, gold: dict, recipe: Recipe) -> list[Any]:
     """The cross-encoder's training lists of ``qps`` under ``recipe``: the fused top ``recipe.list_depth`` plus
-    missed gold, in the recipe's pair format, with ``recipe.name_speakers`` of the assistant-chat lists told
-    with names."""
+    missed gold, in the recipe's pair format; with ``recipe.same_role`` the assistant-chat lists told within
+    their gold's role (read ``SAME_ROLE_REACH`` times deeper), and ``recipe.name_speakers`` of them told with names."""
     from langmem_cog.bench.cascade import reranker_lists
-    from langmem_cog.rank.data import name_speakers
+    from langmem_cog.rank.data import SAME_ROLE_REACH, is_role_list, name_speakers, same_role
 
     lists = reranker_lists(qps, scorer, feats, gold, positions=recipe.pair_positions, depth=recipe.list_depth)
+    if recipe.same_role:
+        deep = reranker_lists(qps, scorer, feats, gold, positions=recipe.pair_positions,
+                              depth=SAME_ROLE_REACH * recipe.list_depth)
+        lists = [same_role(d, recipe.list_depth) if is_role_list(d) else e for e, d in zip(lists, deep, strict=True)]
     if not recipe.name_speakers:
         return lists
     rng = random.Random(recipe.seed)
@@ -352,6 +363,7 @@ def _train_or_reuse(examples: Sequence[Any], out: Path, recipe: Recipe, *, reuse
                 or report.get("config") != dict(cfg.__dict__) \
                 or report.get("pair_positions", True) != recipe.pair_positions \
                 or report.get("name_speakers", 0.0) != recipe.name_speakers \
+                or report.get("same_role", False) != recipe.same_role \
                 or report.get("list_depth", RERANK_DEPTH) != recipe.list_depth:
             raise InvalidInputError(f"the checkpoint in {out} was trained on {report.get('examples')} lists with "
                                     f"{report.get('config')}, not on these pools with this recipe: drop reuse")
@@ -360,7 +372,8 @@ def _train_or_reuse(examples: Sequence[Any], out: Path, recipe: Recipe, *, reuse
         return report
     return train_cross_encoder(examples, resolve_model_path("minilm"), out, cfg, progress=progress,
                                provenance={"trained_on": trained_on, "pair_positions": recipe.pair_positions,
-                                           "name_speakers": recipe.name_speakers, "list_depth": recipe.list_depth})
+                                           "name_speakers": recipe.name_speakers, "same_role": recipe.same_role,
+                                           "list_depth": recipe.list_depth})
 
 
 def write_models(models: FittedModels, out_dir: str | Path, *, recipe: Recipe,

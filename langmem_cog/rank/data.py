@@ -32,7 +32,8 @@ from langmem_cog.rank.features import CandidatePool
 from langmem_cog.rank.head import RAW_PROTECT, RERANK_DEPTH, head_order
 from langmem_cog.rank.training import RerankExample
 
-__all__ = ["NAMES", "ROLE_SPEAKERS", "ScoredPool", "name_speakers", "rerank_examples"]
+__all__ = ["NAMES", "ROLE_SPEAKERS", "SAME_ROLE_REACH", "ScoredPool", "is_role_list", "name_speakers", "rerank_examples",
+           "same_role"]
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +69,10 @@ def rerank_examples(pools: Iterable[ScoredPool], depth: int = RERANK_DEPTH, add_
 #: The speakers of an assistant chat (LongMemEval's roles); :func:`name_speakers` renames them.
 ROLE_SPEAKERS: tuple[str, str] = ("user", "assistant")
 _ROLE_PREFIXES = tuple(f"{s}: " for s in ROLE_SPEAKERS)
+
+#: How much deeper than its depth a list is read for :func:`same_role`: its candidates of the gold's role
+#: are taken from the fused top ``SAME_ROLE_REACH * depth``.
+SAME_ROLE_REACH = 4
 
 #: First names :func:`name_speakers` gives the two sides of an assistant chat.
 NAMES: tuple[str, ...] = (
@@ -116,3 +121,46 @@ def name_speakers(example: RerankExample, rng: random.Random, names: Sequence[st
     rename = dict(zip(ROLE_SPEAKERS, (a, b), strict=True))
     docs = [f"{rename[speaker]}: {text}" for speaker, _, text in (d.partition(": ") for d in example.docs)]
     return RerankExample(query=query, docs=docs, gold=list(example.gold), prior=example.prior)
+
+
+def is_role_list(example: RerankExample) -> bool:
+    """Whether every memory of ``example`` is an assistant chat's turn (``"user: "`` / ``"assistant: "``).
+
+    Example:
+        >>> is_role_list(RerankExample(query="q", docs=["user: hi", "assistant: hello"], gold=[True, False]))
+        True
+        >>> is_role_list(RerankExample(query="q", docs=["Maya: hi", "Leo: hello"], gold=[True, False]))
+        False
+    """
+    return bool(example.docs) and all(d.startswith(_ROLE_PREFIXES) for d in example.docs)
+
+
+def same_role(example: RerankExample, depth: int) -> RerankExample:
+    """An assistant chat's list told within its gold's role: only the memories whose speaker (``user`` or
+    ``assistant``) is one of the gold memories' speakers, the first ``depth`` of them in the list's order,
+    plus any gold after those.
+
+    In LongMemEval the gold turns are nearly all the user's while most of the fused top 10 is the
+    assistant's, so a cross-encoder trained on its lists can learn the role ("the user said it") instead of
+    what a turn says; chats between two people have no roles to learn. Within one role a list teaches only
+    relevance. Pass a list read deeper than ``depth`` (:data:`SAME_ROLE_REACH`) so that enough candidates
+    of the role remain. A list that is not an assistant chat's (:func:`is_role_list`), or holds no gold, is
+    returned as it is.
+
+    Example:
+        >>> ex = RerankExample(query="Where do I work?", gold=[False, True, False, False, False],
+        ...                    docs=["assistant: Great!", "user: I work at a bakery.", "user: I like tea.",
+        ...                          "assistant: Tea is nice.", "user: I bake."])
+        >>> same_role(ex, depth=2).docs
+        ['user: I work at a bakery.', 'user: I like tea.']
+        >>> same_role(ex, depth=1).gold
+        [True]
+    """
+    if not is_role_list(example) or not example.n_gold:
+        return example
+    roles = {d.partition(": ")[0] for d, g in zip(example.docs, example.gold, strict=True) if g}
+    keep = [i for i, d in enumerate(example.docs) if d.partition(": ")[0] in roles]
+    keep = keep[:depth] + [i for i in keep[depth:] if example.gold[i]]
+    prior = None if example.prior is None else [example.prior[i] for i in keep]
+    return RerankExample(query=example.query, docs=[example.docs[i] for i in keep],
+                         gold=[bool(example.gold[i]) for i in keep], prior=prior)
