@@ -151,6 +151,8 @@ class Recipe:
             (:func:`~langmem_cog.rank.data.same_role`): its first ``list_depth`` candidates of the gold turns'
             speaker (``user`` or ``assistant``) in the fused top ``SAME_ROLE_REACH * list_depth``, plus missed
             gold. Lists of named speakers are never changed. ``False`` (the recipe's): every list as it is.
+            Same-role lists carried over worse to LoCoMo and fitted LongMemEval worse (docs/BENCHMARKS.md,
+            session 27).
         blend_scale: How the cross-encoder's and the first stage's scores are put on one scale before
             they are blended (:func:`~langmem_cog.rank.compressor.head_scale`): ``z`` (the recipe's), z-scores
             within the head; ``center``, centred logits (a model's spread, how sure it is, kept). The blend
