@@ -98,12 +98,20 @@ def test_train_models_writes_a_folder_the_default_retriever_uses(two_conversatio
         train_models({"nope": two_conversations}, out, recipe=recipe, work_dir=tmp_path / "w2")
 
 
-def test_few_questions_cross_fit_the_blend_weight_on_every_question(two_conversations: Path, tmp_path: Path) -> None:
-    from langmem_cog.bench.cascade import BLEND_GRID
-    from langmem_cog.bench.recipe import fit_recipe, load_or_collect_pools
+@pytest.fixture(scope="module")
+def locomo_qps(two_conversations: Path) -> list:
+    """The labelled LoCoMo pools of the two-conversation file, built once for the tests that only read them."""
+    from langmem_cog.bench.recipe import load_or_collect_pools
 
     ps = load_or_collect_pools("locomo", two_conversations, cache=None, lme_limit=None, progress=_noop)
-    qps = [qp for group in ps.by_sample.values() for qp in group]
+    return [qp for group in ps.by_sample.values() for qp in group]
+
+
+def test_few_questions_cross_fit_the_blend_weight_on_every_question(locomo_qps: list, tmp_path: Path) -> None:
+    from langmem_cog.bench.cascade import BLEND_GRID
+    from langmem_cog.bench.recipe import fit_recipe
+
+    qps = locomo_qps
     recipe = Recipe(train=TrainConfig(epochs=1, max_length=32, freeze_layers=3, num_layers=2, pooling="mean",
                                       threads=1), score_max_length=24, tune_queries=6, folds=2)
     assert recipe.cross_fits(len(qps))  # a sixth of 28 is 4, under min_held_out
@@ -157,40 +165,36 @@ def test_one_standard_error_rule_keeps_the_smallest_weight_within_one_se_of_the_
         best_blend(heads, rule="x")
 
 
-def test_named_speaker_lists_leave_chats_between_people_as_they_are(two_conversations: Path) -> None:
-    from langmem_cog.bench.recipe import fit_scorer, load_or_collect_pools, training_lists
+def test_named_speaker_lists_leave_chats_between_people_as_they_are(locomo_qps: list) -> None:
+    from langmem_cog.bench.recipe import fit_scorer, training_lists
 
-    ps = load_or_collect_pools("locomo", two_conversations, cache=None, lme_limit=None, progress=_noop)
-    qps = [qp for group in ps.by_sample.values() for qp in group]
+    qps = locomo_qps
     scorer, feats, gold = fit_scorer(qps, Recipe())
     plain = training_lists(qps, scorer, feats, gold, Recipe())
     assert plain and training_lists(qps, scorer, feats, gold, Recipe(name_speakers=1.0)) == plain
 
 
-def test_same_role_lists_leave_chats_between_people_as_they_are(two_conversations: Path) -> None:
-    from langmem_cog.bench.recipe import fit_scorer, load_or_collect_pools, training_lists
+def test_same_role_lists_leave_chats_between_people_as_they_are(locomo_qps: list) -> None:
+    from langmem_cog.bench.recipe import fit_scorer, training_lists
 
-    ps = load_or_collect_pools("locomo", two_conversations, cache=None, lme_limit=None, progress=_noop)
-    qps = [qp for group in ps.by_sample.values() for qp in group]
+    qps = locomo_qps
     scorer, feats, gold = fit_scorer(qps, Recipe())
     plain = training_lists(qps, scorer, feats, gold, Recipe())
     assert plain and training_lists(qps, scorer, feats, gold, Recipe(same_role=True)) == plain
 
 
-def test_same_role_lists_tell_an_assistant_chat_within_its_golds_role(two_conversations: Path) -> None:
-    import dataclasses as dc
+def test_same_role_lists_tell_an_assistant_chat_within_its_golds_role(locomo_qps: list) -> None:
+    from langmem_cog.bench.recipe import fit_scorer, training_lists
 
-    from langmem_cog.bench.recipe import fit_scorer, load_or_collect_pools, training_lists
-
-    ps = load_or_collect_pools("locomo", two_conversations, cache=None, lme_limit=None, progress=_noop)
-    qps = [qp for group in ps.by_sample.values() for qp in group]
+    qps = locomo_qps
     # The same pools told as assistant chats: each conversation's first speaker is the user.
     role = {}
     for qp in qps:
         names = list(dict.fromkeys(t.speaker for t in qp.pool.turns))
         role[id(qp)] = {names[0]: "user", **{n: "assistant" for n in names[1:]}}
-    chats = [dc.replace(qp, pool=dc.replace(qp.pool, turns=[t.model_copy(update={"speaker": role[id(qp)][t.speaker]})
-                                                            for t in qp.pool.turns])) for qp in qps]
+    chats = [dataclasses.replace(qp, pool=dataclasses.replace(qp.pool, turns=[t.model_copy(update={"speaker": role[id(qp)][t.speaker]})
+                                                                                  for t in qp.pool.turns]))
+             for qp in qps]
     scorer, feats, gold = fit_scorer(chats, Recipe())
     plain = training_lists(chats, scorer, feats, gold, Recipe())
     lists = training_lists(chats, scorer, feats, gold, Recipe(same_role=True))
@@ -204,11 +208,10 @@ def test_same_role_lists_tell_an_assistant_chat_within_its_golds_role(two_conver
         assert len([g for g in ex.gold if not g]) <= 10
 
 
-def test_deeper_training_lists_hold_the_compressors_top_10(two_conversations: Path) -> None:
-    from langmem_cog.bench.recipe import fit_scorer, load_or_collect_pools, training_lists
+def test_deeper_training_lists_hold_the_compressors_top_10(locomo_qps: list) -> None:
+    from langmem_cog.bench.recipe import fit_scorer, training_lists
 
-    ps = load_or_collect_pools("locomo", two_conversations, cache=None, lme_limit=None, progress=_noop)
-    qps = [qp for group in ps.by_sample.values() for qp in group]
+    qps = locomo_qps
     scorer, feats, gold = fit_scorer(qps, Recipe())
     plain = training_lists(qps, scorer, feats, gold, Recipe())
     deep = training_lists(qps, scorer, feats, gold, Recipe(list_depth=20))
