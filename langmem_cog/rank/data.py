@@ -112,7 +112,7 @@ def name_speakers(example: RerankExample, rng: random.Random, names: Sequence[st
         >>> out.docs[0].split(": ")[0] in ("Maya", "Leo"), out.gold
         (True, [True, False])
     """
-    if not example.docs or not all(d.startswith(_ROLE_PREFIXES) for d in example.docs):
+    if not is_role_list(example):
         return example
     a, b = rng.sample(list(names), 2)
     query = example.query
