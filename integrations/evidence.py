@@ -7,6 +7,7 @@ answer came from::
 
 Example:
     >>> from langchain_core.documents import Document
+from langchain_core.tools import ToolException
     >>> doc = Document(page_content="Leo: I'm allergic to shellfish.",
     ...                metadata={"turn_id": "D1:18", "speaker": "Leo", "timestamp": "2023-05-08T13:56:00+00:00"})
     >>> format_evidence([doc])
@@ -23,6 +24,7 @@ from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
+from langchain_core.tools import ToolException
 
 from langmem_cog.config import RetrievalMode
 from langmem_cog.errors import InvalidInputError
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EVIDENCE_LINE",
+    "MemoryToolError",
     "evidence_fields",
     "evidence_line",
     "format_evidence",
@@ -43,6 +46,7 @@ __all__ = [
     "parse_time",
     "resolve_time",
     "search_evidence",
+    "tool_error_content",
 ]
 
 #: One evidence line: ``[turn_id | speaker | date] text``.
@@ -207,3 +211,19 @@ def search_evidence(
     source = {"memory": memory} if isinstance(memory, CogMemory) else {"store": memory}
     retriever = CogMemRetriever(namespace=namespace, k=k, mode=mode, **source)
     return retriever.invoke(query, now=now, where=where)
+
+
+class MemoryToolError(InvalidInputError, ToolException):
+    """A memory tool was called with arguments it cannot use (an empty query, ``k=0``, a ``start``
+    that is not a date, ...).
+
+    It is a ``ToolException``: the tools built by ``create_memory_tools`` and
+    ``create_memory_retriever_tool`` return it to the model
+    as an error ``ToolMessage`` (``status="error"``) so the model can call again with better
+    arguments; with ``handle_tool_errors=False`` it is raised (an :class:`InvalidInputError`).
+    """
+
+
+def tool_error_content(exc: ToolException) -> str:
+    """The content of the error ``ToolMessage`` the model gets for a :class:`MemoryToolError`."""
+    return f"Error: {exc} Correct the arguments and call the tool again."

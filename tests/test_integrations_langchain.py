@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from conftest import unique_namespace
 from fakes import FakeEmbeddings, make_turns
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.prompts import ChatPromptTemplate
@@ -33,6 +34,16 @@ class RecordingChatModel(GenericFakeChatModel):
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
         self.prompts.append(list(messages))
         return super()._generate(messages, *args, **kwargs)
+
+
+class RecordingHandler(BaseCallbackHandler):
+    """Records the kinds of runs started under it."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+
+    def on_retriever_start(self, *args: Any, **kwargs: Any) -> None:
+        self.started.append("retriever")
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +77,21 @@ async def test_retriever_tool_async(store: TurnStore, ns: str) -> None:
     tool = create_memory_retriever_tool(CogMemRetriever(store=store, namespace=ns, k=1))
     out = await tool.ainvoke({"query": "Which book is my favourite?"})
     assert parse_evidence_line(out)[0] == "t1"
+
+
+async def test_retriever_tool_returns_a_rejected_query_to_the_model(store: TurnStore, ns: str) -> None:
+    tool = create_memory_retriever_tool(CogMemRetriever(store=store, namespace=ns, k=1))
+    for query in ("   ", "dog " * 6000):
+        call = {"type": "tool_call", "id": "c1", "name": "search_memory", "args": {"query": query}}
+        for msg in (tool.invoke(call), await tool.ainvoke(call)):
+            assert isinstance(msg, ToolMessage) and msg.status == "error"
+            assert msg.text.startswith("Error: query ") and "call the tool again" in msg.text
+    strict = create_memory_retriever_tool(CogMemRetriever(store=store, namespace=ns, k=1), handle_tool_errors=False)
+    with pytest.raises(InvalidInputError, match="empty or whitespace"):
+        strict.invoke({"query": " "})
+    callbacks = RecordingHandler()
+    tool.invoke({"query": "shellfish"}, config={"callbacks": [callbacks]})
+    assert "retriever" in callbacks.started  # the retriever still runs under the tool's callbacks
 
 
 def test_rag_chain_gives_the_model_cited_context_and_returns_sources(store: TurnStore, ns: str) -> None:

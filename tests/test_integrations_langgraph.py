@@ -327,6 +327,21 @@ def test_the_graph_agent_names_turns_as_the_middleware_does_and_never_stores_the
     assert memory.store.count(ns) == 6
 
 
+def test_the_graph_agent_answers_a_user_message_without_text(memory: CogMemory, seeded: str) -> None:
+    image_only = HumanMessage([{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}])
+    for message in (HumanMessage("   "), HumanMessage("\x00\x00"), image_only):
+        model = scripted(AIMessage(content="What would you like to know?"))
+        app = build_memory_agent_graph(memory, model, k=3, store_turns=False)
+        out = app.invoke({"messages": [message]}, context={"user_id": seeded})
+        assert out["messages"][-1].text == "What would you like to know?"
+        assert out["evidence"] == []  # nothing to recall with: no memories given, none made up
+        assert not [x for x in system_text(model.prompts[0]).splitlines() if parse_evidence_line(x)]
+    model = scripted(AIMessage(content="Hello."))
+    out = asyncio.run(build_memory_agent_graph(memory, model, store_turns=False).ainvoke(
+        {"messages": [HumanMessage("")]}, context={"user_id": seeded}))
+    assert out["messages"][-1].text == "Hello."
+
+
 def test_the_graph_agent_without_langchain_keeps_raw_message_ids(
     memory: CogMemory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

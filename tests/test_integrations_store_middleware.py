@@ -158,6 +158,33 @@ def test_store_items_of_colliding_namespaces_stay_apart(memory: CogMemory) -> No
     assert len(cogmem) == 2 and [memory.store.count(c) for c in cogmem] == [1, 1]
 
 
+def test_store_put_is_indexed_whole_or_not_written_at_all(memory: CogMemory) -> None:
+    store = CogMemStore(memory)
+    ns = ("memories", unique_namespace("alice"))
+    cns = default_namespace_mapper(ns)
+    store.put(ns, "k1", {"content": "Alice likes green tea"})
+    # Text no turn can hold as it is: the NUL is dropped and a huge value is indexed by its head.
+    store.put(ns, "k1", {"content": "Alice likes black\x00 coffee"})
+    assert store.get(ns, "k1").value == {"content": "Alice likes black\x00 coffee"}  # the value is kept as given
+    assert [h.key for h in store.search(ns, query="black coffee")] == ["k1"]
+    assert [t.text for t in memory.store.get_turns(cns)] == ["Alice likes black coffee"]
+    store.put(ns, "k2", {"content": "Alice rows on Sundays. " + "lorem ipsum " * 13000})
+    assert [h.key for h in store.search(ns, query="Who rows on Sundays?", limit=1)] == ["k2"]
+    assert store.get(ns, "k2").value["content"].endswith("lorem ipsum ")
+    # A put the memory cannot index changes nothing: neither the item nor its index.
+    broken = CogMemStore(memory, inner=store.inner, namespace_mapper=lambda n: "not a namespace!")
+    with pytest.raises(InvalidInputError):
+        broken.put(ns, "k1", {"content": "Alice likes cocoa"})
+    assert store.get(ns, "k1").value == {"content": "Alice likes black\x00 coffee"}
+    assert [h.key for h in store.search(ns, query="black coffee", limit=1)] == ["k1"]
+    # Searches behave as InMemoryStore's: limit 0 finds nothing, a blank query is no query.
+    plain = InMemoryStore()
+    plain.put(ns, "k1", {"content": "Alice likes tea"})
+    for s in (store, plain):
+        assert s.search(ns, query="tea", limit=0) == []
+        assert {h.key for h in s.search(ns, query="   ")} == ({"k1", "k2"} if s is store else {"k1"})
+
+
 # ---------------------------------------------------------------------------- 7: what the middleware stores
 def test_pure_question_and_filler_rules() -> None:
     assert [is_pure_question(t) for t in (

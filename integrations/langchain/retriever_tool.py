@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from langchain_core.callbacks import Callbacks
 from langchain_core.documents import Document
 from langchain_core.prompts import StringPromptTemplate
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import BaseTool, create_retriever_tool
 
-from integrations.evidence import evidence_line
+from integrations.evidence import MemoryToolError, evidence_line, tool_error_content
+from langmem_cog.errors import InvalidInputError
 
 __all__ = ["CitedDocumentPrompt", "create_memory_retriever_tool", "DEFAULT_TOOL_DESCRIPTION"]
 
@@ -61,6 +63,7 @@ def create_memory_retriever_tool(
     description: str = DEFAULT_TOOL_DESCRIPTION,
     *,
     response_format: Literal["content", "content_and_artifact"] = "content",
+    handle_tool_errors: bool = True,
 ) -> BaseTool:
     """``create_retriever_tool`` over a :class:`~langmem_cog.CogMemRetriever`, with cited output.
 
@@ -70,9 +73,30 @@ def create_memory_retriever_tool(
         name: The tool name.
         description: The tool description.
         response_format: ``"content_and_artifact"`` also returns the documents as the artifact.
+        handle_tool_errors: Return a query the retriever rejects (empty, too long) to the model as an
+            error ``ToolMessage`` it can correct, as ``create_memory_tools`` does; ``False`` raises a
+            :class:`~integrations.evidence.MemoryToolError` (an ``InvalidInputError``) instead.
 
     Returns:
         The tool; its output is one ``[turn_id | speaker | date] text`` line per document.
     """
-    return create_retriever_tool(retriever, name, description, document_prompt=CitedDocumentPrompt(),
+    tool = create_retriever_tool(retriever, name, description, document_prompt=CitedDocumentPrompt(),
                                  document_separator="\n", response_format=response_format)
+    run, arun = tool.func, tool.coroutine
+
+    # The same signatures as create_retriever_tool's, so the tool still passes its callbacks on.
+    def func(query: str, callbacks: Callbacks = None) -> Any:
+        try:
+            return run(query, callbacks=callbacks)
+        except InvalidInputError as exc:
+            raise MemoryToolError(str(exc)) from exc
+
+    async def afunc(query: str, callbacks: Callbacks = None) -> Any:
+        try:
+            return await arun(query, callbacks=callbacks)
+        except InvalidInputError as exc:
+            raise MemoryToolError(str(exc)) from exc
+
+    tool.func, tool.coroutine = func, afunc
+    tool.handle_tool_error = tool_error_content if handle_tool_errors else False
+    return tool

@@ -150,11 +150,13 @@ def build_memory_agent_graph(
     recall = build_operator_graph(memory, name="recall", **operator_kwargs)
 
     def prepare(state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any]:
-        query = last_user_text(state["messages"])
-        if query is None:
-            raise InvalidInputError("the conversation has no user message with text: add one before invoking")
+        # A user message without text (empty, only an image) is answered without recalled evidence.
+        query = last_user_text(state["messages"]) or ""
         ns = namespace or state.get("namespace") or namespace_from_context(runtime.context, context_key)
         return {"query": query, "namespace": validate_namespace(ns), "evidence": []}
+
+    def route(state: MemoryAgentState) -> str:
+        return "recall" if state["query"] else "respond"
 
     namer_for = _turn_namer(memory)
     if namer_for is None and store_turns:
@@ -165,7 +167,7 @@ def build_memory_agent_graph(
         present = _conversation_turn_ids(state["messages"], runtime,
                                          namer_for(state["namespace"]) if namer_for else None)
         evidence: list[Any] = [e for e in state.get("evidence") or [] if e["turn_id"] not in present][:k]
-        if hybrid_top_up and len(evidence) < k:
+        if hybrid_top_up and len(evidence) < k and state["query"]:
             seen = present | {e["turn_id"] for e in evidence}
             evidence += search_evidence(memory, state["namespace"], state["query"], k=k - len(evidence),
                                         exclude_ids=seen, mode="hybrid")
@@ -198,7 +200,7 @@ def build_memory_agent_graph(
     builder.add_node("recall", recall)
     builder.add_node("respond", respond)
     builder.add_edge(START, "prepare")
-    builder.add_edge("prepare", "recall")
+    builder.add_conditional_edges("prepare", route, ["recall", "respond"])
     builder.add_edge("recall", "respond")
     if store_turns:
         builder.add_node("remember", remember)

@@ -59,7 +59,7 @@ from langgraph.store.memory import InMemoryStore
 
 from langmem_cog.config import RetrievalMode
 from langmem_cog.errors import ConfigError, InvalidInputError
-from langmem_cog.records import NAMESPACE_PATTERN, Turn, make_turn, storable_speaker
+from langmem_cog.records import NAMESPACE_PATTERN, Turn, make_turn, split_text, storable_speaker, storable_text
 from langmem_cog.retriever import CogMemRetriever
 
 if TYPE_CHECKING:
@@ -234,8 +234,10 @@ class CogMemStore(BaseStore):
     ``[-1, 1]`` like LangGraph's ``InMemoryStore``: it depends on the item and the query only, not on the other items of its namespace, so one
     threshold works for every user. Each namespace keeps the retriever's order; namespaces merge
     by the score of their next item. ``filter``, ``offset`` and ``limit`` apply to that ranking.
-    Without a query, search is the inner store's. An item updated by ``put`` is re-indexed; a
-    deleted one leaves the index. ``abatch`` runs ``batch`` in a worker thread.
+    Without a query (or with a blank one), search is the inner store's; ``limit=0`` finds nothing. An item
+    updated by ``put`` is re-indexed; a deleted one leaves the index. The indexed text drops the characters
+    no turn can hold (NUL, lone surrogates) and stops at ``MAX_TEXT_CHARS`` characters; the value is kept
+    whole. A put the memory cannot index (a namespace or key it rejects) raises before anything is written. ``abatch`` runs ``batch`` in a worker thread.
 
     Raises:
         ConfigError: If ``inner`` is ``None`` over a persistent memory and
@@ -290,12 +292,15 @@ class CogMemStore(BaseStore):
 
         def flush() -> None:
             if run:
+                # The index's turns are built (and checked) before anything is written: a put the
+                # memory cannot index fails with nothing changed.
+                indexed = self._turns([op for op in run if isinstance(op, PutOp)])
                 results.extend(self.inner.batch(list(run)))
-                self._index([op for op in run if isinstance(op, PutOp)])
+                self._index(indexed)
                 run.clear()
 
         for op in ops:
-            if isinstance(op, SearchOp) and op.query:
+            if isinstance(op, SearchOp) and op.query and op.query.strip():
                 flush()
                 results.append(self._search(op))
             elif isinstance(op, GetOp | PutOp | SearchOp | ListNamespacesOp):
@@ -313,42 +318,59 @@ class CogMemStore(BaseStore):
     def _turn_id(self, key: str) -> str:
         return key if _ID_OK.fullmatch(key) else "k-" + hashlib.sha256(key.encode()).hexdigest()[:40]
 
-    def _index(self, puts: list[PutOp]) -> None:
-        """Mirror puts into CogMem: the last put of each key wins; deletes and re-puts drop the old turn."""
+    def _turns(self, puts: list[PutOp]) -> dict[str, tuple[list[str], list[Turn]]]:
+        """The turns that index ``puts``, by CogMem namespace: ``(ids of the keys put, turns)``.
+
+        The last put of each key wins; a deleted or unindexed item has an id but no turn. The text
+        loses the characters no turn can hold, and only its first ``MAX_TEXT_CHARS`` characters are
+        indexed (the value is kept whole in ``inner``). Positions are set by :meth:`_index`.
+
+        Raises:
+            InvalidInputError: If a namespace or key cannot be stored (nothing is written).
+        """
         last: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in puts:
             last[(tuple(op.namespace), op.key)] = op
         by_ns: dict[str, list[PutOp]] = {}
         for (ns, _), op in last.items():
             by_ns.setdefault(self.namespace_mapper(ns), []).append(op)
+        out: dict[str, tuple[list[str], list[Turn]]] = {}
+        now = datetime.now(UTC)
         for cns, group in by_ns.items():
             ids = [self._turn_id(op.key) for op in group]
-            if self.memory.store.has_namespace(cns):
-                old = [t.id for t in self.memory.store.get_turns(cns, ids)]
-                if old:
-                    self.memory.delete_turns(cns, old)
             turns: list[Turn] = []
-            position = self.memory.store.count(cns)
-            now = datetime.now(UTC)
             for op, tid in zip(group, ids, strict=True):
                 if op.value is None or op.index is False:
                     continue
                 fields = op.index if isinstance(op.index, list) else self.fields
-                text = item_text(op.value, fields)
-                if not text.strip():
+                text = storable_text(item_text(op.value, fields)).strip()
+                if not text:
                     continue
                 spk = op.value.get("speaker")
                 turns.append(make_turn(
                     id=tid, namespace=cns, conversation_id="store", session_id=tid,  # items are independent: no neighbours
                     speaker=storable_speaker(spk, default=self.speaker) if isinstance(spk, str) else self.speaker,
-                    text=text, timestamp=now, position=position + len(turns),
+                    text=split_text(text)[0], timestamp=now, position=0,
                     metadata={"store_key": op.key, "store_namespace": json.dumps(list(op.namespace))},
                 ))
+            out[cns] = (ids, turns)
+        return out
+
+    def _index(self, indexed: dict[str, tuple[list[str], list[Turn]]]) -> None:
+        """Mirror puts into CogMem: deletes and re-puts drop the old turn, then the new turns are added."""
+        for cns, (ids, turns) in indexed.items():
+            if self.memory.store.has_namespace(cns):
+                old = [t.id for t in self.memory.store.get_turns(cns, ids)]
+                if old:
+                    self.memory.delete_turns(cns, old)
+            position = self.memory.store.count(cns)
             if turns:
-                self.memory.add_turns(turns)
+                self.memory.add_turns([t.model_copy(update={"position": position + i}) for i, t in enumerate(turns)])
 
     # ------------------------------------------------------------------ search
     def _search(self, op: SearchOp) -> list[SearchItem]:
+        if op.limit <= 0:
+            return []
         namespaces = self.inner.list_namespaces(prefix=op.namespace_prefix or None, limit=100_000)
         want = op.offset + op.limit
         # Per namespace, the retriever's order: (score, cns, ns, key) of each hit.

@@ -37,11 +37,17 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.tools import BaseTool, ToolException, tool
+from langchain_core.tools import BaseTool, tool
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt import ToolRuntime
 
-from integrations.evidence import evidence_line, format_evidence, search_evidence
+from integrations.evidence import (
+    MemoryToolError,
+    evidence_line,
+    format_evidence,
+    search_evidence,
+    tool_error_content,
+)
 from langmem_cog.config import RetrievalMode
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.loaders import message_turn_id, turns_from_messages
@@ -72,21 +78,6 @@ NO_EVIDENCE = "No memories found."
 
 #: Longest query taken from a user message (characters; the rest of a longer message is not searched).
 MAX_QUERY_CHARS = 4_000
-
-
-class MemoryToolError(InvalidInputError, ToolException):
-    """A memory tool was called with arguments it cannot use (an empty query, ``k=0``, a ``start``
-    that is not a date, ...).
-
-    It is a ``ToolException``: the tools built by :func:`create_memory_tools` return it to the model
-    as an error ``ToolMessage`` (``status="error"``) so the model can call again with better
-    arguments; with ``handle_tool_errors=False`` it is raised (an :class:`InvalidInputError`).
-    """
-
-
-def tool_error_content(exc: ToolException) -> str:
-    """The content of the error ``ToolMessage`` the model gets for a :class:`MemoryToolError`."""
-    return f"Error: {exc} Correct the arguments and call the tool again."
 
 
 @dataclass(frozen=True)
