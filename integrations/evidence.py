@@ -49,6 +49,11 @@ __all__ = [
     "tool_error_content",
 ]
 
+#: A year and month in ISO form (``2023-05``).
+_YEAR_MONTH = re.compile(r"(?P<year>\d{4})-(?P<month>\d{1,2})")
+#: The start of an ISO date or datetime (``2023-05-08``, ``20230508``), valid or not.
+_ISO_LIKE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}(?!\d)|\d{8}(?!\d)")
+
 #: One evidence line: ``[turn_id | speaker | date] text``.
 EVIDENCE_LINE = re.compile(r"^\[(?P<turn_id>[^|\]]+) \| (?P<speaker>[^|\]]+) \| (?P<date>[^\]]*)\] (?P<text>.*)$")
 
@@ -110,7 +115,8 @@ def resolve_time(
     """An aware time bound from an ISO date / datetime or a relative expression ("yesterday",
     "last month", "in May", "two weeks ago"), resolved against ``now``.
 
-    ISO values mean what :func:`~langmem_cog.filters.parse_time` says. A relative expression is read
+    ISO values mean what :func:`~langmem_cog.filters.parse_time` says, and ``2023-05`` is that month; a
+    value in ISO form that names no real day (``2023-02-30``) is an error. A relative expression is read
     by :func:`~langmem_cog.timeparse.resolve_time_expressions`: as a ``start`` it is the first instant
     of the period it names, as an ``end`` (``end=True``) the first instant after it, so
     ``start="in May", end="in May"`` keeps all of May. A bare month, season or year ("May", "2022")
@@ -138,10 +144,20 @@ def resolve_time(
     """
     if not isinstance(value, str) or not value.strip():
         return parse_time(value, end=end)
+    raw = value.strip()
+    month = _YEAR_MONTH.fullmatch(raw)
+    if month is not None:  # "2023-05": that month
+        year, mon = int(month["year"]), int(month["month"])
+        if not 1 <= mon <= 12:
+            raise InvalidInputError(f"{value!r} is not a month: use e.g. '2023-05' or '2023-05-08'")
+        if end:
+            year, mon = (year + 1, 1) if mon == 12 else (year, mon + 1)
+        return datetime(year, mon, 1, tzinfo=UTC)
     try:
-        return parse_time(value, end=end)
+        return parse_time(raw, end=end)
     except InvalidInputError:
-        pass
+        if _ISO_LIKE.match(raw):  # a date in ISO form that does not exist ("2023-02-30"): not an expression
+            raise
     ref = _reference(now)
     raw = " ".join(value.split())
     mentions = resolve_time_expressions(raw, ref) or resolve_time_expressions(f"in {raw}", ref)

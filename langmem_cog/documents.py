@@ -30,11 +30,16 @@ def scored_turn_to_document(hit: ScoredTurn, stage: str = "raw") -> Document:
 
 def turn_document(t: Turn, *, score: float, dense_score: float, lexical_score: float, rank: int, stage: str,
                   **extra: Any) -> Document:
-    """A turn as a ``Document`` with the standard metadata (plus ``extra`` keys)."""
+    """A turn as a ``Document`` with the standard metadata (plus ``extra`` keys).
+
+    The turn's own metadata comes as ``turn_<key>``; where such a name is a standard key (a metadata
+    key ``id`` would be ``turn_id``), the standard key wins, so a citation always names the turn.
+    """
     return Document(
         id=t.id,
         page_content=t.memory_text,
         metadata={
+            **{f"turn_{k}": v for k, v in t.metadata.items()},
             "turn_id": t.id,
             "namespace": t.namespace,
             "conversation_id": t.conversation_id,
@@ -47,7 +52,6 @@ def turn_document(t: Turn, *, score: float, dense_score: float, lexical_score: f
             "lexical_score": lexical_score,
             "rank": rank,
             "stage": stage,
-            **{f"turn_{k}": v for k, v in t.metadata.items()},
             **extra,
         },
     )

@@ -49,7 +49,11 @@ def parse_time(value: str | date | datetime | None, *, end: bool = False) -> dat
     if isinstance(value, str):
         raw = value.strip()
         try:
-            value = date.fromisoformat(raw) if len(raw) == 10 else datetime.fromisoformat(raw)
+            value = date.fromisoformat(raw)  # a bare date, "2023-05-08" or "20230508"
+        except ValueError:
+            value = None
+        try:
+            value = value or datetime.fromisoformat(raw)
         except ValueError:
             raise InvalidInputError(f"{raw!r} is not an ISO date or datetime: use e.g. '2023-05-08'") from None
     if isinstance(value, datetime):
@@ -65,9 +69,10 @@ class TurnFilter:
     """Turns a search may return.
 
     Attributes:
-        speaker: Only this speaker's turns (compared case-insensitively), or ``None``.
-        start: Only turns at or after this aware time, or ``None``.
-        end: Only turns before this aware time, or ``None``.
+        speaker: Only this speaker's turns (compared case-insensitively; stored casefolded), or ``None``.
+        start: Only turns at or after this time, or ``None`` (an ISO string, date or datetime; naive
+            means UTC).
+        end: Only turns before this time, or ``None`` (as ``start``; a bare date includes that day).
         exclude_ids: Turn ids never returned (e.g. the messages already in the conversation).
     """
 
@@ -76,20 +81,37 @@ class TurnFilter:
     end: datetime | None = None
     exclude_ids: frozenset[str] = frozenset()
 
+    def __post_init__(self) -> None:
+        """Normalise the fields as :meth:`build` does, so a filter built directly means the same.
+
+        Raises:
+            InvalidInputError: If a field has a value no filter can use (the message names it).
+        """
+        speaker = self.speaker
+        if speaker is not None and not isinstance(speaker, str):
+            raise InvalidInputError(f"speaker={speaker!r} is invalid: pass one speaker's name as a string")
+        ids = self.exclude_ids
+        if isinstance(ids, str | bytes) or not isinstance(ids, Collection):
+            raise InvalidInputError(f"exclude_ids={ids!r} is invalid: pass a list or set of turn ids")
+        start, end = parse_time(self.start), parse_time(self.end, end=True)
+        if start is not None and end is not None and start >= end:
+            raise InvalidInputError(f"start={self.start!r} is not before end={self.end!r}: swap them or widen the range")
+        object.__setattr__(self, "speaker", speaker.strip().casefold() or None if speaker is not None else None)
+        object.__setattr__(self, "start", start)
+        object.__setattr__(self, "end", end)
+        object.__setattr__(self, "exclude_ids", frozenset(str(i) for i in ids))
+
     @classmethod
     def build(cls, *, speaker: str | None = None, start: str | date | datetime | None = None,
               end: str | date | datetime | None = None, exclude_ids: Collection[str] = ()) -> TurnFilter:
-        """A filter from user-facing values: ISO strings, dates or datetimes; a bare ``end`` date
-        includes that whole day.
+        """A filter from user-facing values: ISO strings, dates or datetimes (naive means UTC); a
+        bare ``end`` date includes that whole day. The constructor takes the same values.
 
         Raises:
-            InvalidInputError: If a time is not ISO, or ``start`` is not before ``end``.
+            InvalidInputError: If a time is not ISO, ``start`` is not before ``end``, ``speaker`` is
+                not a string or ``exclude_ids`` is a string rather than a collection of ids.
         """
-        t0, t1 = parse_time(start), parse_time(end, end=True)
-        if t0 is not None and t1 is not None and t0 >= t1:
-            raise InvalidInputError(f"start={start!r} is not before end={end!r}: swap them or widen the range")
-        who = speaker.strip().casefold() if isinstance(speaker, str) and speaker.strip() else None
-        return cls(speaker=who, start=t0, end=t1, exclude_ids=frozenset(str(i) for i in exclude_ids))
+        return cls(speaker=speaker, start=start, end=end, exclude_ids=exclude_ids)  # type: ignore[arg-type]
 
     @property
     def active(self) -> bool:

@@ -3,7 +3,7 @@ helpers and the offline stand-in chat model."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
@@ -146,6 +146,36 @@ def test_search_evidence_resolves_relative_dates_against_now(store: TurnStore, n
         search_evidence(store, ns, "crab", start="in June", end="last month", now=june)
     with pytest.raises(InvalidInputError, match="ISO date"):
         resolve_time("last week", now="not a time")
+
+
+def test_time_bounds_in_iso_form_mean_what_they_say(store: TurnStore, ns: str) -> None:
+    june = "2023-06-15T12:00:00+00:00"
+    assert resolve_time("2023-05", now=june) == datetime(2023, 5, 1, tzinfo=UTC)  # a month, not its year
+    assert resolve_time("2023-12", end=True, now=june) == datetime(2024, 1, 1, tzinfo=UTC)
+    assert resolve_time("20230508", end=True) == datetime(2023, 5, 9, tzinfo=UTC)  # a compact date is a day too
+    for bad in ("2023-02-30", "2023-13-45", "20231345", "2023-13"):  # no such day: an error, never a whole year
+        with pytest.raises(InvalidInputError, match=r"not an ISO date|not a month"):
+            resolve_time(bad, now=june)
+        with pytest.raises(InvalidInputError):
+            search_evidence(store, ns, "crab", start=bad, now=june)
+    assert [d.metadata["turn_id"] for d in search_evidence(store, ns, "crab", start="2023-06", now=june)] == ["m0"]
+
+
+def test_a_filter_built_directly_means_what_build_means(store: TurnStore, ns: str) -> None:
+    from langmem_cog.filters import TurnFilter
+
+    direct = TurnFilter(speaker=" LEO ", start="2023-05-08", end=date(2023, 5, 8), exclude_ids=["t2"])
+    assert direct == TurnFilter.build(speaker="Leo", start="2023-05-08", end="2023-05-08", exclude_ids={"t2"})
+    assert direct.speaker == "leo" and direct.end == datetime(2023, 5, 9, tzinfo=UTC)
+    assert TurnFilter(start=datetime(2023, 5, 8)).start == datetime(2023, 5, 8, tzinfo=UTC)  # naive means UTC
+    retriever = CogMemRetriever(store=store, namespace=ns, k=5)
+    assert sorted(d.metadata["turn_id"] for d in retriever.invoke("crab", where=direct)) == ["t0", "t1"]
+    for bad, match in ((dict(exclude_ids="t0"), "exclude_ids"), (dict(speaker=["Leo"]), "speaker"),
+                       (dict(start="2023-06-01", end="2023-05-01"), "not before")):
+        with pytest.raises(InvalidInputError, match=match):
+            TurnFilter(**bad)
+        with pytest.raises(InvalidInputError, match=match):
+            retriever.invoke("crab", **bad)
 
 
 def test_offline_stand_in_rules() -> None:

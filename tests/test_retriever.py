@@ -64,6 +64,14 @@ def test_documents_carry_full_metadata(retriever):
     assert scores == sorted(scores, reverse=True)
 
 
+def test_a_turns_own_metadata_never_replaces_a_standard_key(fake_store, ns):
+    fake_store.add_turns(make_turns(ns, TEXTS[:3], metadata={"id": "msg-row-7", "speaker": "bot", "source": "chat"}))
+    docs = CogMemRetriever(store=fake_store, namespace=ns, k=3).invoke("puppy Rex")
+    assert sorted(d.metadata["turn_id"] for d in docs) == ["t0", "t1", "t2"]
+    assert all(d.metadata["turn_id"] == d.id and d.metadata["turn_speaker"] == "bot" for d in docs)
+    assert {d.metadata["speaker"] for d in docs} == {"Ann"} and {d.metadata["turn_source"] for d in docs} == {"chat"}
+
+
 def test_best_document_is_the_right_turn(retriever):
     assert retriever.invoke("allergic peanuts")[0].metadata["turn_id"] == "t4"
 
