@@ -7,7 +7,6 @@ answer came from::
 
 Example:
     >>> from langchain_core.documents import Document
-from langchain_core.tools import ToolException
     >>> doc = Document(page_content="Leo: I'm allergic to shellfish.",
     ...                metadata={"turn_id": "D1:18", "speaker": "Leo", "timestamp": "2023-05-08T13:56:00+00:00"})
     >>> format_evidence([doc])

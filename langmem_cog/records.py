@@ -31,6 +31,7 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "Turn",
     "validate_namespace",
+    "is_valid_id",
     "make_turn",
     "nameable",
     "unstorable_values",
@@ -187,6 +188,23 @@ def unstorable_values(position: Any, metadata: Any) -> list[str]:
                 "would vanish after a reopen): use a finite number, a string such as 'nan', or leave the key out"
             )
     return problems
+
+
+def is_valid_id(value: Any) -> bool:
+    """Whether ``value`` can be a turn, conversation or session id (1-256 printable characters, not
+    only whitespace, encodable as UTF-8).
+
+    Example:
+        >>> is_valid_id("D1:3"), is_valid_id("s\\n1"), is_valid_id("  ")
+        (True, False, False)
+    """
+    if not isinstance(value, str) or not _ID_PATTERN.fullmatch(value) or not value.strip():
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def validate_namespace(namespace: Any) -> str:

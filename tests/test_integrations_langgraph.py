@@ -155,6 +155,24 @@ def test_tools_without_namespace_or_context_fail_clearly(memory: CogMemory) -> N
         search.invoke({"query": "x"})
 
 
+def test_a_bad_runtime_context_is_raised_to_the_developer_not_sent_to_the_model(memory: CogMemory, seeded: str) -> None:
+    cases = (
+        (MemoryContext(user_id=seeded, now="not a date"),
+         AIMessage(content="", tool_calls=[{"name": "search_memory", "args": {"query": "dog", "start": "yesterday"},
+                                            "id": "c1"}]), "now="),
+        (MemoryContext(user_id=seeded, session_id="s\n1"),
+         AIMessage(content="", tool_calls=[{"name": "remember", "args": {"text": "I like tea."}, "id": "c2"}]),
+         "session_id="),
+    )
+    for ctx, call, match in cases:
+        agent = create_agent(scripted(call, AIMessage(content="done")), tools=create_memory_tools(memory),
+                             context_schema=MemoryContext)
+        with pytest.raises(InvalidInputError, match=match) as info:
+            agent.invoke({"messages": [("user", "hi")]}, context=ctx)
+        assert not isinstance(info.value, MemoryToolError) and "context" in str(info.value)
+    assert not [t for t in memory.store.get_turns(seeded) if t.text == "I like tea."]
+
+
 # ---------------------------------------------------------------------------- middleware
 def test_middleware_injects_cited_evidence_and_stores_new_turns(memory: CogMemory, seeded: str) -> None:
     model = scripted(AIMessage(content="You are allergic to shellfish [t2]."),

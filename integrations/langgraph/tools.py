@@ -50,8 +50,17 @@ from integrations.evidence import (
 )
 from langmem_cog.config import RetrievalMode
 from langmem_cog.errors import InvalidInputError
+from langmem_cog.filters import parse_time
 from langmem_cog.loaders import message_turn_id, turns_from_messages
-from langmem_cog.records import Turn, make_turn, split_text, storable_speaker, storable_text, validate_namespace
+from langmem_cog.records import (
+    Turn,
+    is_valid_id,
+    make_turn,
+    split_text,
+    storable_speaker,
+    storable_text,
+    validate_namespace,
+)
 
 if TYPE_CHECKING:
     from langmem_cog.memory import CogMemory
@@ -308,8 +317,8 @@ def create_memory_tools(
             ``None``: ``memory.config.retriever.mode``, the shipped cascade unless configured otherwise.
         handle_tool_errors: Return a bad argument to the model as an error ``ToolMessage``
             (``"Error: ... Correct the arguments and call the tool again."``) instead of raising
-            :class:`MemoryToolError`. A missing namespace in the runtime context is a setup error and
-            is always raised.
+            :class:`MemoryToolError`. A missing namespace in the runtime context, or a ``now`` or
+            ``session_id`` there that cannot be used, is a setup error and is always raised.
 
     Returns:
         The two tools. ``search_memory`` returns cited lines ``[turn_id | speaker | date] text`` as
@@ -326,9 +335,28 @@ def create_memory_tools(
             return namespace
         return namespace_from_context(runtime.context if runtime is not None else None, context_key)
 
+    # The runtime context is the developer's, not the model's: a bad value in it is raised (as a
+    # missing namespace is), never returned to the model as an argument to correct.
     def now_of(runtime: ToolRuntime | None) -> Any:
         ctx = runtime.context if runtime is not None else None
-        return context_value(ctx, "now") if ctx is not None else None
+        now = context_value(ctx, "now") if ctx is not None else None
+        if now is not None:
+            try:
+                ok = isinstance(now, str | datetime) and parse_time(now) is not None
+            except InvalidInputError:
+                ok = False
+            if not ok:
+                raise InvalidInputError(f"the runtime context's now={now!r} is not a datetime or an ISO date: "
+                                        "fix the context the agent is invoked with (e.g. '2023-05-08T12:00:00+00:00')")
+        return now
+
+    def session_of(runtime: ToolRuntime | None) -> str:
+        ctx = runtime.context if runtime is not None else None
+        session = str((context_value(ctx, "session_id") if ctx is not None else None) or "remember")
+        if not is_valid_id(session):
+            raise InvalidInputError(f"the runtime context's session_id={session!r} is not a valid id: fix the "
+                                    "context the agent is invoked with (1-256 printable characters)")
+        return session
 
     @tool("search_memory", response_format="content_and_artifact", parse_docstring=True)
     def search_memory(
@@ -350,9 +378,10 @@ def create_memory_tools(
             runtime: Injected by the agent (not for the model).
         """
         ns = ns_of(runtime)
+        now = now_of(runtime)
         try:
             docs = search_evidence(memory, ns, query, k=default_k if k is None else k, speaker=speaker,
-                                   start=start, end=end, mode=mode, now=now_of(runtime))
+                                   start=start, end=end, mode=mode, now=now)
         except InvalidInputError as exc:
             raise MemoryToolError(str(exc)) from exc
         return (format_evidence(docs) or NO_EVIDENCE), [d.metadata for d in docs]
@@ -367,7 +396,7 @@ def create_memory_tools(
         """
         ctx = runtime.context if runtime is not None else None
         who = speaker or (context_value(ctx, "user_name") if ctx is not None else None) or "user"
-        session = str((context_value(ctx, "session_id") if ctx is not None else None) or "remember")
+        session = session_of(runtime)
         ns = ns_of(runtime)
         try:
             doc = remember_text(memory, ns, text, speaker=str(who), session_id=session)
