@@ -19,14 +19,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig, ensure_config
 from langchain_core.runnables.utils import ConfigurableFieldSpec
-from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from langmem_cog.checks import nonnegative_weight, positive_int
 from langmem_cog.config import RetrievalMode
@@ -198,13 +198,20 @@ class CogMemRetriever(BaseRetriever):
             data["lexical_weight"] = nonnegative_weight(data["lexical_weight"], "lexical_weight")
         if data.get("store") is None and data.get("memory") is None:
             raise InvalidInputError("CogMemRetriever needs store=TurnStore(...) or memory=CogMemory(...)")
+        if "namespace" not in data:
+            raise InvalidInputError("CogMemRetriever needs namespace=...: the user or conversation to search")
+        if "mode" in data and data["mode"] not in (None, *get_args(RetrievalMode)):
+            raise InvalidInputError(f"mode={data['mode']!r} is invalid: use one of {', '.join(get_args(RetrievalMode))}")
         if data.get("use_graph") and data.get("memory") is None:
             raise InvalidInputError("use_graph=True needs memory=CogMemory(...): the graph lives in the memory")
         staged = [f for f in ("use_graph", "fusion", "compressor") if data.get(f) not in (None, False)]
         if data.get("mode") not in (None, "cascade") and staged:
             raise InvalidInputError(f"{', '.join(staged)} apply to mode='cascade', not mode={data['mode']!r}: "
                                     "drop them or use mode='cascade'")
-        super().__init__(**data)
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:  # any other field of the wrong type: still one of our errors
+            raise InvalidInputError(f"invalid CogMemRetriever arguments: {exc}") from exc
 
     @field_validator("namespace")
     @classmethod

@@ -72,6 +72,14 @@ def test_a_turns_own_metadata_never_replaces_a_standard_key(fake_store, ns):
     assert {d.metadata["speaker"] for d in docs} == {"Ann"} and {d.metadata["turn_source"] for d in docs} == {"chat"}
 
 
+def test_every_bad_constructor_argument_is_one_of_our_errors(fake_store, ns):
+    for bad, match in ((dict(), "needs namespace"), (dict(namespace=ns, mode="fancy"), "mode='fancy' is invalid"),
+                       (dict(namespace=ns, missing_ok="maybe"), "missing_ok"),
+                       (dict(namespace=ns, now=[2023]), "now")):
+        with pytest.raises(InvalidInputError, match=match):
+            CogMemRetriever(store=fake_store, **bad)
+
+
 def test_best_document_is_the_right_turn(retriever):
     assert retriever.invoke("allergic peanuts")[0].metadata["turn_id"] == "t4"
 
@@ -199,7 +207,7 @@ def test_invalid_construction(fake_store):
         CogMemRetriever(store=fake_store, namespace="../etc")
     with pytest.raises(InvalidInputError, match="k=0"):
         CogMemRetriever(store=fake_store, namespace="ok", k=0)
-    with pytest.raises(ValidationError):
+    with pytest.raises(InvalidInputError, match="mode='sparse' is invalid"):  # not pydantic's ValidationError
         CogMemRetriever(store=fake_store, namespace="ok", mode="sparse")
 
 
