@@ -11,6 +11,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -293,7 +294,7 @@ def _parse_timestamp(value: Any, where: str) -> Any:
     return ts if ts.tzinfo is not None and ts.utcoffset() is not None else ts.replace(tzinfo=UTC)
 
 
-def _jsonl_turns(path: Path, namespace: str) -> tuple[list[Any], int]:
+def _jsonl_turns(path: Path, namespace: str) -> tuple[list[Any], int, bool]:
     """The turns of a JSONL file of chat messages (the format is in the ``ingest`` help).
 
     Every line is checked before anything is written: a bad line fails the whole file.
@@ -303,7 +304,9 @@ def _jsonl_turns(path: Path, namespace: str) -> tuple[list[Any], int]:
         namespace: The namespace of the turns (also their conversation id).
 
     Returns:
-        The turns in file order (positions from 0) and the number of lines skipped for their role.
+        The turns in file order (positions from 0), the number of lines skipped for their role, and
+        whether their timestamps come from the file (at least one line has one) rather than the
+        ingest time.
 
     Raises:
         _CLIError: If a line is not a JSON object of the format; the message names the line.
@@ -315,7 +318,7 @@ def _jsonl_turns(path: Path, namespace: str) -> tuple[list[Any], int]:
     from langmem_cog.records import make_turn, split_text, storable_speaker, storable_text
 
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()  # a byte-order mark is not content
     except UnicodeDecodeError as exc:
         raise _CLIError(f"FILE {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
@@ -378,7 +381,7 @@ def _jsonl_turns(path: Path, namespace: str) -> tuple[list[Any], int]:
                     metadata={} if len(parts) == 1 else {"message_id": base_id, "part": j, "parts": len(parts)}))
             except LangMemCogError as exc:
                 raise _CLIError(f"{where}: {exc}") from None
-    return turns, skipped
+    return turns, skipped, first is not None
 
 
 def _detect_format(path: Path, given: str | None) -> tuple[str, Any]:
@@ -404,8 +407,9 @@ def _detect_format(path: Path, given: str | None) -> tuple[str, Any]:
     return given or str(found), data
 
 
-def _ingest_groups(path: Path, args: argparse.Namespace) -> tuple[str, list[tuple[str, list[Any]]], int]:
-    """The format of ``path``, its turns grouped by namespace, and the lines skipped for their role."""
+def _ingest_groups(path: Path, args: argparse.Namespace) -> tuple[str, list[tuple[str, list[Any]]], int, bool]:
+    """The format of ``path``, its turns grouped by namespace, the lines skipped for their role, and
+    whether a JSONL file's timestamps come from the file (see :func:`_jsonl_turns`)."""
     from langmem_cog.loaders import locomo_turns, longmemeval_turns
 
     fmt, data = _detect_format(path, args.format)
@@ -416,8 +420,8 @@ def _ingest_groups(path: Path, args: argparse.Namespace) -> tuple[str, list[tupl
     if fmt == "jsonl":
         if ns is None:
             raise _CLIError("--namespace is required for a JSONL file: pass --namespace NAME (e.g. user-42)")
-        turns, skipped = _jsonl_turns(path, ns)
-        return fmt, [(ns, turns)], skipped
+        turns, skipped, dated = _jsonl_turns(path, ns)
+        return fmt, [(ns, turns)], skipped, dated
     key, option = ("sample_id", "--conversation") if fmt == "locomo" else ("question_id", "--question-id")
     records = [r for r in data if isinstance(r, dict)]
     ids = [str(r.get(key)) for r in records]
@@ -444,7 +448,35 @@ def _ingest_groups(path: Path, args: argparse.Namespace) -> tuple[str, list[tupl
             raise _CLIError(f"FILE {path}: {exc}") from None
         if turns:
             groups.append((turns[0].namespace, turns))
-    return fmt, groups, 0
+    return fmt, groups, 0, True
+
+
+#: A JSONL line's default id: ``line<N>-<12 hex digits>`` (``#<part>`` for a message split in parts).
+_DEFAULT_JSONL_ID = re.compile(r"(?P<base>line\d+-[0-9a-f]{12})(?P<part>#\d+)?")
+
+
+def _distinct_from_stored(memory: Any, namespace: str, turns: list[Any]) -> list[Any]:
+    """``turns`` with each default id that the namespace holds for a message of another time renamed.
+
+    A default id names a line by its number, session, speaker and text, so the same line of another
+    day's file ("Good morning!" on line 1) has the same id. Where the stored turn's timestamp differs
+    from the line's (the file's own), the line is another message: its id gets ``~<8 hex digits>`` of
+    its time, and it is stored beside the earlier one instead of being skipped.
+    """
+    import hashlib
+
+    stored = {t.id: t for t in memory.store.get_turns(namespace, [t.id for t in turns])}
+    out = []
+    for t in turns:
+        m = _DEFAULT_JSONL_ID.fullmatch(t.id)
+        old = stored.get(t.id)
+        if m is not None and old is not None and old.timestamp != t.timestamp:
+            stamp = hashlib.sha256(t.timestamp.isoformat().encode()).hexdigest()[:8]
+            base = f"{m['base']}~{stamp}"
+            meta = {**t.metadata, "message_id": base} if "message_id" in t.metadata else t.metadata
+            t = t.model_copy(update={"id": f"{base}{m['part'] or ''}", "metadata": meta})
+        out.append(t)
+    return out
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -457,7 +489,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         raise _CLIError(f"FILE {path} does not exist" if not path.exists() else f"FILE {path} is not a file")
     if args.batch_size < 1:
         raise _CLIError(f"--batch-size {args.batch_size} is invalid: pass a positive number of turns")
-    fmt, groups, skipped_roles = _ingest_groups(path, args)
+    fmt, groups, skipped_roles, dated = _ingest_groups(path, args)
     # Plain retrieval while ingesting: the cascade would embed the graph's node texts now, for a
     # query in this process, and the CLI asks none.
     cfg = _config(args, must_exist=False).model_copy(update={"retriever": RetrieverSettings(mode="hybrid")})
@@ -467,11 +499,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     for ns, turns in groups:
         if args.replace and memory.forget(ns):
             print(f"{ns}: forgot the namespace's earlier turns (--replace)")
+        if fmt == "jsonl" and dated and memory.store.has_namespace(ns):
+            turns = _distinct_from_stored(memory, ns, turns)
         present = ({t.id for t in memory.store.get_turns(ns, [t.id for t in turns])}
                    if memory.store.has_namespace(ns) else set())
         new = [t for t in turns if t.id not in present]
-        if fmt == "jsonl" and present:  # appended after the turns already stored
-            start = memory.store.count(ns)
+        start = memory.store.count(ns) if fmt == "jsonl" and memory.store.has_namespace(ns) else 0
+        if start:  # appended after the turns the namespace already holds
             new = [t.model_copy(update={"position": start + i}) for i, t in enumerate(new)]
         batch: list[Any] = []
         for t in _progress(new, desc=f"ingest {ns}", total=len(new)) if new else ():
@@ -1060,7 +1094,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "               (ISO 8601, UTC if it has no offset; a line without one: the previous line's\n"
                     "               plus 1 s), \"id\" (the turn id; default line<N>-<hash>), \"session\" (default \"0\").\n"
                     "               Blank lines are skipped; any bad line fails the file before anything is written.\n\n"
-                    "Turns whose id the namespace already holds are skipped, so ingesting a file twice adds nothing.")
+                    "Turns whose id the namespace already holds are skipped, so ingesting a file twice adds nothing;\n"
+                    "a line without \"id\" that matches a stored message of another time is stored as a new one.")
     ing.add_argument("file", metavar="FILE", help="the LoCoMo / LongMemEval JSON[.gz] or chat JSONL file")
     ing.add_argument("--format", choices=["locomo", "longmemeval", "jsonl"], default=None,
                      help="the file's format (default: jsonl for *.jsonl, else recognised from the JSON records)")

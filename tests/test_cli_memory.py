@@ -113,6 +113,28 @@ def test_jsonl_turn_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         "2024-05-01T09:30:03+00:00"]
 
 
+def test_the_same_line_of_another_days_file_is_another_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def day(d: int, said: str) -> list[object]:
+        return [{"role": "user", "content": "Good morning!", "timestamp": f"2024-05-0{d}T09:00:00Z"},
+                {"role": "user", "content": said, "timestamp": f"2024-05-0{d}T09:01:00Z"}]
+
+    store = ["--namespace", "daily", "--data-dir", str(tmp_path / "s")]
+    d1 = write_jsonl(tmp_path / "d1.jsonl", day(1, "I bought a red bike."))
+    d2 = tmp_path / "d2.jsonl"
+    d2.write_text("\ufeff" + "".join(json.dumps(r) + "\n" for r in day(2, "I sold the red bike.")), encoding="utf-8")
+    assert run(["ingest", str(d1), *store], capsys)[0] == 0
+    code, out, err = run(["ingest", str(d2), *store], capsys)  # a byte-order mark is not content
+    assert code == 0, err
+    assert "daily: 2 turns ingested" in out and "skipped" not in out
+    for f in (d1, d2):  # each file again: nothing new
+        code, out, _ = run(["ingest", str(f), *store], capsys)
+        assert "daily: 0 turns ingested, 2 already stored (skipped)" in out
+    turns = TurnStore(CogMemConfig(data_dir=tmp_path / "s"), embeddings=FakeEmbeddings()).get_turns("daily")
+    assert sorted((t.timestamp.day, t.text) for t in turns) == [
+        (1, "Good morning!"), (1, "I bought a red bike."), (2, "Good morning!"), (2, "I sold the red bike.")]
+    assert len({t.id for t in turns}) == 4 and [t.position for t in sorted(turns, key=lambda t: t.timestamp)] == [0, 1, 2, 3]
+
+
 def test_jsonl_without_namespace_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     chat = write_jsonl(tmp_path / "chat.jsonl", CHAT)
     code, out, err = run(["ingest", str(chat), "--data-dir", str(tmp_path / "s")], capsys)
