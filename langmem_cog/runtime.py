@@ -85,10 +85,14 @@ def resolve_backend(backend: str) -> str:
 
 
 def onnx_cache_dir() -> Path:
-    """Where exported graphs are kept: ``<default data dir>/cache/onnx`` (read when called)."""
+    """Where exported graphs are kept: ``$LANGMEM_COG_DATA_DIR/cache/onnx`` when that is set, else
+    ``<default data dir>/cache/onnx`` (read when called, never at import)."""
+    import os
+
     from langmem_cog.config import default_data_dir
 
-    return default_data_dir() / "cache" / "onnx"
+    base = os.environ.get("LANGMEM_COG_DATA_DIR")
+    return (Path(base) if base else default_data_dir()) / "cache" / "onnx"
 
 
 def _key(path: Path, kind: str) -> str:

@@ -56,3 +56,13 @@ def test_every_setting_is_read_by_the_library(model: type) -> None:
     unread = [f for f in model.model_fields if f not in ("search", "retriever")
               and not re.search(rf"\.{f}\b", source)]
     assert unread == []
+
+
+def test_exported_graphs_live_under_the_data_dir_the_user_chose(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from langmem_cog.runtime import onnx_cache_dir
+
+    monkeypatch.delenv("LANGMEM_COG_DATA_DIR", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert onnx_cache_dir() == tmp_path / "xdg" / "langmem-cog" / "cache" / "onnx"
+    monkeypatch.setenv("LANGMEM_COG_DATA_DIR", str(tmp_path / "mine"))  # nothing written outside it
+    assert onnx_cache_dir() == tmp_path / "mine" / "cache" / "onnx"
