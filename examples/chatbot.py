@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None, *, embeddings: Any = None, model: An
         ctx = MemoryContext(user_id=args.user, user_name=args.name, session_id=session)
         thread = {"configurable": {"thread_id": f"{args.user}-{session}-{uuid.uuid4().hex[:8]}"}}
         known = memory.store.count(args.user) if memory.store.has_namespace(args.user) else 0
-        print(f"session {session} for {args.user!r} ({known} turns remembered, in {args.data_dir})")
+        print(f"session {session} for {args.user!r} ({known} turn{'' if known == 1 else 's'} remembered, in {args.data_dir})")
 
         def turn(text: str) -> None:
             out = agent.invoke({"messages": [("user", text)]}, config=thread, context=ctx)

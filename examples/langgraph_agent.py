@@ -52,7 +52,7 @@ def print_messages(messages: Sequence[Any]) -> None:
                 print(f"  tool call: {c['name']}({c['args']})")
         elif m.type == "tool":
             lines = m.text.splitlines()
-            print(f"  tool result ({len(lines)} lines):")
+            print(f"  tool result ({len(lines)} line{'' if len(lines) == 1 else 's'}):")
             for line in lines[:5]:
                 print(f"    {line[:140]}")
         elif m.type == "ai":

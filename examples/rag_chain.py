@@ -45,9 +45,9 @@ def main(argv: Sequence[str] | None = None, *, embeddings: Any = None, model: An
         conv = load_locomo(args.data or sample_path(), namespace_prefix="rag-")[0]
         ns = conv.turns[0].namespace
         if not memory.store.has_namespace(ns):
-            memory.store.add_turns(conv.turns)  # raw turns are all a RAG chain needs
+            memory.add_turns(conv.turns)  # the raw turns and the graph derived from them
         print(f"ingested {len(conv.turns)} turns of {' & '.join(conv.speakers)} ({conv.sample_id})")
-        retriever = CogMemRetriever(store=memory.store, namespace=ns, k=args.k)
+        retriever = CogMemRetriever(memory=memory, namespace=ns, k=args.k)  # the default: the shipped cascade
         questions = args.ask or DEFAULT_QUESTIONS
         if args.tool:
             tool = create_memory_retriever_tool(retriever)

@@ -211,6 +211,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     ns = _valid_namespace(args.namespace, "--namespace")
     if args.k < 1:
         raise _CLIError(f"-k {args.k} is invalid: pass a positive number of turns")
+    if args.now is not None:
+        from langmem_cog.filters import parse_time
+
+        try:
+            parse_time(args.now)
+        except LangMemCogError:
+            raise _CLIError(f"--now {args.now!r} is not an ISO date or datetime: pass e.g. 2023-05-08") from None
     mode = args.mode
     if args.system:
         wanted = _SEARCH_SYSTEMS[args.system]
@@ -236,7 +243,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         retriever = CogMemRetriever(store=store, namespace=ns, k=args.k, missing_ok=False, mode=mode)
     for d in retriever.invoke(args.query):
         m = d.metadata
-        print(f"[{m['turn_id']}] {m['timestamp']}  {m['stage']}  score {m['score']:.3f}\n    {d.page_content}")
+        # Printed in the retriever's order; a reranked turn shows the score that ordered it.
+        score = f"rerank {m['relevance_score']:.3f}" if "relevance_score" in m else f"score {m['score']:.3f}"
+        print(f"[{m['turn_id']}] {m['timestamp']}  {m['stage']}  {score}\n    {d.page_content}")
     return 0
 
 
@@ -245,8 +254,8 @@ def _search_trace(cfg: Any, args: argparse.Namespace, where: str) -> int:
     from langmem_cog.graph.loop import GraphRetrieval
     from langmem_cog.memory import CogMemory
 
-    if args.max_steps < 1:
-        raise _CLIError(f"--max-steps {args.max_steps} is invalid: pass a positive number of operator steps")
+    if args.max_steps < 2:
+        raise _CLIError(f"--max-steps {args.max_steps} is invalid: pass at least 2 operator steps (anchor, then ground)")
     memory = CogMemory(cfg)
     ns = args.namespace
     _require_namespace(memory.store, ns, where)
@@ -951,7 +960,12 @@ def cmd_ui(args: argparse.Namespace) -> int:
     if args.conversation and not args.load_locomo:
         raise LangMemCogError("--conversation needs --load-locomo PATH")
     convs = [sample_conversation()] if args.demo else []
+    if args.data_dir and not convs and not args.load_locomo and not Path(args.data_dir).is_dir():
+        raise LangMemCogError(f"--data-dir {args.data_dir} is not an existing store: pass a store's folder "
+                              "(or add --demo or --load-locomo PATH to load one into it)")
     if args.load_locomo:
+        if not Path(args.load_locomo).is_file():
+            raise LangMemCogError(f"--load-locomo {args.load_locomo} is not a file: pass the path of locomo10.json")
         picked = locomo_conversations(args.load_locomo, args.conversation)
         convs += picked if args.conversation else picked[:1]
     if args.no_auth and args.token is not None:
@@ -1075,7 +1089,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the benchmarks' name of the retrieval path: hybrid (= --mode hybrid: dense + BM25) "
                              "or full (= --mode cascade: graph, fusion scorer, cross-encoder rerank)")
     search.add_argument("--now", help="when the question is asked (ISO date), for 'last month'")
-    search.add_argument("--max-steps", type=int, default=5, help="with --trace: operator step budget")
+    search.add_argument("--max-steps", type=int, default=5, help="with --trace: operator step budget (at least 2)")
     search.set_defaults(func=cmd_search)
 
     ing = sub.add_parser(

@@ -59,7 +59,7 @@ _MESSAGE_ID = re.compile(r"^[^\x00-\x1f\x7f\ud800-\udfff]{1,240}$")
 def read_json(path: str | Path) -> Any:
     p = Path(path)
     if not p.exists():
-        raise InvalidInputError(f"data file {p} does not exist: pass an existing path with --data")
+        raise InvalidInputError(f"data file {p} does not exist: pass the path of an existing file")
     opener = gzip.open if p.suffix == ".gz" else open
     try:
         with opener(p, "rt", encoding="utf-8") as fh:

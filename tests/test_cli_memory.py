@@ -217,6 +217,11 @@ def test_search_system_maps_to_mode(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert code == 2
     assert_one_line_error(err, "namespace 'nobody' holds no turns", "--namespace", "langmem-cog list")
     assert "TurnStore" not in err  # the CLI names its own options, not Python APIs
+    for argv, needles in ((["--now", "notadate"], ("--now 'notadate'", "2023-05-08")),
+                          (["--trace", "--max-steps", "1"], ("--max-steps 1", "at least 2"))):
+        code, _, err = run(["search", "--data-dir", store, "--namespace", "u1", *argv, "dog"], capsys)
+        assert code == 2
+        assert_one_line_error(err, *needles)
 
 
 @pytest.mark.parametrize(("system", "mode"), [("hybrid", "hybrid"), ("full", "cascade")])

@@ -426,6 +426,8 @@ def test_gets_do_not_recreate_a_deleted_graph_file(disk: tuple[InspectorAPI, Any
         (["ui", "--ephemeral", "--token", "short"], "at least 16"),
         (["ui", "--ephemeral", "--token", ""], "at least 16"),
         (["ui", "--ephemeral", "--no-auth", "--token", "a-token-of-my-own_0123"], "exclude each other"),
+        (["ui", "--data-dir", "/nonexistent/lmc-store"], "--data-dir /nonexistent/lmc-store is not an existing store"),
+        (["ui", "--ephemeral", "--load-locomo", "/nonexistent.json"], "--load-locomo /nonexistent.json is not a file"),
     ],
 )
 def test_cli_ui_rejects_bad_flag_combinations(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
