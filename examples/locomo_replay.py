@@ -54,6 +54,10 @@ def main(argv: Sequence[str] | None = None, *, embeddings: Any = None, model: An
     parser.add_argument("--data-dir", default=None, help="persist memory here (default: in memory)")
     add_common_args(parser)
     args = parser.parse_args(argv)
+    if args.k < 1:
+        parser.error(f"--k {args.k} is invalid: pass a positive number of evidence turns")
+    if args.qa < 0:
+        parser.error(f"--qa {args.qa} is invalid: pass 0 or a positive number of questions")
 
     from langchain_core.messages import HumanMessage, SystemMessage
 

@@ -247,6 +247,10 @@ def test_http_serves_the_page_and_the_api(server: Any, climbing: str) -> None:
     assert request(server, "/etc/passwd")[0] == 404
     status, headers, body = request(server, "/app.js", method="HEAD")
     assert status == 200 and body == b"" and int(headers["content-length"]) > 0
+    for method in ("POST", "PUT", "DELETE"):  # read-only: a JSON error like every other
+        status, headers, body = request(server, "/api/namespaces", method=method)
+        assert status == 405 and headers["content-type"].startswith("application/json")
+        assert "read-only" in json.loads(body)["error"]
 
 
 def test_http_refuses_foreign_host_headers(server: Any) -> None:

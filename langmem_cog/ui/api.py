@@ -192,7 +192,7 @@ class InspectorAPI:
         ns = self._namespace(params)
         query = _required(params, "q")
         if len(query) > MAX_QUERY_CHARS:
-            raise InvalidInputError(f"the question has {len(query)} characters: keep it under {MAX_QUERY_CHARS}")
+            raise InvalidInputError(f"the question has {len(query)} characters: keep it to at most {MAX_QUERY_CHARS}")
         now = _param(params, "now")
         k = _int_param(params, "k", 10, MAX_K)
         state = self.retrieval.run(ns, query, now=now)  # validates ``now`` (InvalidInputError)

@@ -203,6 +203,13 @@ class _Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:  # noqa: N802
         self._serve(head=True)
 
+    def _read_only(self) -> None:
+        """Any method but GET and HEAD: a JSON error, as every other failure of the API (it writes nothing)."""
+        self._json(HTTPStatus.METHOD_NOT_ALLOWED, {"error": f"{self.command} is not supported: the inspector is "
+                                                            "read-only (GET and HEAD only)"}, False)
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = _read_only  # noqa: N815 - http.server's naming
+
 
 class InspectorServer(ThreadingHTTPServer):
     """A threading HTTP server bound to one :class:`InspectorAPI`.
