@@ -344,7 +344,10 @@ class CogMemory:
             with self._lock, self.store.writing():
                 self.graphs.forget(namespace)
             return True
-        logger.warning("graph of namespace %r is out of step with the raw store: rebuilding", namespace)
+        if not derived and not applied:  # raw turns written without the graph (ingest --no-graph, TurnStore)
+            logger.info("building the graph of namespace %r from its %d raw turns", namespace, len(raw))
+        else:
+            logger.warning("graph of namespace %r is out of step with the raw store: rebuilding", namespace)
         self.rebuild_graph(namespace)
         return True
 

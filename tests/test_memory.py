@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -76,10 +77,18 @@ def test_forget_removes_raw_and_graph(memory: CogMemory, ns: str) -> None:
         memory.store.search(ns, "anything")
 
 
-def test_sync_graph_repairs_a_graph_behind_the_raw_store(memory: CogMemory, ns: str) -> None:
+def test_sync_graph_repairs_a_graph_behind_the_raw_store(memory: CogMemory, ns: str,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
     turns = _renamespace(load_locomo(SAMPLE)[0].turns[:20], ns)
-    memory.store.add_turns(turns)  # raw write only, as after a crash before the graph update
-    assert memory.sync_graph(ns) is True
+    memory.store.add_turns(turns[:10])  # raw write only, as with ingest --no-graph: no graph yet, not a fault
+    with caplog.at_level(logging.INFO, logger="langmem_cog.memory"):
+        assert memory.sync_graph(ns) is True
+    assert [r.levelno for r in caplog.records] == [logging.INFO] and "building the graph" in caplog.text
+    memory.store.add_turns(turns[10:])  # as after a crash before the graph update: a warning
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="langmem_cog.memory"):
+        assert memory.sync_graph(ns) is True
+    assert [r.levelno for r in caplog.records] == [logging.WARNING] and "out of step" in caplog.text
     assert _provenance(memory.graph(ns)) == {t.id for t in turns}
 
 
