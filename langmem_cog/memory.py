@@ -160,6 +160,15 @@ class CogMemory:
                 return  # a retry of a call whose graph write completed
             extractions = self.extractor.extract(todo)
             with self._lock, self.store.writing():
+                # A delete (or forget) that ran while the turns were being extracted: what it deleted
+                # must not come back into the graph.
+                ids = [e.turn_id for e in extractions]
+                stored = ({t.id for t in self.store.get_turns(namespace, ids)}
+                          if self.store.has_namespace(namespace) else set())
+                if len(stored) < len(set(ids)):
+                    logger.info("namespace %r: %d turns were deleted while being extracted; their records are "
+                                "dropped", namespace, len(set(ids) - stored))
+                    extractions = [e for e in extractions if e.turn_id in stored]
                 self.graphs.apply(namespace, extractions)
                 self.graphs.commit(namespace)
         except Exception as exc:  # an extractor may raise anything; every failure leaves as a LangMemCogError

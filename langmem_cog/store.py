@@ -47,6 +47,7 @@ from typing import Any, Literal, TypeVar, get_args
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
+from pydantic import ValidationError
 
 from langmem_cog.checks import nonnegative_weight, positive_int, turn_id_list
 from langmem_cog.chroma_files import (
@@ -254,6 +255,12 @@ def _turn_list(turns: Any) -> list[Turn]:
         problems = unstorable_values(t.position, t.metadata)
         if problems:
             raise InvalidInputError(f"turn {t.id!r} (item {i}) cannot be stored unchanged: {'; '.join(problems)}")
+        try:  # every other field again (a naive timestamp, an empty text, a speaker no graph can name)
+            Turn.model_validate(t.model_dump())
+        except ValidationError as exc:
+            errors = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise InvalidInputError(f"turn {t.id!r} (item {i}) is invalid: {errors} (build turns with "
+                                    "langmem_cog.make_turn; model_copy(update=...) skips its checks)") from None
     return list(turns)
 
 

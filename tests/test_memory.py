@@ -126,3 +126,36 @@ def test_a_store_holding_a_speaker_without_letters_heals_on_open(tmp_path) -> No
     assert memory.add_turns([make_turn(id="t2", namespace="ns", speaker="Ann", text="Tea at five.", timestamp=ts,
                                        position=2)]) == ["t2"]
     assert CogMemory(cfg, embeddings=emb).graph("ns").number_of_nodes() >= 3
+
+
+def test_a_turn_deleted_while_its_add_extracts_stays_deleted(tmp_path: Path, ns: str) -> None:
+    import threading
+
+    from langmem_cog.graph.rules import RuleExtractor
+
+    extracting, deleted = threading.Event(), threading.Event()
+
+    class WaitingExtractor(RuleExtractor):
+        """Extracts only after the test deleted the turn (a slow model, made deterministic)."""
+
+        def extract(self, turns):  # type: ignore[no-untyped-def]
+            if any(t.id == "k1" for t in turns):
+                extracting.set()
+                assert deleted.wait(30)
+            return super().extract(turns)
+
+    mem = CogMemory(CogMemConfig(data_dir=tmp_path), embeddings=FakeEmbeddings(), extractor=WaitingExtractor())
+    first, second = _renamespace(load_locomo(SAMPLE)[0].turns[:2], ns)
+    mem.add_turns([first])
+    second = second.model_copy(update={"id": "k1"})
+    adder = threading.Thread(target=mem.add_turns, args=([second],))
+    adder.start()
+    assert extracting.wait(30)
+    assert mem.delete_turns(ns, ["k1"]) == 1
+    deleted.set()
+    adder.join(30)
+    assert _provenance(mem.graph(ns)) == {first.id}  # nothing of the deleted turn came back
+    reopened = CogMemory(CogMemConfig(data_dir=tmp_path), embeddings=FakeEmbeddings())
+    assert _provenance(reopened.graph(ns)) == {first.id} and reopened.sync_graph(ns) is False
+    assert not [p for p in (tmp_path / "graph").iterdir() if second.text.split()[0] in p.read_text(errors="ignore")
+                and second.text in p.read_text(errors="ignore")]

@@ -714,6 +714,11 @@ class TestValidationGaps:
             with pytest.raises(InvalidInputError, match="cannot be stored unchanged"):
                 store.add_turns([good, good.model_copy(update={**update, "id": "bad"})])  # model_copy skips validators
         assert snapshot(store, ns) == before
+        naive = good.timestamp.replace(tzinfo=None)
+        for update in ({"timestamp": naive}, {"text": "   "}, {"speaker": "!!!"}, {"position": -5}, {"id": "a\nb"}):
+            with pytest.raises(InvalidInputError, match="is invalid: .*make_turn"):
+                store.add_turns([good, good.model_copy(update={"id": "bad", **update})])
+        assert snapshot(store, ns) == before
 
     def test_extreme_storable_values_read_back_unchanged_after_a_reopen(self, persistent_store_factory, ns) -> None:
         meta = {"big": 2**63 - 1, "small": -(2**63), "flag": True, "off": False, "x": 1e308, "tiny": -5e-324, "s": "nan"}
