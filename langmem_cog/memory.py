@@ -158,7 +158,7 @@ class CogMemory:
             todo = [t for t in group if t.id not in applied]
             if not todo:
                 return  # a retry of a call whose graph write completed
-            extractions = self.extractor.extract(todo)
+            extractions = _extract(self.extractor, todo)
             with self._lock, self.store.writing():
                 # A delete (or forget) that ran while the turns were being extracted: what it deleted
                 # must not come back into the graph.
@@ -195,7 +195,14 @@ class CogMemory:
             return
         with self._lock:
             if namespace not in self._checked:
-                self.sync_graph(namespace)
+                try:
+                    self.sync_graph(namespace)
+                except ExtractionError as exc:
+                    # The extractor is down (an LLM provider): the raw turns still serve deletes, adds and
+                    # searches, and the graph keeps what it had; the repair is tried again on next use.
+                    logger.warning("graph of namespace %r could not be repaired now, retried on its next use: %s",
+                                   namespace, exc)
+                    return
                 self._checked.add(namespace)
 
     def delete_turns(self, namespace: str, ids: Sequence[str]) -> int:
@@ -276,7 +283,7 @@ class CogMemory:
         logger.warning("graph of namespace %r is out of step with the raw store (%d turns missing, %d deleted): "
                        "repairing it from the raw turns", namespace, len(missing), len(deleted))
         try:
-            extractions = self.extractor.extract(_chronological(self.store.get_turns(namespace, sorted(missing)))) \
+            extractions = _extract(self.extractor, _chronological(self.store.get_turns(namespace, sorted(missing)))) \
                 if missing else []
             with self._lock, self.store.writing():
                 if deleted:
@@ -345,7 +352,9 @@ class CogMemory:
         applied = set(G.graph.get("turns", ()))
         if derived == raw and applied == raw:
             return False
-        if self.graphs.journaled and derived == applied and raw:
+        # A graph consistent in itself is repaired by difference: a shared one always, a file one when
+        # it only lacks turns (an add whose graph step failed): only those turns are extracted again.
+        if derived == applied and raw and (self.graphs.journaled or (applied and applied <= raw)):
             self._repair_graph(namespace, missing=raw - applied, deleted=applied - raw)
             return True
         if not raw and not self.store.has_namespace(namespace):
@@ -365,8 +374,28 @@ def _chronological(turns: Iterable[Turn]) -> list[Turn]:
     return sorted(turns, key=lambda t: (t.timestamp, t.conversation_id, t.position, natural_key(t.id)))
 
 
+class _ExtractorFailed(Exception):
+    """The extractor's own failure (a model call, a network error), told apart from the graph's write."""
+
+
+def _extract(extractor: Extractor, turns: list[Turn]) -> Any:
+    try:
+        return extractor.extract(turns)
+    except ExtractionError as exc:
+        raise _ExtractorFailed(str(exc)) from exc
+    except LangMemCogError:
+        raise
+    except Exception as exc:  # wrapped, so an OSError of a model's HTTP client is not taken for a disk error
+        raise _ExtractorFailed(f"{type(exc).__name__}: {exc}") from exc
+
+
 def _graph_failure(namespace: str, n: int, exc: BaseException) -> LangMemCogError:
     """The error of a graph update that failed after the raw write: the cause, and how to complete the call."""
+    if isinstance(exc, _ExtractorFailed):
+        return ExtractionError(
+            f"the {n} turns of this call are stored in namespace {namespace!r}, but the extractor failed ({exc}): "
+            "retry the same add_turns call once it works again, which completes the graph (reads and deletes "
+            "work meanwhile)")
     hint = (
         f"the {n} turns of this call are stored in namespace {namespace!r}, but its graph was not updated "
         f"({type(exc).__name__}: {exc}). Fix the cause (for graph files: free disk space, make the data "

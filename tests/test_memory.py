@@ -101,7 +101,7 @@ def test_persistent_graph_survives_reopen(tmp_path: Path, ns: str) -> None:
     assert graphs_equal(before, reopened.graph(ns))
 
 
-def test_a_store_holding_a_speaker_without_letters_heals_on_open(tmp_path) -> None:
+def test_a_store_holding_a_speaker_without_letters_heals_on_open(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 20, defect 3: turns of such speakers, written by an older version, used to make every later
     add_turns and graph() of the namespace fail in every new process."""
     from datetime import UTC, datetime
@@ -119,7 +119,9 @@ def test_a_store_holding_a_speaker_without_letters_heals_on_open(tmp_path) -> No
     old = [Turn.model_construct(id=f"t{i}", namespace="ns", conversation_id="c", session_id="s", speaker=spk,
                                 text=text, timestamp=ts, position=i, metadata={})
            for i, (spk, text) in enumerate([("!!!", "I think tea is great."), ("🙂", "Hello there!")])]
-    TurnStore(cfg, embeddings=emb).add_turns(old)  # as an older version stored them, graph never built
+    with monkeypatch.context() as m:  # an older version, whose add_turns did not check every field again
+        m.setattr("langmem_cog.store._turn_list", list)
+        TurnStore(cfg, embeddings=emb).add_turns(old)  # as an older version stored them, graph never built
     memory = CogMemory(cfg, embeddings=emb)
     G = memory.graph("ns")
     assert {symbol_person_id("!!!"), symbol_person_id("🙂")} <= set(G.nodes)
@@ -159,3 +161,39 @@ def test_a_turn_deleted_while_its_add_extracts_stays_deleted(tmp_path: Path, ns:
     assert _provenance(reopened.graph(ns)) == {first.id} and reopened.sync_graph(ns) is False
     assert not [p for p in (tmp_path / "graph").iterdir() if second.text.split()[0] in p.read_text(errors="ignore")
                 and second.text in p.read_text(errors="ignore")]
+
+
+def test_a_down_extractor_never_blocks_deletes_or_reads_and_the_repair_extracts_only_what_is_missing(
+    tmp_path: Path, ns: str
+) -> None:
+    from langmem_cog.errors import ExtractionError
+    from langmem_cog.graph.rules import RuleExtractor
+
+    class Flaky(RuleExtractor):
+        """An LLM provider that goes down and comes back; records how many turns each call sends."""
+
+        down = False
+        sent: list[int] = []
+
+        def extract(self, turns):  # type: ignore[no-untyped-def]
+            if self.down:
+                raise ConnectionError("provider down (429)")
+            self.sent.append(len(turns))
+            return super().extract(turns)
+
+    flaky = Flaky()
+    cfg = CogMemConfig(data_dir=tmp_path)
+    turns = _renamespace(load_locomo(SAMPLE)[0].turns[:6], ns)
+    CogMemory(cfg, embeddings=FakeEmbeddings(), extractor=flaky).add_turns(turns[:5])
+    flaky.down = True
+    with pytest.raises(ExtractionError):
+        CogMemory(cfg, embeddings=FakeEmbeddings(), extractor=flaky).add_turns(turns[5:])  # stored, graph not
+    # A new process while the provider is still down: a delete and a read work from the raw turns.
+    mem = CogMemory(cfg, embeddings=FakeEmbeddings(), extractor=flaky)
+    assert mem.delete_turns(ns, [turns[0].id]) == 1
+    assert _provenance(mem.graph(ns)) == {t.id for t in turns[1:5]}  # the graph keeps what it had
+    assert [t.id for t in mem.store.get_turns(ns)] == [t.id for t in turns[1:]]
+    # The provider is back: the next use repairs the graph by sending only the missing turn.
+    flaky.down, flaky.sent = False, []
+    assert _provenance(mem.graph(ns)) == {t.id for t in turns[1:]}
+    assert flaky.sent == [1]
