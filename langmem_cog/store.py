@@ -1426,7 +1426,9 @@ class TurnStore:
 
     # ------------------------------------------------------------------ writes
     def add_turns(self, turns: Sequence[Turn]) -> list[str]:
-        """Add turns (any mix of namespaces), all or nothing from the caller's view.
+        """Add turns (any mix of namespaces), all or nothing from the caller's view: a failed call either
+        stored nothing, or an identical retry completes it (each namespace is written as one unit; when a
+        later namespace's write fails, the error names the namespaces already written).
 
         All turns are validated before anything is written. A turn already stored with the same
         id and identical content (text and every field) counts as stored, so retrying a call that
@@ -1488,9 +1490,22 @@ class TurnStore:
                         self._check_dimension(ns, cache.emb, len(next(iter(vectors[ns].values()))),
                                               collection=True)
             self._check_free_space([t for todo in new.values() for t in todo])
+            done: list[str] = []  # namespaces whose new turns are written
             for ns, group in by_ns.items():
                 with self._ns_lock(ns):
-                    self._write(ns, group, new[ns], vectors[ns])
+                    try:
+                        self._write(ns, group, new[ns], vectors[ns])
+                    except StoreError as exc:
+                        if not done:
+                            raise
+                        # Each namespace is its own Chroma collection: those written before stay written.
+                        kept = ", ".join(repr(d) for d in done)
+                        raise StoreError(str(exc).replace(
+                            "nothing of this call was stored",
+                            f"nothing of this call was stored in namespace {ns!r}, but its turns in {kept} were "
+                            "(they count as stored: an identical retry completes the call)")) from exc
+                if new[ns]:
+                    done.append(ns)
             if any(new.values()):
                 # An index file Chroma created or grew in this write holds heap garbage in its unused
                 # slots, which may hold the text of turns deleted earlier in this process.

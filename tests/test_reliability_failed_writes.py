@@ -161,6 +161,28 @@ def test_a_failed_chroma_write_stores_nothing(tmp_path: Path, fault: str, monkey
     _assert_agree(_memory(tmp_path), {"t0", "t1", "t2", NEW.id, "more0"})
 
 
+def test_a_call_over_two_namespaces_says_which_one_was_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mem = _filled(tmp_path)
+    real, calls = Collection.add, []
+
+    def add(self, *args, **kwargs):  # the second namespace's write fails
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Collection, "add", add)
+    other = make_turns("other-ns", ["A turn of another user"], id_prefix="o")
+    with pytest.raises(StoreError, match=r"nothing of this call was stored in namespace 'other-ns', but its turns "
+                                         rf"in '{NS}' were .*identical retry completes the call"):
+        mem.add_turns([NEW, *other])
+    assert mem.store.count(NS) == 4 and not mem.store.has_namespace("other-ns")  # as the message says
+    monkeypatch.undo()
+    assert mem.add_turns([NEW, *other]) == [NEW.id, "o0"]
+    _assert_agree(_memory(tmp_path), {"t0", "t1", "t2", NEW.id})
+    assert [t.id for t in _memory(tmp_path).store.get_turns("other-ns")] == ["o0"]
+
+
 def test_a_chroma_write_that_cannot_be_undone_is_completed_by_a_retry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
