@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -216,12 +217,14 @@ class CogMemConfig(BaseModel):
         Raises:
             ConfigError: If the preset is unknown or an override is invalid.
         """
-        if name not in PRESETS:
+        if not isinstance(name, str) or name not in PRESETS:
             raise ConfigError(f"unknown preset {name!r}: choose one of {sorted(PRESETS)}")
         try:
             return cls(**{**PRESETS[name], **overrides})
         except ValidationError as exc:
-            raise ConfigError(f"invalid config override: {exc.errors()[0]['msg']} ({overrides})") from None
+            err = exc.errors()[0]
+            field = ".".join(str(x) for x in err["loc"]) or "config"
+            raise ConfigError(f"invalid config override {field}: {err['msg']}") from None
 
     @classmethod
     def from_env(cls, preset: str = "default", environ: dict[str, str] | None = None) -> CogMemConfig:
@@ -241,11 +244,21 @@ class CogMemConfig(BaseModel):
             The config.
         """
         env = os.environ if environ is None else environ
+        try:
+            return cls._from_env(preset, env)
+        except ConfigError as exc:
+            text = str(exc)
+            named = [var for var, field in _ENV_VARIABLES.items() if env.get(var) and field in text]
+            where = ", ".join(named) or ", ".join(var for var in _ENV_VARIABLES if env.get(var)) or "LANGMEM_COG_*"
+            raise ConfigError(f"{text} (set by the environment: fix {where})") from None
+
+    @classmethod
+    def _from_env(cls, preset: str, env: Mapping[str, str]) -> CogMemConfig:
         overrides: dict[str, Any] = {}
         if env.get("LANGMEM_COG_DATA_DIR"):
             overrides["data_dir"] = Path(env["LANGMEM_COG_DATA_DIR"])
         if env.get("LANGMEM_COG_EMBEDDER"):
-            overrides["embedder"] = env["LANGMEM_COG_EMBEDDER"]
+            overrides["embedder"] = env["LANGMEM_COG_EMBEDDER"].strip()
         if env.get("LANGMEM_COG_CHROMA_URL"):
             host, port = parse_chroma_url(env["LANGMEM_COG_CHROMA_URL"])
             overrides.update(chroma_mode="http", chroma_host=host, chroma_port=port)
@@ -260,6 +273,14 @@ class CogMemConfig(BaseModel):
         return cls.preset(preset, **overrides)
 
 
+#: The environment variables :meth:`CogMemConfig.from_env` reads.
+_ENV_VARIABLES = {  # variable -> what its error messages name
+    "LANGMEM_COG_DATA_DIR": "data_dir", "LANGMEM_COG_EMBEDDER": "embedder", "LANGMEM_COG_CHROMA_URL": "Chroma URL",
+    "LANGMEM_COG_RETRIEVAL": "retriever.mode", "LANGMEM_COG_INFERENCE_BACKEND": "inference_backend",
+    "LANGMEM_COG_RERANK_PRECISION": "rerank_precision", "LANGMEM_COG_EMBED_PRECISION": "embed_precision",
+}
+
+
 def parse_chroma_url(url: str) -> tuple[str, int]:
     """Split ``http://host:port`` into host and port.
 
@@ -272,10 +293,20 @@ def parse_chroma_url(url: str) -> tuple[str, int]:
     """
     from urllib.parse import urlparse
 
-    parsed = urlparse(url)
-    if parsed.scheme not in {"http", "https"} or not parsed.hostname:
-        raise ConfigError(f"invalid Chroma URL {url!r}: use http://HOST:PORT")
-    return parsed.hostname, parsed.port or 8000
+    parsed = urlparse(url.strip())
+    if parsed.scheme != "http" or not parsed.hostname:
+        hint = " (TLS is not supported: reach the server over http, e.g. through a local tunnel)" \
+            if parsed.scheme == "https" else ""
+        raise ConfigError(f"invalid Chroma URL {url!r}: use http://HOST:PORT{hint}")
+    if parsed.path not in ("", "/") or parsed.query or parsed.fragment:
+        raise ConfigError(f"invalid Chroma URL {url!r}: use http://HOST:PORT, without a path or query")
+    try:
+        port = parsed.port
+    except ValueError:
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        raise ConfigError(f"invalid Chroma URL {url!r}: the port must be a number from 1 to 65535")
+    return parsed.hostname, port or 8000
 
 
 #: Named presets: ``default`` (embedded persistent store), ``ephemeral`` (in memory,

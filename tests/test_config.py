@@ -66,3 +66,27 @@ def test_exported_graphs_live_under_the_data_dir_the_user_chose(monkeypatch: pyt
     assert onnx_cache_dir() == tmp_path / "xdg" / "langmem-cog" / "cache" / "onnx"
     monkeypatch.setenv("LANGMEM_COG_DATA_DIR", str(tmp_path / "mine"))  # nothing written outside it
     assert onnx_cache_dir() == tmp_path / "mine" / "cache" / "onnx"
+
+
+@pytest.mark.parametrize(("env", "needles"), [
+    ({"LANGMEM_COG_RETRIEVAL": "bogus", "LANGMEM_COG_DATA_DIR": "/tmp/x"}, ("retriever.mode", "fix LANGMEM_COG_RETRIEVAL")),
+    ({"LANGMEM_COG_CHROMA_URL": "http://h:abc"}, ("port", "fix LANGMEM_COG_CHROMA_URL")),
+    ({"LANGMEM_COG_CHROMA_URL": "http://h:99999"}, ("port", "fix LANGMEM_COG_CHROMA_URL")),
+    ({"LANGMEM_COG_CHROMA_URL": "http://h:0"}, ("port",)),
+    ({"LANGMEM_COG_CHROMA_URL": "https://h:443"}, ("TLS is not supported",)),
+    ({"LANGMEM_COG_CHROMA_URL": "http://h:8001/tenant/x"}, ("without a path",)),
+    ({"LANGMEM_COG_RERANK_PRECISION": "int4"}, ("rerank_precision", "fix LANGMEM_COG_RERANK_PRECISION")),
+])
+def test_a_bad_environment_variable_is_named(env: dict[str, str], needles: tuple[str, ...]) -> None:
+    with pytest.raises(ConfigError) as info:
+        CogMemConfig.from_env(environ=env)
+    assert all(n in str(info.value) for n in needles), str(info.value)
+    assert "PosixPath" not in str(info.value)  # says what to fix, not the config's internals
+
+
+def test_a_good_chroma_url_and_padded_values_are_read() -> None:
+    cfg = CogMemConfig.from_env(environ={"LANGMEM_COG_CHROMA_URL": " http://127.0.0.1:8001/ ",
+                                         "LANGMEM_COG_EMBEDDER": "minilm "})
+    assert (cfg.chroma_mode, cfg.chroma_host, cfg.chroma_port, cfg.embedder) == ("http", "127.0.0.1", 8001, "minilm")
+    with pytest.raises(ConfigError, match="unknown preset"):
+        CogMemConfig.preset(["default"])  # type: ignore[arg-type]
