@@ -629,16 +629,36 @@ def test_claims_are_attributed_to_speakers_or_named_persons() -> None:
         claim("D1:1", "Bob"),  # named nowhere: the turn's speaker
         claim("D1:2", "Tom"),  # named in the batch: kept
         claim("D1:2", "she"),  # a pronoun: the turn's speaker
-        claim("D1:2", "Caroline"),  # another speaker of the batch
+        claim("D1:2", "Caroline"),  # another speaker of the batch, not named in this turn: the turn's speaker
         claim("D1:2", "friend"),  # written in lower case: not a name
         claim("D1:2", ""),
     ]
     model, _ = listing_model(answer(claims=claims))
     first, second = LLMExtractor(model).extract(turns)
     assert [c.source for c in first.claims] == ["Caroline", "Caroline", "Caroline"]
-    assert [c.source for c in second.claims] == ["Tom", "Melanie", "Caroline", "Melanie", "Melanie"]
-    assert second.persons == ["Melanie", "Tom", "Caroline"]
+    assert [c.source for c in second.claims] == ["Tom", "Melanie", "Melanie", "Melanie", "Melanie"]
+    assert second.persons == ["Melanie", "Tom"]
     assert all(c.source_turn_id == "D1:2" for c in second.claims)
+
+
+def test_a_models_made_up_subjects_and_dates_never_reach_the_graph() -> None:
+    turns = [turn("D1:1", "Maya", "Running is boring. Tom ran with me yesterday."), turn("D1:2", "Leo", "Sure.")]
+    facts = [
+        {"source_turn_id": "D1:1", "subject": "running", "predicate": "is", "object": "boring", "text": ""},  # an opinion
+        {"source_turn_id": "D1:1", "subject": "Zed", "predicate": "likes", "object": "jazz", "text": ""},  # made up
+        {"source_turn_id": "D1:1", "subject": "I", "predicate": "runs_with", "object": "Tom", "text": ""},
+        {"source_turn_id": "D1:1", "subject": "Tom", "predicate": "runs", "object": "daily", "text": ""},
+    ]
+    events = [{"source_turn_id": "D1:1", "text": "ran", "participants": ["Tom", "Beyonce", "Leo"], "time_text": "yesterday",
+               "date": None, "concepts": []}]
+    claims = [{"source_turn_id": "D1:1", "source": "I", "target": "running", "polarity": -1, "content": "boring",
+               "timestamp": "2999-01-01"}]
+    model, _ = listing_model(answer(facts=facts, events=events, claims=claims))
+    first, _ = LLMExtractor(model).extract(turns)
+    assert [(f.subject, f.predicate) for f in first.facts] == [("Maya", "runs_with"), ("Tom", "runs")]
+    assert first.events[0].participants == ("Tom",)  # nobody the turn does not name (Leo speaks elsewhere)
+    assert first.claims[0].timestamp == turns[0].timestamp  # never dated after it was said
+    assert "Beyonce" not in first.persons and "Zed" not in first.persons
 
 
 def test_opinion_stays_a_claim_and_polarity_words_are_read() -> None:

@@ -22,8 +22,10 @@ How a batch is processed:
    raised naming the turn ids; with ``on_error="skip"`` a warning is logged and the
    batch's turns get empty extractions instead.
 5. Records citing a turn id outside the batch are dropped (warning). A claim whose
-   ``source`` is neither a speaker of the batch nor a name written in its turns is
-   attributed to the speaker of its turn. Dates: an ISO ``date`` from the model wins;
+   ``source`` is neither its turn's speaker nor a name written in its turn is attributed
+   to the speaker of its turn, and a claim dated after its turn is dated by its turn. A
+   fact whose subject, or an event participant who, is neither the turn's speaker nor
+   named in the turn is dropped (an opinion written as a fact, a made-up person). Dates: an ISO ``date`` from the model wins;
    otherwise ``time_text`` is resolved with :func:`~langmem_cog.timeparse.resolve_time_expressions`
    against the turn's timestamp. All datetimes are timezone-aware.
 
@@ -574,6 +576,10 @@ class LLMExtractor:
             if not (subject and predicate and obj):
                 logger.debug("dropped an incomplete fact of turn %s: %r", turn.id, fact)
                 continue
+            if not _in_turn(subject, turn):  # an opinion written as a fact about "running", or a made-up person
+                logger.info("turn %s: dropped a fact whose subject %r is neither its speaker nor named in it",
+                            turn.id, fact.subject)
+                continue
             extractions[turn.id].facts.append(
                 ExtractedFact(subject=subject, predicate=predicate, object=obj,
                               text=text or f"{subject} {predicate.replace('_', ' ')} {obj}", source_turn_id=turn.id)
@@ -612,7 +618,8 @@ class LLMExtractor:
         if not text:
             logger.debug("dropped an event without text from turn %s", turn.id)
             return
-        participants = _dedupe(p for p in (_person(name, turn, speakers) for name in ev.participants) if p)
+        participants = _dedupe(p for p in (_person(name, turn, speakers) for name in ev.participants)
+                               if p and _in_turn(p, turn))
         if not participants:
             participants = [turn.speaker]
         elif turn.speaker in participants:
@@ -655,6 +662,9 @@ class LLMExtractor:
                 timestamp = interval[0]
             elif (mention := _resolve_time_text(claim.timestamp, turn)) is not None:
                 timestamp = mention.start
+            if timestamp > turn.timestamp:  # an opinion is held when said or before, never later
+                logger.info("turn %s: a claim dated %s, after its turn, is dated by its turn", turn.id, claim.timestamp)
+                timestamp = turn.timestamp
         ext.claims.append(
             ExtractedClaim(
                 source=source,
@@ -717,16 +727,26 @@ def _named_in(name: str, texts: list[str]) -> bool:
     return any(m.group(0)[:1].isupper() for text in texts for m in pattern.finditer(text))
 
 
+def _in_turn(name: str, turn: Turn) -> bool:
+    """Whether ``name`` can be a person of the turn: its speaker, or written capitalised in the turn and
+    not a word the rule extractor knows is no name ("Running is boring": an activity, not a person)."""
+    from langmem_cog.graph.rules.lexicon import ACTIVITY_SET, COMMON, NOT_NAMES
+
+    key = name.casefold()
+    if key == turn.speaker.casefold():
+        return True
+    return key not in NOT_NAMES and key not in COMMON and key not in ACTIVITY_SET and _named_in(name, [turn.text])
+
+
 def _claim_source(raw: str, turn: Turn, speakers: dict[str, str], texts: list[str]) -> str:
-    """The holder of a claim: a speaker of the batch or a person named in it, else the turn's speaker."""
+    """The holder of a claim: the turn's speaker, or a person named in the claim's own turn ("Tom thinks
+    ..."), else the turn's speaker (``texts``, the batch's, are not evidence for another turn's claim)."""
     name = raw.strip()
     key = name.casefold()
-    if key in speakers:
-        return speakers[key]
-    if not name or key in _FIRST_PERSON:
+    if not name or key in _FIRST_PERSON or key == turn.speaker.casefold():
         return turn.speaker
-    if key not in _OTHER_PRONOUNS and _named_in(name, texts):
-        return name
+    if key not in _OTHER_PRONOUNS and _named_in(name, [turn.text]):
+        return speakers.get(key, name)
     logger.info(
         "turn %s: claim source %r is not a speaker or named person; attributed to %s", turn.id, raw, turn.speaker
     )
