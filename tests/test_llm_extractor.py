@@ -445,6 +445,8 @@ def test_retry_succeeds_on_second_answer_after_invalid_json() -> None:
     assert retry[2].content == "Sorry, I cannot produce JSON {oops"
     assert "could not be used: the reply holds no JSON object" in str(retry[3].content)
     assert "D1:1" in str(retry[3].content)
+    with pytest.raises(ValueError, match="cut off"):  # a reply that ran out of output tokens says so
+        parse_json_output('{"events": [{"source_turn_id": "D1:1", "text": "adopted a d', ExtractionOutput)
 
 
 def test_retry_after_schema_violation_shows_the_validation_error() -> None:

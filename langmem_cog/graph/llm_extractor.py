@@ -174,7 +174,8 @@ class _InvalidOutput(Exception):
 def _describe(exc: BaseException) -> str:
     """A short, model-readable description of a parsing or validation error."""
     text = getattr(exc, "observation", None) or str(exc)
-    text = "\n".join(line for line in str(text).splitlines() if not line.startswith("For troubleshooting"))
+    text = "\n".join(line for line in str(text).splitlines()
+                     if not line.strip().startswith(("For troubleshooting", "For further information visit")))
     return text.strip()[:_MAX_ERROR_CHARS] or type(exc).__name__
 
 
@@ -201,7 +202,8 @@ def _coerce_output(result: Any) -> ExtractionOutput:
     if isinstance(result, ExtractionOutput):
         return result
     if result is None:
-        raise _InvalidOutput("no structured answer was returned (no tool call); call the extraction tool", None)
+        raise _InvalidOutput("no structured answer was returned (no tool call); call the extraction tool (a model "
+                             "that answers in text instead needs LLMExtractor(structured_output=False))", None)
     try:
         if isinstance(result, BaseModel):
             return ExtractionOutput.model_validate(result.model_dump())
@@ -362,7 +364,7 @@ class LLMExtractor:
         if structured_output is not False:
             try:
                 self._structured = model.with_structured_output(ExtractionOutput)  # type: ignore[union-attr]
-            except (NotImplementedError, AttributeError) as exc:
+            except (NotImplementedError, AttributeError, ValueError) as exc:
                 if structured_output:
                     raise InvalidInputError(
                         f"{type(model).__name__} does not implement with_structured_output ({exc}); "

@@ -548,8 +548,12 @@ def parse_json_output(text: str, schema: type[ModelT]) -> ModelT:
         data = json.loads(body)
     except json.JSONDecodeError as first:
         start, end = body.find("{"), body.rfind("}")
-        if start == -1 or end <= start:
+        opened = start != -1 and body[start + 1 :].lstrip()[:1] == '"'  # '{"events": ...' begun
+        if start == -1 or (end <= start and not opened):
             raise _parse_error(f"the reply holds no JSON object: {text[:200]!r}", text) from None
+        if end <= start:
+            raise _parse_error("the reply's JSON object is cut off (it never closes): allow the model more output "
+                               f"tokens or send fewer turns a call; it ends {text[-120:]!r}", text) from None
         try:
             data = json.loads(body[start : end + 1])
         except json.JSONDecodeError:
