@@ -84,7 +84,8 @@ def _config(args: argparse.Namespace, *, must_exist: bool) -> Any:
     if cfg.chroma_mode != "persistent":
         return cfg
     where = cfg.resolved_data_dir()
-    origin = "" if given else " (the default; --data-dir or LANGMEM_COG_DATA_DIR moves it)"
+    origin = ("" if given else " (from LANGMEM_COG_DATA_DIR; --data-dir overrides it)" if os.environ.get("LANGMEM_COG_DATA_DIR")
+              else " (the default; --data-dir or LANGMEM_COG_DATA_DIR moves it)")
     if where.exists() and not where.is_dir():
         raise _CLIError(f"--data-dir {where} is a file, not a folder{origin}: pass the folder that holds the store")
     if must_exist and not where.is_dir():
