@@ -196,6 +196,19 @@ def test_facts(text: str, predicate: str, obj: str) -> None:
         assert f.subject == "Melanie" and f.source_turn_id == "t0" and f.text
 
 
+@pytest.mark.parametrize("text", [
+    "I'm not allergic to peanuts.", "Luckily I'm not allergic to cats.", "My favorite book is not Dune.",
+    "I never lived in Paris.", "I don't work at the bank.",
+])
+def test_a_negated_statement_is_no_fact(text: str) -> None:
+    assert one(text).facts == []  # "not allergic to peanuts" never becomes "allergic to peanuts"
+
+
+def test_a_negated_preference_is_a_dislike() -> None:
+    assert [(f.predicate, f.object) for f in one("I don't like dogs, that's why I have cats.").facts] == [
+        ("dislikes", "dogs")]
+
+
 def test_pet_names_are_concepts_not_persons() -> None:
     ex = one("I have a dog named Bailey. Bailey loves the beach.")
     assert "Bailey" not in ex.persons

@@ -322,6 +322,11 @@ class StatementStage:
 
     def _fact(self, ctx: TurnContext, facts: list[ExtractedFact], pred: str, obj: str, text: str, b: int, e: int) -> None:
         obj = " ".join(obj.split()).strip(TRAIL_STRIP + ".!?")
+        # "I'm not allergic to X", "my favorite is not X": no fact. Preferences read their negation
+        # themselves ("I don't like X" is ``dislikes``).
+        at = ctx.low.find(obj.lower(), b, max(e, b + len(obj))) if obj else -1
+        if pred not in ("likes", "dislikes") and NEGATION_RE.search(ctx.low, b, at if at > b else e):
+            return
         if obj and pred in CONCEPT_FACTS and len(obj.split()) <= 6 and not any(c.name == obj for c in ctx.concepts):
             kind = CONCEPT_FACTS[pred]
             if obj in ACTIVITY_SET or (obj.endswith("ing") and " " not in obj):
