@@ -533,6 +533,19 @@ def _r_month_year(m: re.Match[str], ctx: _Ctx) -> _Res | None:
     return _part_of_month(r, m.group("mod"))
 
 
+def _r_part_of_rel_year(m: re.Match[str], ctx: _Ctx) -> _Res | None:
+    """"in March last year", "the summer of next year", "last year in June": a month or season of
+    the year before, of or after the reference."""
+    first = m.group("rel") is not None  # month or season first; else the year first ("last year in June")
+    y = ctx.today.year + {"last": -1, "this": 0, "next": 1}[m.group("rel" if first else "rel2").casefold()]
+    mon, mod = (m.group("mon"), m.group("mod")) if first else (m.group("mon2"), m.group("mod2"))
+    if mon is None:
+        return _season(m.group("s" if first else "s2").casefold(), y)
+    if first and not _may_ok(m, ctx, strict=m.group("pre") is None):
+        return None
+    return _part_of_month(_month(_month_index(y, _MONTHS[mon.casefold()])), mod)
+
+
 def _part_of_month(r: _Res, mod: str | None) -> _Res:
     if not mod:
         return r
@@ -679,6 +692,14 @@ _MONTH_REL = (
     rf"\b(?P<pre>in|last|next|this|since|early|late|mid|until|till|by|during|from|around)[\s-]+"
     rf"(?P<mon>{_MONTH_FULL})\b(?!\s*,?\s*[0-9])"
 )
+_PART_OF_YEAR = rf"(?:(?P<mod>early|mid|late)[\s-]+)?(?:(?P<mon>{_MONTH_FULL})|{_SEASON})"
+_PART_REL_YEAR = (
+    rf"\b(?:(?P<pre>in|during|over|since|by|until|till|around)\s+)?(?:the\s+)?{_PART_OF_YEAR},?\s+(?:of\s+)?"
+    rf"(?P<rel>last|this|next)\s+year\b"
+    rf"|\b(?P<rel2>last|this|next)\s+year,?\s+(?P<pre2>in|during|over|around)\s+(?:the\s+)?"
+    rf"(?:(?P<mod2>early|mid|late)[\s-]+)?(?:(?P<mon2>{_MONTH_FULL})|(?P<s2>spring|summer|fall|autumn|winter))\b"
+    r"(?!\s*,?\s*(?:the\s+)?[0-9])"
+)
 _YEAR_REL = rf"\b(?P<pre>in|since|during|until|till|by|from|around|circa|early|mid|late|the\s+year)[\s-]+{_YEAR}\b"
 _DECADE = r"(?:\bthe\s+)?\b(?P<full>(?:1[89]|20)[0-9]0)'?s\b|\bthe\s+'?(?P<short>[0-9]0)'?s\b"
 _NO_YEAR_AFTER = r"\b(?!\s+(?:of\s+)?[0-9])"
@@ -694,6 +715,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(_MONTH_DAY, _r_day_month, _DIGITS, _MONTH_KEYS),
     _rule(_MONTH_YEAR, _r_month_year, _DIGITS, _MONTH_KEYS),
     _rule(_MONTH_REL, _r_month, _MONTH_KEYS),
+    _rule(_PART_REL_YEAR, _r_part_of_rel_year, _MONTH_KEYS + _SEASON_KEYS, ("year",)),
     _rule(_YEAR_REL, _r_year, _DIGITS),
     _rule(_DECADE, _r_decade, ("0s", "0's")),
     _rule(rf"\b(?:(?P<e>early|mid|late)[\s-]+)?{_SEASON}(?:\s+of)?,?\s+{_YEAR}", _r_season_abs, _DIGITS, _SEASON_KEYS),

@@ -204,6 +204,29 @@ def test_a_negated_statement_is_no_fact(text: str) -> None:
     assert one(text).facts == []  # "not allergic to peanuts" never becomes "allergic to peanuts"
 
 
+@pytest.mark.parametrize(("text", "polarity"), [
+    ("I don't like coffee anymore.", -1), ("I love coffee nowadays.", 1), ("I don't hate coffee anymore.", 1)])
+def test_a_time_adverb_is_not_part_of_the_target(text: str, polarity: int) -> None:
+    [claim] = one(text).claims  # "coffee anymore" would never reconcile with "I love coffee"
+    assert (claim.target, claim.polarity) == ("coffee", polarity)
+
+
+@pytest.mark.parametrize(("text", "start"), [
+    ("In the spring we planted tomatoes yesterday.", "2023-05-07"),  # yesterday lies within the spring
+    ("We went to Paris in March last year.", "2022-03-01"),
+    ("In 2020 I went to Rome and again yesterday.", "2020-01-01"),  # yesterday is not within 2020
+    ("My niece graduated last month on April 15th.", "2023-04-15"),
+    ("I visited Universal Studios last year around October 8th.", "2022-10-08"),
+    ("I went to a workshop last weekend, on Saturday and Sunday.", "2023-05-06"),  # two more times: the weekend
+    ("I wore loafers every day last week, from Tuesday to Friday.", "2023-05-01"),
+    ("I wore loafers every day last week, from Monday to Tuesday.", "2023-05-01"),  # "Tuesday" is tomorrow
+    ("I've gone to bed at 11 for the past two weeks, except for last Friday.", "2023-04-24"),  # a rolling span
+])
+def test_an_event_takes_the_narrowest_nested_time(text: str, start: str) -> None:
+    [event] = one(text).events
+    assert d(event.start) == start
+
+
 def test_a_negated_preference_is_a_dislike() -> None:
     assert [(f.predicate, f.object) for f in one("I don't like dogs, that's why I have cats.").facts] == [
         ("dislikes", "dogs")]

@@ -82,6 +82,13 @@ CASES = [
     ("last year I moved", REF, "last year", "2022-01-01", "2023-01-01", "year"),
     ("this year is good", REF, "this year", "2023-01-01", "2024-01-01", "year"),
     ("next year I retire", REF, "next year", "2024-01-01", "2025-01-01", "year"),
+    # a month or season of a relative year
+    ("we went in March last year", REF, "in March last year", "2022-03-01", "2022-04-01", "month"),
+    ("Last year in March I visited Rome", REF, "Last year in March", "2022-03-01", "2022-04-01", "month"),
+    ("May last year we met", REF, "May last year", "2022-05-01", "2022-06-01", "month"),
+    ("in early June next year", REF, "in early June next year", "2024-06-01", "2024-06-11", "month"),
+    ("the summer of last year was hot", REF, "the summer of last year", "2022-06-01", "2022-09-01", "season"),
+    ("last year, in the fall, we moved", REF, "last year, in the fall", "2022-09-01", "2022-12-01", "season"),
     ("earlier this year I quit", REF, "earlier this year", "2023-01-01", "2023-05-09", "year"),
     ("the last 3 months", REF, "the last 3 months", "2023-02-08", "2023-05-09", "month"),
     # N units ago / in N units
@@ -175,6 +182,7 @@ def test_table_is_large() -> None:
         "call 555-1234 now",
         "Rome wasn't built in a day",
         "We haven't talked in a few days",
+        "it may last years",
     ],
 )
 def test_no_false_positives(sentence: str) -> None:
@@ -193,6 +201,12 @@ def test_several_mentions_in_text_order_with_offsets() -> None:
     assert [m.span for m in mentions] == [(0, 11), (21, 34), (47, 58)]
     for m in mentions:
         assert text[m.span[0] : m.span[1]] == m.text
+
+
+def test_a_month_with_a_day_is_not_the_month_of_a_relative_year() -> None:
+    mentions = resolve_time_expressions("last year around October 8th we went", REF)
+    assert [(m.text, m.start.date().isoformat()) for m in mentions] == [
+        ("last year", "2022-01-01"), ("October 8th", "2022-10-08")]
 
 
 def test_longest_match_wins() -> None:

@@ -20,7 +20,8 @@ How a batch is processed:
    :data:`~langmem_cog.graph.prompts.EXTRACTION_RETRY` with the validation error.
    When retries run out, or the model call itself fails, :class:`ExtractionError` is
    raised naming the turn ids; with ``on_error="skip"`` a warning is logged and the
-   batch's turns get empty extractions instead.
+   batch's turns get empty extractions instead (they stay stored; once the model works,
+   :meth:`~langmem_cog.memory.CogMemory.rebuild_graph` extracts the namespace again).
 5. Records citing a turn id outside the batch are dropped (warning). A claim whose
    ``source`` is neither its turn's speaker nor a name written in its turn is attributed
    to the speaker of its turn, and a claim dated after its turn is dated by its turn. A
@@ -542,7 +543,8 @@ class LLMExtractor:
             reason = f"the model call failed: {type(exc).__name__}: {exc}"
         message = f"LLM extraction failed for turns {joined}: {reason}"
         if self.on_error == "skip":
-            logger.warning("%s; skipping these turns (on_error='skip')", message)
+            logger.warning("%s; skipping these turns (on_error='skip'): they stay stored, without graph records "
+                           "until CogMemory.rebuild_graph(namespace) extracts them again", message)
             return [_empty(t) for t in batch]
         error = ExtractionError(f"{message}. Pass on_error='skip' to skip such batches.")
         error.turn_ids = tuple(ids)  # type: ignore[attr-defined]

@@ -62,8 +62,11 @@ Rules in brief:
   event for negations, wishes ("I want to ..."), questions, states ("I felt",
   "I loved", ...), subordinate clauses ("since we last talked", "if I go"), or an
   ambiguous past ("I read", "I had") without a time expression. One event per
-  subject-verb clause. The time is the first time expression of the clause, else
-  the last one before it in its sentence ("Yesterday, I ..."), resolved with
+  subject-verb clause. The time is the first time expression of the clause, or the
+  one later expression of the clause that narrows it ("last month on June 15th"; not
+  a rolling span, "the past two weeks, except last Friday", nor one followed by two,
+  "last week, from Tuesday to Friday"), else the last one before the clause in its
+  sentence ("Yesterday, I ..."), resolved with
   :func:`~langmem_cog.timeparse.resolve_time_expressions` against the turn's
   timestamp; with none, ``start``/``end`` stay ``None`` (the graph store falls back to
   the turn's timestamp). Participants: the speaker first (or the kin subject), then

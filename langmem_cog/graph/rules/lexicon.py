@@ -29,7 +29,7 @@ __all__ = [
     "ORG_HEADS", "LOC_PREV", "MOTION_TO", "BE_FROM", "WORK_PREV", "EVAL", "EVAL_PRED_RE", "WHAT_A_RE", "EVAL_ANY_RE",
     "EMOTION_OF_RE", "EMOTION_POLARITY", "PREF_VERBS", "PREF_RE", "FRAME_RE", "REPORT_VERB_RE", "REPORTER_RE",
     "REPORT_WORDS", "FRAME_WORDS", "PREF_WORDS", "EVAL_WORDS", "EMOTION_WORDS", "EXPLETIVE_RE", "EXPLETIVE_SUBJ_RE",
-    "EXPL_FRAME_RE", "NEGATION_RE", "SELF_RE", "QUESTION_START", "JOBS", "JOB_RE", "WORK_AT_RE", "ALLERGY_RE",
+    "EXPL_FRAME_RE", "NEGATION_RE", "ROLLING_SPAN_RE", "SELF_RE", "QUESTION_START", "JOBS", "JOB_RE", "WORK_AT_RE", "ALLERGY_RE",
     "FAV_RE", "FAV_REV_RE", "LIVE_RE", "FROM_RE", "PLAYS_RE", "STATUS_RE", "HABIT_RE", "BEEN_FOR_RE", "EVERY_RE",
     "IRREGULAR", "AMBIGUOUS_PAST", "STATIVE", "COORD_BEFORE_RE", "EVENT_RE", "BARE_PAST_RE", "ED_ADJ",
     "EVENT_SUBJECTS", "THING_BEFORE_RE", "NAME_VERB_RE", "AND_I_RE", "VOCATIVE_BEFORE", "VOCATIVE_AFTER",
@@ -412,6 +412,8 @@ EXPL_FRAME_RE = re.compile(
 )
 NEGATION_RE = re.compile(r"\b(?:not|never)\b|n't\b")
 SELF_RE = re.compile(r"\b(?:i|i'm|we|we're|am|are)\b")
+#: A time expression for a span up to now ("the past two weeks", "the last 3 months"), not a calendar unit.
+ROLLING_SPAN_RE = re.compile(r"the\s+(?:past|last)\b", re.IGNORECASE)
 
 QUESTION_START = re.compile(
     r"^\W*(?:(?:do|does|did|are|is|was|were|have|has|had|can|could|would|will|should|shall|may|might|must|am"
@@ -622,7 +624,7 @@ NP_STOP = COMMON | _words(
     even only really very yet ago back away together already since until till though
     although whether either nor per via like unlike near toward towards across behind beside
     besides within without upon against this these those my your our their his any some every
-    each all both lately recently today tomorrow yesterday tonight week month year weekend day
+    each all both lately recently today tomorrow yesterday tonight week month year weekend day anymore nowadays
     days weeks months years time times while whenever everything something anything nothing
     someone everyone anyone get got make made go went going take took come came see saw know
     think thought feel felt want wanted need say said tell told let keep kept start started gotta gonna wanna

@@ -88,6 +88,7 @@ from langmem_cog.graph.rules.lexicon import (
     REPORT_WORDS,
     REPORTER_RE,
     REST_CUT_RE,
+    ROLLING_SPAN_RE,
     SELF_RE,
     STATIVE,
     STATUS_RE,
@@ -170,10 +171,19 @@ class StatementStage:
     # ------------------------------------------------------------------ events
 
     def _time_in(self, ctx: TurnContext, lo: int, hi: int) -> TimeMention | None:
-        for tm in ctx.times:
-            if tm.span[0] >= lo and tm.span[1] <= hi:
-                return tm
-        return None
+        """The first time expression in ``[lo, hi)``, or the one later expression that narrows it
+        ("last month on June 15th", "in the spring ... yesterday"). A rolling span ("the past two
+        weeks, except last Friday") or one followed by two more ("last week, Tuesday to Friday") stays."""
+        inside = [tm for tm in ctx.times if tm.span[0] >= lo and tm.span[1] <= hi]
+        if not inside:
+            return None
+        first = inside[0]
+        if ROLLING_SPAN_RE.match(first.text):
+            return first
+        if len(inside) != 2:
+            return first
+        tm = inside[1]
+        return tm if first.start <= tm.start and tm.end <= first.end and tm.end - tm.start < first.end - first.start else first
 
     def _find_events(self, ctx: TurnContext, sent_clauses: list[list[tuple[int, int]]]) -> list[ExtractedEvent]:
         low = ctx.low
