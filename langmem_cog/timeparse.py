@@ -60,6 +60,11 @@ Rules for ambiguous cases (``D`` is the reference date, weeks run Monday to Sund
   ``D`` (future tense: the first not before it; ``since`` is always past).
   ``May 7`` / ``7 May`` without a year is the most recent such date on or before
   ``D`` (future tense: on or after).
+* A month or season of a relative year: ``in March last year``, ``March of next
+  year``, ``the summer of last year``, ``last year in November``, ``this year,
+  in the fall`` are that month or season of ``D``'s year minus one, plus zero or
+  plus one. ``last year around October 8th`` stays two expressions (the year, then
+  the date).
 * "May" is a month only with a day number, a year or one of the prefixes above,
   never when followed by a word that continues a modal verb ("may be", "may
   have", ...). With the prefixes ``this/last/next/early/mid/late``, or after a
