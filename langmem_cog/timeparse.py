@@ -541,14 +541,14 @@ def _r_month_year(m: re.Match[str], ctx: _Ctx) -> _Res | None:
 def _r_part_of_rel_year(m: re.Match[str], ctx: _Ctx) -> _Res | None:
     """"in March last year", "the summer of next year", "last year in June": a month or season of
     the year before, of or after the reference."""
-    first = m.group("rel") is not None  # month or season first; else the year first ("last year in June")
-    y = ctx.today.year + {"last": -1, "this": 0, "next": 1}[m.group("rel" if first else "rel2").casefold()]
-    mon, mod = (m.group("mon"), m.group("mod")) if first else (m.group("mon2"), m.group("mod2"))
+    k = "" if m.group("rel") is not None else "2"  # month or season first; else the year first ("last year in June")
+    y = ctx.today.year + {"last": -1, "this": 0, "next": 1}[m.group(f"rel{k}").casefold()]
+    mon = m.group(f"mon{k}")
     if mon is None:
-        return _season(m.group("s" if first else "s2").casefold(), y)
-    if first and not _may_ok(m, ctx, strict=m.group("pre") is None):
+        return _season(m.group(f"s{k}").casefold(), y)
+    if not k and not _may_ok(m, ctx, strict=m.group("pre") is None):
         return None
-    return _part_of_month(_month(_month_index(y, _MONTHS[mon.casefold()])), mod)
+    return _part_of_month(_month(_month_index(y, _MONTHS[mon.casefold()])), m.group(f"mod{k}"))
 
 
 def _part_of_month(r: _Res, mod: str | None) -> _Res:
@@ -697,12 +697,16 @@ _MONTH_REL = (
     rf"\b(?P<pre>in|last|next|this|since|early|late|mid|until|till|by|during|from|around)[\s-]+"
     rf"(?P<mon>{_MONTH_FULL})\b(?!\s*,?\s*[0-9])"
 )
-_PART_OF_YEAR = rf"(?:(?P<mod>early|mid|late)[\s-]+)?(?:(?P<mon>{_MONTH_FULL})|{_SEASON})"
+
+def _part_of_year(k: str) -> str:
+    """A month or season, its groups named ``mod{k}``, ``mon{k}`` and ``s{k}``."""
+    return rf"(?:(?P<mod{k}>early|mid|late)[\s-]+)?(?:(?P<mon{k}>{_MONTH_FULL})|(?P<s{k}>{'|'.join(_SEASON_KEYS)}))"
+
+
 _PART_REL_YEAR = (
-    rf"\b(?:(?P<pre>in|during|over|since|by|until|till|around)\s+)?(?:the\s+)?{_PART_OF_YEAR},?\s+(?:of\s+)?"
+    rf"\b(?:(?P<pre>in|during|over|since|by|until|till|around)\s+)?(?:the\s+)?{_part_of_year('')},?\s+(?:of\s+)?"
     rf"(?P<rel>last|this|next)\s+year\b"
-    rf"|\b(?P<rel2>last|this|next)\s+year,?\s+(?P<pre2>in|during|over|around)\s+(?:the\s+)?"
-    rf"(?:(?P<mod2>early|mid|late)[\s-]+)?(?:(?P<mon2>{_MONTH_FULL})|(?P<s2>spring|summer|fall|autumn|winter))\b"
+    rf"|\b(?P<rel2>last|this|next)\s+year,?\s+(?P<pre2>in|during|over|around)\s+(?:the\s+)?{_part_of_year('2')}\b"
     r"(?!\s*,?\s*(?:the\s+)?[0-9])"
 )
 _YEAR_REL = rf"\b(?P<pre>in|since|during|until|till|by|from|around|circa|early|mid|late|the\s+year)[\s-]+{_YEAR}\b"

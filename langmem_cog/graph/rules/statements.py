@@ -178,9 +178,7 @@ class StatementStage:
         if not inside:
             return None
         first = inside[0]
-        if ROLLING_SPAN_RE.match(first.text):
-            return first
-        if len(inside) != 2:
+        if len(inside) != 2 or ROLLING_SPAN_RE.match(first.text):
             return first
         tm = inside[1]
         return tm if first.start <= tm.start and tm.end <= first.end and tm.end - tm.start < first.end - first.start else first
