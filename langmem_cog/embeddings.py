@@ -145,7 +145,7 @@ class LocalSentenceEmbeddings(Embeddings):
     Args:
         model_path: The local model directory.
         batch_size: Texts per batch, at most (on ONNX Runtime also at most :data:`EMBED_TOKEN_BUDGET` padded
-            tokens; int8 runs one text per call).
+            tokens; int8 batches only short texts of one length, see :func:`int8_calls`).
         device: Torch device (``"cpu"`` by default).
         max_seq_length: Truncate texts to this many tokens (default: the model's own limit, 256 for
             MiniLM). Encoding cost grows with length, so long turns embed much faster truncated.
@@ -161,7 +161,9 @@ class LocalSentenceEmbeddings(Embeddings):
         precision: ``auto`` (the default: ``int8`` where the model runs on ONNX Runtime, else
             ``fp32``), ``fp32`` or ``int8``: on the ``onnx`` backend, every weight matrix per channel
             in int8 (:func:`~langmem_cog.runtime.quantize_int8`, derived once from the fp32 export
-            and cached beside it), one text per call, so a vector depends on its text alone. A cold
+            and cached beside it), one text per call or short texts of one length in a batch quantised
+            per item (:func:`~langmem_cog.runtime.quantize_per_item`), so a vector depends on its
+            text alone, bit for bit. A cold
             ingest runs about 1.5 times as fast as in fp32; vectors move by ~0.01 cosine, and LoCoMo's
             rankings by less than their noise (docs/BENCHMARKS.md, session 20).
             The resolved precision is in :attr:`precision`.
@@ -285,6 +287,37 @@ def token_batches(lengths: Sequence[int], max_texts: int, budget: int) -> list[l
     return out
 
 
+#: Texts of at most this many tokens embed in int8 in batches of one length; longer ones one per call.
+#: On a Zen 3 CPU without VNNI (one thread) a batch costs per text 0.49 times a lone call at 4 tokens,
+#: 0.61 at 8, 0.78 at 24 and 1.05 at 32: the per-item graph's extra operators outweigh the saved calls
+#: on longer texts (docs/BENCHMARKS.md, session 30).
+INT8_BATCH_MAX_TOKENS = 24
+
+
+def int8_calls(lengths: Sequence[int], max_texts: int, max_tokens: int = INT8_BATCH_MAX_TOKENS,
+               budget: int = 2048) -> list[list[int]]:
+    """The int8 embedder's calls: positions of ``lengths`` (token counts) grouped into batches of one
+    length for texts of at most ``max_tokens`` tokens (at most ``max_texts`` texts and ``budget``
+    tokens a batch), one position a call otherwise; the costliest calls first, so that parallel
+    workers finish together.
+
+    Example:
+        >>> int8_calls([3, 40, 3, 5, 3], max_texts=2)
+        [[1], [0, 2], [3], [4]]
+    """
+    groups: dict[int, list[int]] = {}
+    calls: list[list[int]] = []
+    for i, n in enumerate(lengths):
+        if n <= max_tokens:
+            groups.setdefault(n, []).append(i)
+        else:
+            calls.append([i])
+    for n, idx in groups.items():
+        step = max(1, min(max_texts, budget // n))
+        calls.extend(idx[s:s + step] for s in range(0, len(idx), step))
+    return sorted(calls, key=lambda c: -len(c) * lengths[c[0]])
+
+
 class _OnnxSentenceEncoder:
     """``SentenceTransformer.encode`` for a transformer + mean pooling (+ normalisation), in ONNX Runtime."""
 
@@ -295,7 +328,7 @@ class _OnnxSentenceEncoder:
         self.tokenizer = model.tokenizer
         self.max_length = int(model.max_seq_length or self.tokenizer.model_max_length)
         self.normalize = normalize
-        self._sessions: dict[int | None, Any] = {}
+        self._sessions: dict[int | str | None, Any] = {}
 
     @classmethod
     def for_model(cls, model: Any, path: Path, *, int8: bool = False) -> _OnnxSentenceEncoder | None:
@@ -342,14 +375,17 @@ class _OnnxSentenceEncoder:
         """Mean-pooled (and normalised) vectors of ``texts``, float32, in input order.
 
         fp32 runs length-sorted batches (:func:`token_batches`) on a ``threads``-thread session. int8
-        runs one text per call on one-thread sessions, ``threads`` calls at a time: ONNX Runtime
-        quantises a MatMul's input with one scale per call, so in a batch a text's vector would depend
-        on the texts beside it and on their padding. One text per call keeps each vector a function of
-        its text alone (a query's vector equals the same text's vector at ingest, bit for bit).
+        runs on one-thread sessions, ``threads`` calls at a time, and keeps each vector a function of its
+        text alone (a query's vector equals the same text's vector at ingest, bit for bit): ONNX
+        Runtime's int8 graph quantises a MatMul's input with one scale per call, so in a batch a text's
+        vector would depend on the texts beside it and on their padding. Texts of up to
+        :data:`INT8_BATCH_MAX_TOKENS` tokens go in batches of one length (no padding) through the graph
+        that quantises per batch item (:func:`~langmem_cog.runtime.quantize_per_item`), which gives
+        each the vector it gets alone; longer texts, and a length only one text has, go one per call.
         """
         enc = self.tokenizer(texts, truncation=True, max_length=self.max_length)
         if self.int8:
-            return self._encode_each(enc["input_ids"], threads)
+            return self._encode_int8(enc["input_ids"], batch_size, threads)
         from langmem_cog.runtime import run_session
 
         session = self._session(threads)
@@ -364,21 +400,39 @@ class _OnnxSentenceEncoder:
             out[idx] = vecs
         return out
 
-    def _encode_each(self, ids: list[list[int]], threads: int | None) -> np.ndarray:
+    def _encode_int8(self, ids: list[list[int]], batch_size: int, threads: int | None) -> np.ndarray:
         from langmem_cog.runtime import run_session
 
-        session = self._session(1)
+        calls = int8_calls([len(row) for row in ids], batch_size)
+        single = self._session(1)
+        items = self._items_session() if any(len(c) > 1 for c in calls) else None
 
-        def one(row: list[int]) -> np.ndarray:
-            x = np.asarray([row], dtype=np.int64)
+        def run(call: list[int]) -> np.ndarray:
+            x = np.asarray([ids[i] for i in call], dtype=np.int64)
             mask = np.ones_like(x)
-            return self._pool(run_session(session, {"input_ids": x, "attention_mask": mask}), mask)[0]
+            return self._pool(run_session(single if len(call) == 1 else items, {"input_ids": x, "attention_mask": mask}),
+                              mask)
 
-        workers = min(len(ids), threads if threads is not None else _torch_threads())
+        workers = min(len(calls), threads if threads is not None else _torch_threads())
         if workers <= 1:
-            return np.stack([one(row) for row in ids])
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lmc-embed") as pool:
-            return np.stack(list(pool.map(one, ids)))
+            results = [run(c) for c in calls]
+        else:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lmc-embed") as pool:
+                results = list(pool.map(run, calls))
+        out = np.zeros((len(ids), results[0].shape[1]), dtype=np.float32)
+        for call, vecs in zip(calls, results, strict=True):
+            out[call] = vecs
+        return out
+
+    def _items_session(self) -> Any:
+        """The one-thread session of the int8 graph that quantises per batch item."""
+        session = self._sessions.get("items")
+        if session is None:
+            from langmem_cog.runtime import onnx_session
+
+            session = self._sessions["items"] = onnx_session(self.path, kind="hidden", build=self._module, threads=1,
+                                                             int8=True, per_item=True)
+        return session
 
     def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Mean over the unmasked tokens (then L2-normalised if the model normalises)."""

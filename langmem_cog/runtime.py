@@ -40,7 +40,7 @@ import numpy as np
 from langmem_cog.errors import InvalidInputError, ModelNotFoundError
 
 __all__ = ["BACKENDS", "INPUT_NAMES", "onnx_available", "onnx_cache_dir", "onnx_session", "quantize_int8",
-           "resolve_backend", "run_session"]
+           "quantize_per_item", "resolve_backend", "run_session"]
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ def _export(module: Any, target: Path) -> None:
 
 
 def onnx_session(path: str | Path, *, kind: str, build: Callable[[], Any], threads: int | None = None,
-                 cache_dir: str | Path | None = None, int8: bool = False) -> Any:
+                 cache_dir: str | Path | None = None, int8: bool = False, per_item: bool = False) -> Any:
     """An ONNX Runtime session on a checkpoint's forward pass, exported on first use.
 
     Args:
@@ -144,21 +144,30 @@ def onnx_session(path: str | Path, *, kind: str, build: Callable[[], Any], threa
         cache_dir: Where exported files are kept (default :func:`onnx_cache_dir`).
         int8: Run the graph with its weight matrices in int8 (:func:`quantize_int8`, derived from
             the fp32 export and cached beside it under its own key).
+        per_item: With ``int8``, quantise activations per batch item (:func:`quantize_per_item`,
+            derived from the int8 graph and cached under its own key): a batch of texts of one
+            length gives each the vector it gets alone.
 
     Returns:
         An ``onnxruntime.InferenceSession`` (shared by every caller with the same file and threads).
 
     Raises:
         ModelNotFoundError: If ``path`` holds no files.
+        InvalidInputError: If ``per_item`` is set without ``int8``.
     """
     import onnxruntime as ort
 
+    if per_item and not int8:
+        raise InvalidInputError("per_item=True quantises activations per batch item: it needs int8=True")
     path = Path(path).resolve()
-    key = _key(path, f"{kind}-int8" if int8 else kind)
+    key = _key(path, f"{kind}-int8-items" if per_item else f"{kind}-int8" if int8 else kind)
     target = Path(cache_dir or onnx_cache_dir()) / key / "model.onnx"
 
     def build_file(t: Path) -> None:
-        if int8:  # quantised from the fp32 export, which is needed (and opened) only here
+        if per_item:  # derived from the int8 file
+            quantize_per_item(_file(onnx_session(path, kind=kind, build=build, threads=threads, cache_dir=cache_dir,
+                                                 int8=True)), t)
+        elif int8:  # quantised from the fp32 export, which is needed (and opened) only here
             quantize_int8(_file(onnx_session(path, kind=kind, build=build, threads=threads, cache_dir=cache_dir)), t)
         else:
             _export(build(), t)
@@ -223,6 +232,78 @@ def quantize_int8(source: Path, target: Path) -> None:
                          per_channel=True, reduce_range=True)
     finally:
         logging.getLogger().removeFilter(hint)
+    os.replace(tmp, target)
+
+
+def quantize_per_item(source: Path, target: Path) -> None:
+    """Write ``source``'s int8 graph (:func:`quantize_int8`) to ``target`` with activations quantised
+    per batch item instead of per call, atomically.
+
+    ``DynamicQuantizeLinear`` takes one scale and zero point for the whole tensor, so in a batch a
+    text's vector depends on the texts beside it. Here each becomes its per-item equivalent: the
+    minimum and maximum of each item (``ReduceMin``/``ReduceMax`` over all but the batch axis), the
+    scale and zero point computed from them as ``DynamicQuantizeLinear`` computes them, and
+    ``QuantizeLinear`` along the batch axis (the same rounding kernel). ``MatMulInteger`` accepts only
+    one zero point for its input, so it runs without one and each item's zero point times the weight
+    matrix's column sums is taken off in int32 afterwards: exact integer arithmetic. A batch of texts
+    of one length (no padding) then gives every text the vector the per-call graph gives it alone, bit
+    for bit (``tests/test_embeddings.py``). Per call this graph runs about 20 operators more per
+    quantised layer, so it pays only on batches of short texts (:data:`~langmem_cog.embeddings.INT8_BATCH_MAX_TOKENS`).
+
+    Raises:
+        ValueError: If a quantised input is not a 3-D ``(batch, tokens, features)`` tensor.
+    """
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    model = onnx.load(str(source))
+    graph = model.graph
+    inferred = onnx.shape_inference.infer_shapes(model).graph  # read for ranks only: scales change shape here
+    ranks = {v.name: len(v.type.tensor_type.shape.dim) for v in [*inferred.value_info, *inferred.input]}
+    weights = {t.name: t for t in graph.initializer}
+    const = {"zero": np.array(0.0, np.float32), "one": np.array(1.0, np.float32),
+             "qmax": np.array(255.0, np.float32), "flat": np.array([-1], np.int64)}
+    added = [numpy_helper.from_array(v, f"per_item/{k}") for k, v in const.items()]
+    zero, one, qmax, flat = (f"per_item/{k}" for k in const)
+    item_zero_point: dict[str, str] = {}  # a quantised tensor's zero point -> its per-item int32 copy
+    nodes: list[Any] = []
+
+    def node(op: str, inputs: list[str], output: str, **attrs: Any) -> str:
+        nodes.append(helper.make_node(op, inputs, [output], **attrs))
+        return output
+
+    for n in graph.node:
+        if n.op_type == "DynamicQuantizeLinear":
+            x, (q, scale, zp), p = n.input[0], n.output, f"{n.output[0]}/per_item"
+            if ranks.get(x) != 3:
+                raise ValueError(f"{x} is not a (batch, tokens, features) tensor: cannot quantise it per item")
+            lo = node("Min", [node("ReduceMin", [x], f"{p}/min", axes=[1, 2], keepdims=1), zero], f"{p}/lo")
+            hi = node("Max", [node("ReduceMax", [x], f"{p}/max", axes=[1, 2], keepdims=1), zero], f"{p}/hi")
+            # scale = (hi - lo) / 255, or 1 where hi == lo; zero point = round(clip(-lo / scale, 0, 255))
+            step = node("Div", [node("Sub", [hi, lo], f"{p}/range"), qmax], f"{p}/step")
+            node("Where", [node("Equal", [hi, lo], f"{p}/flat_range"), one, step], scale)
+            neg = node("Sub", [zero, node("Div", [lo, scale], f"{p}/lo_steps")], f"{p}/neg_lo_steps")
+            zp_float = node("Round", [node("Clip", [neg, zero, qmax], f"{p}/zp_clipped")], f"{p}/zp_float")
+            node("Cast", [zp_float], zp, to=TensorProto.UINT8)
+            node("QuantizeLinear", [x, node("Reshape", [scale, flat], f"{p}/scales"),
+                                    node("Reshape", [zp, flat], f"{p}/zero_points")], q, axis=0)
+            item_zero_point[zp] = node("Cast", [zp_float], f"{p}/zp_int", to=TensorProto.INT32)
+        elif n.op_type == "MatMulInteger" and len(n.input) > 2 and n.input[2] in item_zero_point:
+            a, w, a_zp, w_zp = n.input
+            w_int = numpy_helper.to_array(weights[w]).astype(np.int32) - numpy_helper.to_array(weights[w_zp]).astype(np.int32)
+            colsum = f"{w}/per_item_colsum"
+            added.append(numpy_helper.from_array(w_int.sum(axis=0).astype(np.int32), colsum))
+            out = n.output[0]
+            raw = node("MatMulInteger", [a, w, "", w_zp], f"{out}/no_zero_point")
+            node("Sub", [raw, node("Mul", [item_zero_point[a_zp], colsum], f"{out}/zero_point_term")], out)
+        else:
+            nodes.append(n)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    graph.initializer.extend(added)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    onnx.save(model, str(tmp))
     os.replace(tmp, target)
 
 

@@ -86,6 +86,30 @@ def test_the_int8_graph_is_derived_from_the_fp32_export_and_cached_under_its_own
     assert a.shape == b.shape and np.isfinite(b).all()
 
 
+def test_the_per_item_graph_gives_each_batch_item_its_lone_vector(tiny_bert, counted_build, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    build, builds = counted_build
+    monkeypatch.setattr(runtime, "_SESSIONS", {})
+    int8 = runtime.onnx_session(tiny_bert, kind="hidden", build=build, threads=1, cache_dir=cache, int8=True)
+    items = runtime.onnx_session(tiny_bert, kind="hidden", build=build, threads=1, cache_dir=cache, int8=True,
+                                 per_item=True)
+    assert builds == [1] and items is not int8  # derived from the cached int8 file
+    assert sorted(p.name.split("-")[1:-1] for p in cache.iterdir()) == [["hidden"], ["hidden", "int8"],
+                                                                       ["hidden", "int8", "items"]]
+    ops = {n.op_type for n in __import__("onnx").load(str(runtime._file(items))).graph.node}
+    assert "DynamicQuantizeLinear" not in ops and {"QuantizeLinear", "MatMulInteger"} <= ops
+    rows = np.random.default_rng(0).integers(1, 200, size=(6, 9))
+    rows[3] = 199  # items whose activations span other ranges than their neighbours'
+    batch = runtime.run_session(items, {"input_ids": rows, "attention_mask": np.ones_like(rows)})
+    for row, got in zip(rows, batch, strict=True):
+        alone = runtime.run_session(int8, {"input_ids": row[None], "attention_mask": np.ones_like(row[None])})[0]
+        assert np.array_equal(got, alone)
+    per_call = runtime.run_session(int8, {"input_ids": rows, "attention_mask": np.ones_like(rows)})
+    assert not np.array_equal(per_call, batch)  # the per-call graph's batch items share one scale
+    with pytest.raises(InvalidInputError, match="per_item=True .* needs int8=True"):
+        runtime.onnx_session(tiny_bert, kind="hidden", build=build, threads=1, cache_dir=cache, per_item=True)
+
+
 def test_backend_names_and_a_missing_runtime(monkeypatch):
     with pytest.raises(InvalidInputError, match="backend='gpu' is unknown"):
         runtime.resolve_backend("gpu")
