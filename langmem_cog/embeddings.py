@@ -288,9 +288,11 @@ def token_batches(lengths: Sequence[int], max_texts: int, budget: int) -> list[l
 
 
 #: Texts of at most this many tokens embed in int8 in batches of one length; longer ones one per call.
-#: On a Zen 3 CPU without VNNI (one thread) a batch costs per text 0.49 times a lone call at 4 tokens,
-#: 0.61 at 8, 0.78 at 24 and 1.05 at 32: the per-item graph's extra operators outweigh the saved calls
-#: on longer texts (docs/BENCHMARKS.md, session 30).
+#: On a Zen 3 CPU without VNNI (one thread, ``benchmarks/int8_batches.py lengths``) a batch costs per
+#: text 0.65 times a lone call at 4 tokens, 0.81 at 8, 0.97 at 24, 1.00 at 32 and 1.09 at 96: the
+#: per-item graph's extra operators outweigh the saved calls on longer texts. On LoCoMo's texts with two
+#: workers, turns embed in 18.7 s instead of 21.8 and graph node texts in 5.4 s instead of 8.0
+#: (docs/BENCHMARKS.md, session 30).
 INT8_BATCH_MAX_TOKENS = 24
 
 
