@@ -408,6 +408,8 @@ class _OnnxSentenceEncoder:
         calls = int8_calls([len(row) for row in ids], batch_size)
         single = self._session(1)
         items = self._items_session() if any(len(c) > 1 for c in calls) else None
+        if items is None:
+            calls = [[i] for c in calls for i in c]
 
         def run(call: list[int]) -> np.ndarray:
             x = np.asarray([ids[i] for i in call], dtype=np.int64)
@@ -427,14 +429,18 @@ class _OnnxSentenceEncoder:
         return out
 
     def _items_session(self) -> Any:
-        """The one-thread session of the int8 graph that quantises per batch item."""
-        session = self._sessions.get("items")
-        if session is None:
+        """The one-thread session of the int8 graph that quantises per batch item, or ``None`` if this
+        model's graph cannot be rewritten so (its texts then run one per call)."""
+        if "items" not in self._sessions:
             from langmem_cog.runtime import onnx_session
 
-            session = self._sessions["items"] = onnx_session(self.path, kind="hidden", build=self._module, threads=1,
-                                                             int8=True, per_item=True)
-        return session
+            try:
+                self._sessions["items"] = onnx_session(self.path, kind="hidden", build=self._module, threads=1,
+                                                       int8=True, per_item=True)
+            except ValueError as exc:
+                logger.warning("%s: int8 texts embed one per call (%s)", self.path, exc)
+                self._sessions["items"] = None
+        return self._sessions["items"]
 
     def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Mean over the unmasked tokens (then L2-normalised if the model normalises)."""

@@ -84,3 +84,22 @@ def test_int8_batches_give_each_text_its_lone_vector() -> None:
     alone = np.stack([np.asarray(emb.embed_query(t), dtype=np.float32) for t in texts])
     assert np.array_equal(batch, alone)
     assert np.array_equal(emb.embed_array(texts[::-1])[::-1], batch)
+
+
+def test_a_model_whose_graph_cannot_be_quantised_per_item_embeds_one_text_per_call(monkeypatch, caplog) -> None:
+    from langmem_cog import runtime
+
+    session = runtime.onnx_session
+
+    def no_items(*args, per_item=False, **kwargs):
+        if per_item:
+            raise ValueError("x is not a (batch, tokens, features) tensor: cannot quantise it per item")
+        return session(*args, **kwargs)
+
+    monkeypatch.setattr(runtime, "onnx_session", no_items)
+    emb = LocalSentenceEmbeddings(resolve_model_path("minilm"), backend="onnx", precision="int8")
+    texts = ["Maya", "Leo", "Paris", "running now"]
+    with caplog.at_level("WARNING", logger="langmem_cog.embeddings"):
+        vecs = emb.embed_array(texts)
+    assert "int8 texts embed one per call" in caplog.text
+    assert np.array_equal(vecs, np.stack([np.asarray(emb.embed_query(t), dtype=np.float32) for t in texts]))
