@@ -227,6 +227,26 @@ def test_an_event_takes_the_narrowest_nested_time(text: str, start: str) -> None
     assert d(event.start) == start
 
 
+@pytest.mark.parametrize(("text", "polarity"), [
+    ("I used to love running, but not anymore.", -1), ("I used to like hiking and I no longer do.", -1),
+    ("I used to hate sushi but I don't anymore.", 1)])
+def test_a_preference_that_has_turned_holds_the_other_way_now(text: str, polarity: int) -> None:
+    [claim] = one(text).claims
+    assert (claim.predicate, claim.polarity) == ("preference", polarity)
+
+
+@pytest.mark.parametrize("text", ["I used to love running.", "I used to like it but I'm not sure now.",
+                                  "I used to love running. I don't have time anymore."])
+def test_a_past_preference_alone_says_nothing_of_now(text: str) -> None:
+    assert one(text).claims == [] and one(text).facts == []
+
+
+def test_a_present_preference_after_a_past_one_still_counts() -> None:
+    ex = one("I used to love running but I like swimming.")
+    assert [(c.target, c.polarity) for c in ex.claims] == [("swimming", 1)]
+    assert [(f.predicate, f.object) for f in ex.facts] == [("likes", "swimming")]
+
+
 def test_a_negated_preference_is_a_dislike() -> None:
     assert [(f.predicate, f.object) for f in one("I don't like dogs, that's why I have cats.").facts] == [
         ("dislikes", "dogs")]

@@ -27,7 +27,7 @@ __all__ = [
     "POSS_KIN_RE", "CAP_KIN", "PETS", "PET_NAMED_RE", "PET_CUES", "NAME_COMMA_PET_RE", "NAME_IS_RE", "CAP_NAME_RE",
     "HAVE_PET_RE", "NATIONALITIES", "PLACES", "PLACE_ACRONYMS", "BRANDS", "HOLIDAY_RE", "ACTIVITY_SET", "PLACE_HEADS",
     "ORG_HEADS", "LOC_PREV", "MOTION_TO", "BE_FROM", "WORK_PREV", "EVAL", "EVAL_PRED_RE", "WHAT_A_RE", "EVAL_ANY_RE",
-    "EMOTION_OF_RE", "EMOTION_POLARITY", "PREF_VERBS", "PREF_RE", "FRAME_RE", "REPORT_VERB_RE", "REPORTER_RE",
+    "EMOTION_OF_RE", "EMOTION_POLARITY", "PREF_VERBS", "PREF_RE", "USED_TO_TURNED_RE", "FRAME_RE", "REPORT_VERB_RE", "REPORTER_RE",
     "REPORT_WORDS", "FRAME_WORDS", "PREF_WORDS", "EVAL_WORDS", "EMOTION_WORDS", "EXPLETIVE_RE", "EXPLETIVE_SUBJ_RE",
     "EXPL_FRAME_RE", "NEGATION_RE", "ROLLING_SPAN_RE", "SELF_RE", "QUESTION_START", "JOBS", "JOB_RE", "WORK_AT_RE", "ALLERGY_RE",
     "FAV_RE", "FAV_REV_RE", "LIVE_RE", "FROM_RE", "PLAYS_RE", "STATUS_RE", "HABIT_RE", "BEEN_FOR_RE", "EVERY_RE",
@@ -370,7 +370,12 @@ _ADV = (
 )
 _NEG = r"(?P<neg>don't|do\s+not|doesn't|does\s+not|didn't|did\s+not|never|no\s+longer|not|won't)"
 PREF_RE = re.compile(
-    rf"\b(?P<subj>i|we)(?:\s+{_ADV})*(?:\s+{_NEG})?(?:\s+{_ADV})*\s+(?P<verb>{_PREF_ALT})\s+(?P<rest>\S)",
+    rf"\b(?P<subj>i|we)(?:\s+{_ADV})*(?:\s+{_NEG})?(?:\s+{_ADV})*(?:\s+(?P<used>used\s+to))?\s+(?P<verb>{_PREF_ALT})"
+    r"\s+(?P<rest>\S)",
+)
+#: After "I used to love X": the words that say the preference has turned ("..., but not anymore").
+USED_TO_TURNED_RE = re.compile(
+    r"\b(?:not|don't|do\s+not|doesn't|does\s+not)\s+(?:\w+\s+){0,3}?(?:anymore|any\s+more)\b|\bno\s+longer\b"
 )
 FRAME_RE = re.compile(
     r"\b(?:(?P<subj>i|we)(?:\s+(?:really|honestly|do|still|kinda|kind\s+of|just|truly|genuinely|personally|also|definitely|totally|strongly))*"

@@ -90,11 +90,13 @@ from langmem_cog.graph.rules.lexicon import (
     REST_CUT_RE,
     ROLLING_SPAN_RE,
     SELF_RE,
+    SENT_END_RE,
     STATIVE,
     STATUS_RE,
     SUBORDINATORS,
     TRAIL_STRIP,
     TRAIL_WORDS,
+    USED_TO_TURNED_RE,
     VAGUE,
     WHAT_A_RE,
     WORK_AT_RE,
@@ -680,13 +682,8 @@ class StatementStage:
             if fm is not None and fm.group("verb") == "doubt":
                 lexical = -1
             # preference verbs, in the frame's clause or the plain clause
-            pm = PREF_RE.search(low, inner_lo, ce) if "pref" in gates else None
-            if pm is not None and low[max(0, pm.start("verb") - 3) : pm.start("verb")] in ("'d ", "ld "):
-                pm = None  # "I'd like ...", "I would love ...": a wish
+            pm, vpol = _present_preference(low, inner_lo, ce) if "pref" in gates else (None, 0)
             if pm is not None:
-                vpol = PREF_VERBS[" ".join(pm.group("verb").split())]
-                if pm.group("neg"):
-                    vpol = -vpol
                 target, generic = self._target_np(ctx, pm.start("rest"), ce)
                 if target is not None:
                     lexical = 2 * vpol
@@ -787,3 +784,27 @@ class StatementStage:
             if lo <= c.start < hi and c.prio <= 3:
                 return c.name
         return None
+
+
+def _present_preference(low: str, start: int, end: int) -> tuple[re.Match[str] | None, int]:
+    """The first preference verb of ``low[start:end]`` that speaks of now, and its polarity now.
+
+    A wish ("I'd like", "I would love") is none. "I used to love X" says nothing of now unless its
+    sentence says the preference has turned ("..., but not anymore", "... and I no longer do"): then
+    the opposite holds now.
+
+    Example:
+        >>> m, pol = _present_preference("i used to love tea, but not anymore.", 0, 17)
+        >>> m.group("verb"), pol
+        ('love', -1)
+    """
+    for pm in PREF_RE.finditer(low, start, end):
+        if low[max(0, pm.start("verb") - 3) : pm.start("verb")] in ("'d ", "ld "):
+            return None, 0  # a wish
+        vpol = PREF_VERBS[" ".join(pm.group("verb").split())] * (-1 if pm.group("neg") else 1)
+        if not pm.group("used"):
+            return pm, vpol
+        stop = SENT_END_RE.search(low, pm.end())
+        if USED_TO_TURNED_RE.search(low, pm.end(), stop.start() if stop else len(low)):
+            return pm, -vpol
+    return None, 0
