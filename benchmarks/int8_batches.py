@@ -27,8 +27,6 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def lengths() -> None:
-    import onnxruntime as ort  # noqa: F401  (the sessions below are ONNX Runtime's)
-
     from langmem_cog.embeddings import resolve_embedder
 
     enc = resolve_embedder("minilm", precision="int8")._onnx_encoder()

@@ -31,7 +31,8 @@ import hashlib
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +110,16 @@ def _key(path: Path, kind: str) -> str:
     return f"{path.name}-{kind}-{h.hexdigest()[:16]}"
 
 
+@contextmanager
+def _replacing(target: Path) -> Iterator[Path]:
+    """A temporary path beside ``target`` to write to; it replaces ``target`` when the block ends
+    without error, so a reader never opens a half-written file."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    yield tmp
+    os.replace(tmp, target)
+
+
 def _export(module: Any, target: Path) -> None:
     """Write ``module``'s forward pass (token ids in, one float array out) to ``target`` atomically."""
     import warnings
@@ -120,15 +131,12 @@ def _export(module: Any, target: Path) -> None:
         "attention_mask": torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0]]),
         "token_type_ids": torch.zeros((2, 4), dtype=torch.long),
     }
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     axes = {name: {0: "batch", 1: "tokens"} for name in INPUT_NAMES}
-    with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
+    with _replacing(target) as tmp, warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
         warnings.simplefilter("ignore")  # tracer notices about Python conditions on shapes we always feed alike
         torch.onnx.export(module.eval(), tuple(sample[n] for n in INPUT_NAMES), str(tmp), input_names=list(INPUT_NAMES),
                           output_names=["output"], dynamic_axes={**axes, "output": {0: "batch"}}, opset_version=17,
                           dynamo=False)
-    os.replace(tmp, target)
 
 
 def onnx_session(path: str | Path, *, kind: str, build: Callable[[], Any], threads: int | None = None,
@@ -223,16 +231,14 @@ def quantize_int8(source: Path, target: Path) -> None:
     """
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     hint = _DropHint("pre-processing before quantization")  # ORT's advice for static quantisation, on the root logger
     logging.getLogger().addFilter(hint)
     try:
-        quantize_dynamic(str(source), str(tmp), weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"],
-                         per_channel=True, reduce_range=True)
+        with _replacing(target) as tmp:
+            quantize_dynamic(str(source), str(tmp), weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"],
+                             per_channel=True, reduce_range=True)
     finally:
         logging.getLogger().removeFilter(hint)
-    os.replace(tmp, target)
 
 
 def quantize_per_item(source: Path, target: Path) -> None:
@@ -301,10 +307,8 @@ def quantize_per_item(source: Path, target: Path) -> None:
     del graph.node[:]
     graph.node.extend(nodes)
     graph.initializer.extend(added)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    onnx.save(model, str(tmp))
-    os.replace(tmp, target)
+    with _replacing(target) as tmp:
+        onnx.save(model, str(tmp))
 
 
 class _DropHint(logging.Filter):
