@@ -1339,7 +1339,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--blend-scale", choices=list(SCALES), default=None,
                     help="how the cross-encoder's and the first stage's scores are put on one scale before the "
                          "blend: z (z-scores within the top 10) or center (centred logits, each model's spread "
-                         "kept; default: the recipe's, z)")
+                         "kept; default: the recipe's, center)")
     tr.add_argument("--freeze-layers", type=int, choices=range(0, 7), default=None, metavar="N",
                     help="keep the cross-encoder's embeddings and first N transformer layers fixed while it trains "
                          "(default: the recipe's)")

@@ -153,8 +153,8 @@ def test_train_models_passes_the_list_depth_to_the_recipe(recipe_seen, capsys: p
 def test_train_models_passes_the_blend_scale_to_the_recipe(recipe_seen) -> None:
     from langmem_cog.bench.recipe import SHIPPED_RECIPE, Recipe
 
-    assert recipe_seen().blend_scale == SHIPPED_RECIPE.blend_scale == "z"
-    assert recipe_seen("--blend-scale", "center") == dataclasses.replace(SHIPPED_RECIPE, blend_scale="center")
+    assert recipe_seen().blend_scale == SHIPPED_RECIPE.blend_scale == "center"
+    assert recipe_seen("--blend-scale", "z") == dataclasses.replace(SHIPPED_RECIPE, blend_scale="z")
     with pytest.raises(InvalidInputError, match="blend_scale"):
         Recipe(blend_scale="minmax")
 

@@ -299,9 +299,12 @@ def test_the_compressor_formats_pairs_as_its_models_folder_says(tmp_path):
                                                                                       "max_position": 9})]
     assert plain.pairs(docs, "q?") == [("q?", "Leo: I am allergic to shellfish")]
     assert default_compressor(models_dir=folder, use_positions=True).pairs(docs, "q?")[0][0] == "QUERY_TIME: 9. q?"
-    assert plain.scale == shipped.scale == cascade_settings().get("scale", "z") == "z"
-    (folder / "cascade.json").write_text(json.dumps({**settings, "scale": "center"}))
-    assert default_compressor(models_dir=folder).scale == "center"
+    assert plain.scale == shipped.scale == cascade_settings().get("scale", "z") == "center"
+    (folder / "cascade.json").write_text(json.dumps({**settings, "scale": "z"}))
+    assert default_compressor(models_dir=folder).scale == "z"
+    del settings["scale"]  # a folder written before the scale was recorded: z-scores
+    (folder / "cascade.json").write_text(json.dumps(settings))
+    assert default_compressor(models_dir=folder).scale == "z"
 
 
 class _FixedCE(BaseCrossEncoder):
