@@ -26,6 +26,21 @@ from langmem_cog.config import CogMemConfig  # noqa: E402
 from langmem_cog.store import TurnStore  # noqa: E402
 
 
+@pytest.fixture
+def benchmark_script() -> Callable[[str], object]:
+    """Import a script of ``benchmarks/`` by its name (they are scripts, not a package)."""
+    import importlib.util
+
+    def load(name: str) -> object:
+        path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(f"{name}_script", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
+
+
 def unique_namespace(prefix: str = "ns") -> str:
     """A namespace id no other test uses."""
     return f"{prefix}-{uuid.uuid4().hex[:12]}"

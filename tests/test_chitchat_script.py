@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
 from langmem_cog.loaders import load_locomo
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "chitchat.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("chitchat_script", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _conversation(start: str, senders: list[str], n_groups: int) -> dict:
@@ -44,8 +34,8 @@ def corpus() -> dict:
     return out
 
 
-def test_only_pairs_of_the_right_size_are_chosen_and_sessions_follow_time(corpus: dict) -> None:
-    cc = _load()
+def test_only_pairs_of_the_right_size_are_chosen_and_sessions_follow_time(corpus: dict, benchmark_script) -> None:
+    cc = benchmark_script("chitchat")
     samples = cc.conversations(corpus)
     assert [s["sample_id"] for s in samples] == ["cc-1"]
     sample = samples[0]
@@ -58,8 +48,8 @@ def test_only_pairs_of_the_right_size_are_chosen_and_sessions_follow_time(corpus
     assert len(conv["session_10"]) == 45 and "session_11" not in conv
 
 
-def test_build_writes_a_file_the_locomo_loader_reads(corpus: dict, tmp_path: Path) -> None:
-    cc = _load()
+def test_build_writes_a_file_the_locomo_loader_reads(corpus: dict, tmp_path: Path, benchmark_script) -> None:
+    cc = benchmark_script("chitchat")
     questions = tmp_path / "q.json"
     questions.write_text(json.dumps({"qa": [
         {"sample_id": "cc-1", "question": "What did Blake say first?", "answer": "message 0",
@@ -71,8 +61,8 @@ def test_build_writes_a_file_the_locomo_loader_reads(corpus: dict, tmp_path: Pat
     assert conv.qa[0]["evidence"] == ["D1:1"]
 
 
-def test_build_refuses_evidence_that_is_no_turn(corpus: dict, tmp_path: Path) -> None:
-    cc = _load()
+def test_build_refuses_evidence_that_is_no_turn(corpus: dict, tmp_path: Path, benchmark_script) -> None:
+    cc = benchmark_script("chitchat")
     questions = tmp_path / "q.json"
     questions.write_text(json.dumps({"qa": [
         {"sample_id": "cc-1", "question": "?", "answer": "", "evidence": ["D11:1"], "category": 4}]}))

@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 import torch
 from safetensors.torch import save_file
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "soup.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("soup_script", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _checkpoint(folder: Path, **tensors: torch.Tensor) -> Path:
@@ -25,8 +15,8 @@ def _checkpoint(folder: Path, **tensors: torch.Tensor) -> Path:
     return folder
 
 
-def test_soup_averages_float_tensors_and_keeps_integer_ones(tmp_path: Path) -> None:
-    soup = _load().soup
+def test_soup_averages_float_tensors_and_keeps_integer_ones(tmp_path: Path, benchmark_script) -> None:
+    soup = benchmark_script("soup").soup
     a = _checkpoint(tmp_path / "a", w=torch.tensor([1.0, 2.0]), ids=torch.tensor([0, 1]))
     b = _checkpoint(tmp_path / "b", w=torch.tensor([3.0, 6.0]), ids=torch.tensor([0, 1]))
     state = soup([a, b])
@@ -34,8 +24,8 @@ def test_soup_averages_float_tensors_and_keeps_integer_ones(tmp_path: Path) -> N
     assert state["ids"].tolist() == [0, 1] and state["ids"].dtype == torch.int64
 
 
-def test_soup_refuses_checkpoints_of_different_shapes(tmp_path: Path) -> None:
-    soup = _load().soup
+def test_soup_refuses_checkpoints_of_different_shapes(tmp_path: Path, benchmark_script) -> None:
+    soup = benchmark_script("soup").soup
     a = _checkpoint(tmp_path / "a", w=torch.zeros(2))
     b = _checkpoint(tmp_path / "b", w=torch.zeros(3))
     with pytest.raises(SystemExit, match="same tensors"):
