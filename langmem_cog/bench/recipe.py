@@ -223,8 +223,9 @@ class Recipe:
 
 
 #: The recipe of the shipped models: the fusion scorer fitted on :data:`TRANSFER_FEATURES` only (L2 0.03,
-#: chosen by leaving one dataset out), then the cross-encoder on its top 10. With every feature the
-#: fitted scorers do not carry over between LoCoMo and LongMemEval (docs/BENCHMARKS.md).
+#: chosen by leaving one dataset out), then the cross-encoder on its top 10, blended with the first stage
+#: as centred logits (chosen on a third dataset, session 31). With every feature the fitted scorers do not
+#: carry over between LoCoMo and LongMemEval (docs/BENCHMARKS.md).
 SHIPPED_RECIPE = Recipe(drop_features=("nontransfer",), l2=0.03, blend_scale="center")
 
 
