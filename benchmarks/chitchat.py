@@ -34,6 +34,8 @@ from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 
+from langmem_cog.loaders import locomo_turns
+
 QUESTIONS = Path(__file__).resolve().parent / "data" / "chitchat_questions.json"
 NAMES = (
     "Avery", "Blake", "Casey", "Devon", "Emery", "Finley", "Harper", "Jordan",
@@ -112,11 +114,12 @@ def dump(corpus: dict, out: Path) -> None:
     for sample in conversations(corpus):
         conv = sample["conversation"]
         lines = [f"# {sample['sample_id']}: {conv['speaker_a']} and {conv['speaker_b']}"]
-        s = 1
-        while f"session_{s}" in conv:
-            lines.append(f"\n=== Session {s}, {conv[f'session_{s}_date_time']}")
-            lines += [f"{t['dia_id']} {t['speaker']}: {t['text']}" for t in conv[f"session_{s}"]]
-            s += 1
+        session = None
+        for t in locomo_turns(sample):
+            if t.session_id != session:
+                session = t.session_id
+                lines.append(f"\n=== Session {session}, {t.metadata['session_date']}")
+            lines.append(f"{t.id} {t.speaker}: {t.text}")
         (out / f"{sample['sample_id']}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -129,7 +132,7 @@ def build(corpus: dict, questions: Path, out: Path) -> int:
     if unknown:
         raise SystemExit(f"questions name unknown samples {sorted(unknown)}")
     for sample in samples:
-        turn_ids = {t["dia_id"] for k, v in sample["conversation"].items() if k.startswith("session_") and isinstance(v, list) for t in v}
+        turn_ids = {t.id for t in locomo_turns(sample)}
         sample["qa"] = []
         for q in qa:
             if q["sample_id"] != sample["sample_id"]:
