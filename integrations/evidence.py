@@ -43,6 +43,7 @@ __all__ = [
     "format_evidence",
     "parse_evidence_line",
     "parse_time",
+    "reference_time",
     "resolve_time",
     "search_evidence",
     "tool_error_content",
@@ -98,7 +99,12 @@ def parse_evidence_line(line: str) -> tuple[str, str, str, str] | None:
     return m["turn_id"], m["speaker"], m["date"], m["text"]
 
 
-def _reference(now: datetime | str | None) -> datetime:
+def reference_time(now: datetime | str | None) -> datetime:
+    """``now`` as an aware datetime (naive means UTC); ``None`` is the current time.
+
+    Raises:
+        InvalidInputError: If ``now`` is neither a datetime nor an ISO date or datetime.
+    """
     if now is None:
         return datetime.now(UTC)
     if isinstance(now, str | datetime):
@@ -157,7 +163,7 @@ def resolve_time(
     except InvalidInputError:
         if _ISO_LIKE.match(raw):  # a date in ISO form that does not exist ("2023-02-30"): not an expression
             raise
-    ref = _reference(now)
+    ref = reference_time(now)
     raw = " ".join(value.split())
     mentions = resolve_time_expressions(raw, ref) or resolve_time_expressions(f"in {raw}", ref)
     if not mentions:

@@ -24,10 +24,12 @@ from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage
 
 from langmem_cog.records import Turn, make_turn
 
-__all__ = ["FakeEmbeddings", "cosine", "make_turns", "DIM"]
+__all__ = ["FakeEmbeddings", "ScriptedChatModel", "cosine", "make_turns", "scripted", "DIM"]
 
 #: Dimension of the fake vectors.
 DIM = 256
@@ -110,3 +112,21 @@ def make_turns(
         )
         for i, text in enumerate(texts)
     ]
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    """Replies from a script (tool calls included) and records every prompt it is given."""
+
+    prompts: list[list[BaseMessage]] = []
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
+        return self
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.prompts.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
+
+
+def scripted(*replies: AIMessage | str) -> ScriptedChatModel:
+    """A :class:`ScriptedChatModel` that gives ``replies`` in turn (a string is a plain text reply)."""
+    return ScriptedChatModel(messages=iter([AIMessage(r) if isinstance(r, str) else r for r in replies]), prompts=[])

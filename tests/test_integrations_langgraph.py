@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 from conftest import unique_namespace
-from fakes import FakeEmbeddings, make_turns
+from fakes import FakeEmbeddings, make_turns, scripted
 from langchain.agents import create_agent
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
@@ -48,23 +47,6 @@ TEXTS = [
     "I am allergic to shellfish, so no crab boil for me.",
     "The weather was grey all day.",
 ]
-
-
-class ScriptedChatModel(GenericFakeChatModel):
-    """Replies from a script (tool calls included) and records every prompt it is given."""
-
-    prompts: list[list[BaseMessage]] = []
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
-        return self
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
-        self.prompts.append(list(messages))
-        return super()._generate(messages, *args, **kwargs)
-
-
-def scripted(*replies: AIMessage) -> ScriptedChatModel:
-    return ScriptedChatModel(messages=iter(replies), prompts=[])
 
 
 def system_text(prompt: list[BaseMessage]) -> str:
@@ -314,7 +296,7 @@ def test_operator_subgraph_inside_a_parent_agent_graph(memory: CogMemory, seeded
 def test_the_graph_agent_names_turns_as_the_middleware_does_and_never_stores_them_twice(memory: CogMemory) -> None:
     ns = unique_namespace("graph")
     store_new_turns(memory, ns, [HumanMessage("I keep bees on the roof.", id="old-1")])  # an earlier version's raw id
-    model = scripted(AIMessage(content="Bees on the roof, noted."), AIMessage(content="Blue hives, noted."),
+    model = scripted(AIMessage(content="Rooftop beekeeping suits a city garden."), AIMessage(content="Painted hives look lovely in spring."),
                      AIMessage(content="Your hives are blue."))
     app = build_memory_agent_graph(memory, model, k=3, checkpointer=InMemorySaver(), context_schema=MemoryContext)
     ctx = MemoryContext(user_id=ns)
@@ -330,7 +312,7 @@ def test_the_graph_agent_names_turns_as_the_middleware_does_and_never_stores_the
     replies = [m for m in app.get_state(thread).values["messages"] if isinstance(m, AIMessage)]
     turns = {t.id: t.text for t in memory.store.get_turns(ns)}
     assert turns == {"old-1": "I keep bees on the roof.", tid("h-1"): "My hives are blue.",
-                     tid(replies[0].id): "Bees on the roof, noted.", tid(replies[1].id): "Blue hives, noted."}
+                     tid(replies[0].id): "Rooftop beekeeping suits a city garden.", tid(replies[1].id): "Painted hives look lovely in spring."}
     assert all(re.fullmatch(r"[^:]+:[0-9a-f]{12}", i) for i in turns if i != "old-1")
     # The thread's own turns are never shown back to it as memories.
     assert not [x for x in system_text(model.prompts[1]).splitlines() if parse_evidence_line(x)]
@@ -342,7 +324,7 @@ def test_the_graph_agent_names_turns_as_the_middleware_does_and_never_stores_the
     cited = {parse_evidence_line(x)[0] for x in system_text(model.prompts[2]).splitlines() if parse_evidence_line(x)}
     assert tid("h-1") in cited
     assert memory.store.get_turns(ns, [tid("q-1", other)])[0].text == "What colour are my hives?"
-    assert memory.store.count(ns) == 6
+    assert memory.store.count(ns) == 5  # its answer restates memory and is not stored
 
 
 def test_the_graph_agent_answers_a_user_message_without_text(memory: CogMemory, seeded: str) -> None:
@@ -463,7 +445,7 @@ def test_a_failure_to_remember_never_fails_the_reply(caplog: pytest.LogCaptureFi
     mem = CogMemory(CogMemConfig.preset("ephemeral"),
                     embeddings=ExplodingEmbeddings("EXPLODE", RuntimeError("embedding service down")))
     ns = unique_namespace("down")
-    model = scripted(AIMessage(content="Sorry to hear."), AIMessage(content="Miso, noted."))
+    model = scripted(AIMessage(content="Sorry to hear."), AIMessage(content="What a lovely name for a cat!"))
     agent = create_agent(model, middleware=[CogMemoryMiddleware(mem)], context_schema=MemoryContext,
                          checkpointer=InMemorySaver())
     thread = {"configurable": {"thread_id": unique_namespace("thread")}}
@@ -474,10 +456,10 @@ def test_a_failure_to_remember_never_fails_the_reply(caplog: pytest.LogCaptureFi
     assert "could not store" in caplog.text and "embedding service down" in caplog.text
     out = agent.invoke({"messages": [("user", "My cat is called Miso.")]}, config=thread,
                        context=MemoryContext(user_id=ns))
-    assert out["messages"][-1].text == "Miso, noted."
+    assert out["messages"][-1].text == "What a lovely name for a cat!"
     # The one turn that cannot be stored keeps out nothing else.
-    assert sorted(t.text for t in mem.store.get_turns(ns)) == ["Miso, noted.", "My cat is called Miso.",
-                                                                "Sorry to hear."]
+    assert sorted(t.text for t in mem.store.get_turns(ns)) == ["My cat is called Miso.", "Sorry to hear.",
+                                                                "What a lovely name for a cat!"]
     # LangGraph's control flow (an interrupt) is never swallowed.
     bubbly = CogMemory(CogMemConfig.preset("ephemeral"), embeddings=ExplodingEmbeddings("PAUSE", GraphInterrupt()))
     with pytest.raises(GraphBubbleUp):
@@ -499,7 +481,8 @@ def test_speakers_without_letters_or_digits_keep_the_namespace_writable(tmp_path
     agent.invoke({"messages": [HumanMessage("Bonjour", name="!!!")]}, context=MemoryContext(user_id=ns))
     agent.invoke({"messages": [HumanMessage("Hello", name="—")]}, context=MemoryContext(user_id=ns))
     speakers = {t.text: t.speaker for t in mem.store.get_turns(ns)}
-    assert speakers["I love green tea."] == speakers["Remember that I love green tea."] == "🙂 (U+1F642)"
+    assert speakers["I love green tea."] == "🙂 (U+1F642)"
+    assert "Remember that I love green tea." not in speakers  # the remember call stored it: not stored twice
     assert speakers["Bonjour"] == "!!! (U+0021 U+0021 U+0021)" and speakers["Hello"] == "— (U+2014)"
     notes = ("notes", ns)
     CogMemStore(mem).put(notes, "n1", {"content": "Tea at five.", "speaker": "🙂"})  # a store item's speaker too

@@ -47,23 +47,37 @@ from langgraph.runtime import Runtime
 
 from integrations.evidence import format_evidence, search_evidence
 from integrations.langgraph.tools import (
+    NamespaceMapper,
     context_value,
     create_memory_tools,
     last_user_text,
     message_turn_ids,
     namespace_from_context,
+    now_from_context,
     store_new_turns,
     unstored_turns,
+    user_namespace,
 )
 from langmem_cog.config import RetrievalMode
 from langmem_cog.errors import InvalidInputError
+from langmem_cog.lexical import tokenize
 from langmem_cog.loaders import message_turn_id
 from langmem_cog.records import Turn, storable_text, validate_namespace
 
 if TYPE_CHECKING:
     from langmem_cog.memory import CogMemory
 
-__all__ = ["CogMemoryMiddleware", "EVIDENCE_HEADER", "ROLES", "count_words", "is_pure_question", "short_scope"]
+__all__ = [
+    "CogMemoryMiddleware",
+    "ECHO_COVERAGE",
+    "EVIDENCE_HEADER",
+    "ROLES",
+    "count_words",
+    "is_non_answer",
+    "is_pure_question",
+    "restates",
+    "short_scope",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +106,29 @@ _INTERROGATIVE = frozenset((
 ))
 #: Words a clause needs to count as a statement in :func:`is_pure_question`.
 _STATEMENT_WORDS = 3
+#: Share of a reply's content words (:func:`~langmem_cog.lexical.tokenize`) that must appear in what
+#: memory already holds for the reply to count as a restatement (:func:`restates`).
+ECHO_COVERAGE = 0.75
+# Cited evidence in a reply: "[turn id | speaker | date]".
+_CITATION = re.compile(r"\[(?P<turn_id>[^|\]\[]+?) \| [^|\]]+ \| [^\]]*\]")
+# A reply that says memory holds nothing: "I don't have anything in memory about that.", "I couldn't
+# find that.", "I'm not sure.", "No memories found."
+_NOT_KNOWN = re.compile(
+    r"\b(?:(?:do|does|did|can|could)\s*(?:n['\u2019]?t|not)\s+(?:have|find|know|recall|remember|see)"
+    r"|(?:am|'m|\u2019m)\s+not\s+sure|no\s+(?:memor(?:y|ies)|record|information|mention)s?"
+    r"|nothing\s+(?:in|about|on))\b",
+    re.IGNORECASE,
+)
+#: Longest part of a reply searched for in memory when judging whether it restates memory (characters).
+MAX_ECHO_QUERY_CHARS = 2_000
+#: A reply of more words than this is never taken for a non-answer (:func:`is_non_answer`).
+_NON_ANSWER_MAX_WORDS = 25
+# Where a reply's content came from, not content ("from memory", "you told me", "as you mentioned"):
+# stems of tokenize(), left out when judging whether a reply restates memory.
+_PROVENANCE_WORDS = frozenset({"memori", "rememb", "recal", "told", "mention", "said", "say", "note", "accord",
+                               "earlier"})
+# Pieces of a reply judged apart by is_non_answer: sentences, and clauses after ", but" / "; ".
+_PIECES = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s+|\n+|;|,?\s+but\s+", re.IGNORECASE)
 _SCOPE_OK = re.compile(r"[A-Za-z0-9_.@-]{1,24}")
 _SCOPE_UNSAFE = re.compile(r"[^A-Za-z0-9_.@-]+")
 
@@ -135,6 +172,43 @@ def is_pure_question(text: str) -> bool:
         if any(_statement(c) for c in clauses):
             return False
     return True
+
+
+def is_non_answer(text: str) -> bool:
+    """Whether a reply only says that memory holds nothing about the question.
+
+    A short reply (at most 25 words) that says it does not have, find, know or recall something, is
+    not sure, or found no memories, and says nothing else: each of its other sentences or clauses
+    has fewer than two content words. Such a reply is not stored: it holds nothing to recall later.
+
+    Example:
+        >>> is_non_answer("I don't have anything in memory about that."), is_non_answer("Sorry, I'm not sure.")
+        (True, True)
+        >>> is_non_answer("Your dog is called Rex."), is_non_answer("I don't know Oslo well, but try the fjords.")
+        (False, False)
+    """
+    if count_words(text) > _NON_ANSWER_MAX_WORDS or _NOT_KNOWN.search(text) is None:
+        return False
+    return all(_NOT_KNOWN.search(p) or len(tokenize(p)) < 2 for p in _PIECES.split(text) if p.strip())
+
+
+def restates(text: str, sources: Iterable[str], *, coverage: float = ECHO_COVERAGE) -> bool:
+    """Whether ``text`` says nothing beyond ``sources``: at least ``coverage`` of its content words
+    (stemmed; stopwords, citations ``[turn id | speaker | date]`` and words of provenance such as
+    "memory", "told", "mentioned" left out) appear in them. A text without content words restates
+    nothing.
+
+    Example:
+        >>> restates("From memory: your dog is called Rex. [t1 | user | 2024-01-02]", ["My dog is called Rex."])
+        True
+        >>> restates("Rex is a great name; take him to the vet in Oslo.", ["My dog is called Rex."])
+        False
+    """
+    words = [w for w in tokenize(_CITATION.sub(" ", text)) if w not in _PROVENANCE_WORDS]
+    if not words:  # no content at all: filler, which the filler rule judges
+        return False
+    known = {w for s in sources for w in tokenize(s)}
+    return sum(w in known for w in words) >= coverage * len(words)
 
 
 def short_scope(value: str) -> str:
@@ -196,12 +270,23 @@ class CogMemoryMiddleware(AgentMiddleware):
         skip_questions: Leave out user messages that only ask a question (:func:`is_pure_question`:
             "What is my dog called?", but not "My dog is Rex. What's yours?"); the question is still
             the retrieval query. ``False`` stores them.
+        namespace_mapper: Maps the context's user id to a namespace (default
+            :func:`~integrations.langgraph.tools.user_namespace`: any string, int or UUID, e.g.
+            ``"auth0|5f7c8ec7"`` -> ``"id:auth0_7c5f7c8ec7"``); unused with a fixed ``namespace``.
 
     Which messages are stored: user messages and assistant text replies whose role is in ``roles``,
     that are not filler and (for user messages) not a pure question; override
     :meth:`should_store` for another rule. Tool messages and assistant messages that only call
     tools are never stored. With the defaults a one-word message under 12 characters ("ok",
     "Noted.", "Thanks!") is filler, while a short fact such as "I'm 34." or "I'm vegan." is kept.
+    Assistant replies are kept because they can hold what a user asks about later (a
+    recommendation, a plan), but never a reply that only restates memory (its content words are in
+    the turns it cites, the stored turns most like it, or this conversation's other messages:
+    :func:`restates`) or says memory holds nothing (:func:`is_non_answer`), and never a user message
+    whose content a ``remember`` tool call of the conversation already stored.
+
+    The turns of a run are dated from the context's ``now`` (one second apart) when it has one,
+    else from the current time, so a replayed or imported conversation keeps its own time.
 
     A stored turn's id is ``<thread>:<12 hex digits of the SHA-256 of its message id>`` (see
     :meth:`turn_id`): short to cite, unique across threads, and stable, so a thread replayed or
@@ -213,8 +298,9 @@ class CogMemoryMiddleware(AgentMiddleware):
     form that can (NUL characters removed, a text over the turn limit split into turns
     ``<turn id>#1``, ``#2``, ..., a speaker name without letters or digits given its code
     points), and an error while retrieving or storing is logged and the agent goes on (without
-    evidence, or without remembering that turn). Only a missing namespace in the runtime context
-    (a setup error) and LangGraph's control-flow exceptions (``GraphBubbleUp``) propagate.
+    evidence, or without remembering that turn). Only setup errors in the runtime context (no user
+    id, or a ``now`` that is not a time) and LangGraph's control-flow exceptions (``GraphBubbleUp``)
+    propagate.
 
     Raises:
         InvalidInputError: If ``k`` is not a positive integer, ``roles`` names a role outside
@@ -237,6 +323,7 @@ class CogMemoryMiddleware(AgentMiddleware):
         min_words: int = 2,
         min_chars: int = 12,
         skip_questions: bool = True,
+        namespace_mapper: NamespaceMapper = user_namespace,
     ) -> None:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInputError(f"k={k!r} is invalid: pass a positive integer")
@@ -260,7 +347,9 @@ class CogMemoryMiddleware(AgentMiddleware):
         self.min_words = _nonnegative("min_words", min_words)
         self.min_chars = _nonnegative("min_chars", min_chars)
         self.skip_questions = bool(skip_questions)
-        self.tools = (create_memory_tools(memory, namespace=namespace, context_key=context_key, k=k, mode=mode)
+        self.namespace_mapper = namespace_mapper
+        self.tools = (create_memory_tools(memory, namespace=namespace, context_key=context_key, k=k, mode=mode,
+                                          namespace_mapper=namespace_mapper)
                       if with_tools else [])
 
     # ------------------------------------------------------------------ helpers
@@ -268,7 +357,8 @@ class CogMemoryMiddleware(AgentMiddleware):
         """The namespace of this run (fixed, or from the runtime context)."""
         if self.namespace is not None:
             return self.namespace
-        return namespace_from_context(runtime.context if runtime is not None else None, self.context_key)
+        return namespace_from_context(runtime.context if runtime is not None else None, self.context_key,
+                                      self.namespace_mapper)
 
     def scope_of(self, runtime: Runtime[Any] | None) -> str:
         """The first part of this run's turn ids: its thread id, else ``conversation_id``
@@ -319,19 +409,69 @@ class CogMemoryMiddleware(AgentMiddleware):
             return False
         return not (role == "user" and self.skip_questions and is_pure_question(text))
 
+    def restates_memory(self, reply: AIMessage, namespace: str, messages: Sequence[BaseMessage]) -> bool:
+        """Whether an assistant reply only restates memory or says it holds nothing.
+
+        True for a non-answer (:func:`is_non_answer`), and for a reply whose content words are in the
+        turns it cites, the stored turns most like it (plain hybrid search) or the conversation's
+        other messages (:func:`restates`).
+        """
+        text = storable_text(reply.text).strip()
+        if is_non_answer(text):
+            return True
+        sources = [storable_text(m.text) for m in messages if m is not reply and not isinstance(m, AIMessage)]
+        if restates(text, sources):
+            return True
+        cited = list(dict.fromkeys(m["turn_id"].strip() for m in _CITATION.finditer(text)))
+        if self.memory.store.count(namespace) == 0:
+            return False
+        sources += [t.text for t in self.memory.store.get_turns(namespace, cited)] if cited else []
+        sources += [d.page_content for d in search_evidence(self.memory, namespace, text[:MAX_ECHO_QUERY_CHARS],
+                                                            k=5, mode="hybrid")]
+        return restates(text, sources)
+
     def messages_to_store(self, messages: Sequence[BaseMessage], runtime: Runtime[Any] | None) -> list[BaseMessage]:
-        """The messages :meth:`should_store` keeps, each a copy whose id is its :meth:`turn_id`,
-        less those an earlier version stored under their raw message id."""
+        """The messages :meth:`should_store` keeps, each a copy whose id is its :meth:`turn_id`, less
+        assistant replies that only restate memory (:meth:`restates_memory`), user messages whose
+        content a ``remember`` call in ``messages`` stored, and those an earlier version stored
+        under their raw message id."""
         scope = self.scope_of(runtime)
         chosen = [m for m in messages if self.should_store(m)]
         if not chosen:
             return []
+        namespace = self.namespace_of(runtime)
         legacy = {id(m): message_turn_id(m.id) for m in chosen}
         probe = [x for tid in legacy.values() if tid for x in (tid, f"{tid}#1")]
-        namespace = self.namespace_of(runtime)
         held = {t.id for t in self.memory.store.get_turns(namespace, probe)} if probe else set()
-        return [m.model_copy(update={"id": self.turn_id(m, scope=scope)}) for m in chosen
-                if not (legacy[id(m)] and {legacy[id(m)], f"{legacy[id(m)]}#1"} & held)]
+        chosen = [m for m in chosen if not (legacy[id(m)] and {legacy[id(m)], f"{legacy[id(m)]}#1"} & held)]
+        ids = {id(m): self.turn_id(m, scope=scope) for m in chosen}
+        probe = [x for tid in ids.values() for x in (tid, f"{tid}#1")]
+        stored = {t.id for t in self.memory.store.get_turns(namespace, probe)}
+        remembered = [str(c["args"].get("text", "")) for m in messages if isinstance(m, AIMessage)
+                      for c in m.tool_calls if c["name"] == "remember" and isinstance(c.get("args"), dict)]
+        keep: list[BaseMessage] = []
+        for m in chosen:
+            if {ids[id(m)], f"{ids[id(m)]}#1"} & stored:
+                continue  # stored by an earlier run of this thread: nothing to judge
+            if isinstance(m, HumanMessage) and remembered and restates(storable_text(m.text), remembered):
+                logger.debug("not storing a user message the remember tool stored: %r", m.id)
+                continue
+            if isinstance(m, AIMessage) and self._restates_memory_logged(m, namespace, messages):
+                continue
+            keep.append(m)
+        return [m.model_copy(update={"id": ids[id(m)]}) for m in keep]
+
+    def _restates_memory_logged(self, reply: AIMessage, namespace: str, messages: Sequence[BaseMessage]) -> bool:
+        try:
+            echo = self.restates_memory(reply, namespace, messages)
+        except GraphBubbleUp:
+            raise
+        except Exception:
+            logger.exception("could not compare a reply with memory in namespace %r; storing it", namespace)
+            return False
+        if echo:
+            logger.debug("not storing a reply that only restates memory: %r", reply.id)
+        return echo
 
     def retrieve(self, namespace: str, messages: Sequence[BaseMessage], now: Any = None, *,
                  runtime: Runtime[Any] | None = None) -> list[Document]:
@@ -351,10 +491,9 @@ class CogMemoryMiddleware(AgentMiddleware):
 
     def _with_evidence(self, request: ModelRequest) -> ModelRequest:
         namespace = self.namespace_of(request.runtime)
-        ctx = request.runtime.context if request.runtime is not None else None
+        now = now_from_context(request.runtime.context if request.runtime is not None else None)
         try:
-            docs = self.retrieve(namespace, request.messages, now=context_value(ctx, "now") if ctx is not None else None,
-                                 runtime=request.runtime)
+            docs = self.retrieve(namespace, request.messages, now=now, runtime=request.runtime)
         except GraphBubbleUp:
             raise
         except Exception:
@@ -376,7 +515,7 @@ class CogMemoryMiddleware(AgentMiddleware):
         session = context_value(ctx, "session_id") if ctx is not None else None
         return unstored_turns(self.memory, self.namespace_of(runtime), self.messages_to_store(messages, runtime),
                               conversation_id=self.conversation_id, session_id=str(session or "0"),
-                              user_name=str(user_name) if user_name else None)
+                              user_name=str(user_name) if user_name else None, now=now_from_context(ctx))
 
     def _store(self, state: AgentState, runtime: Runtime[Any]) -> None:
         if not self.store_turns:
@@ -385,6 +524,7 @@ class CogMemoryMiddleware(AgentMiddleware):
         ctx = runtime.context if runtime is not None else None
         user_name = context_value(ctx, "user_name") if ctx is not None else None
         session = context_value(ctx, "session_id") if ctx is not None else None
+        now = now_from_context(ctx)
         try:
             messages = self.messages_to_store(state.get("messages") or [], runtime)
         except GraphBubbleUp:
@@ -393,7 +533,7 @@ class CogMemoryMiddleware(AgentMiddleware):
             logger.exception("could not select the new turns of namespace %r; nothing was remembered", namespace)
             return
         store_new_turns(self.memory, namespace, messages, conversation_id=self.conversation_id,
-                        session_id=str(session or "0"), user_name=str(user_name) if user_name else None)
+                        session_id=str(session or "0"), user_name=str(user_name) if user_name else None, now=now)
 
     # ------------------------------------------------------------------ hooks
     def wrap_model_call(

@@ -28,9 +28,11 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -45,14 +47,15 @@ from integrations.evidence import (
     MemoryToolError,
     evidence_line,
     format_evidence,
+    reference_time,
     search_evidence,
     tool_error_content,
 )
 from langmem_cog.config import RetrievalMode
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.filters import parse_time
 from langmem_cog.loaders import message_turn_id, turns_from_messages
 from langmem_cog.records import (
+    NAMESPACE_PATTERN,
     Turn,
     is_valid_id,
     make_turn,
@@ -70,14 +73,19 @@ __all__ = [
     "MemoryContext",
     "MemoryToolError",
     "NO_EVIDENCE",
+    "USER_HASH_PREFIX",
+    "USER_ID_PREFIX",
     "context_value",
     "create_memory_tools",
     "last_user_text",
     "message_turn_ids",
     "namespace_from_context",
+    "now_from_context",
     "remember_text",
     "store_new_turns",
     "unstored_turns",
+    "user_id_of",
+    "user_namespace",
 ]
 
 logger = logging.getLogger(__name__)
@@ -88,20 +96,92 @@ NO_EVIDENCE = "No memories found."
 #: Longest query taken from a user message (characters; the rest of a longer message is not searched).
 MAX_QUERY_CHARS = 4_000
 
+#: Starts the namespace of a user id that is not a namespace id itself (see :func:`user_namespace`).
+USER_ID_PREFIX = "id:"
+#: Starts the namespace of a user id too long to spell out in one (see :func:`user_namespace`).
+USER_HASH_PREFIX = "idh:"
+# Characters an encoded user id keeps as they are; every other one is written as "_" and the hex
+# digits of its UTF-8 bytes, so "_" always starts an escape and the encoding can be read back.
+_PLAIN = re.compile(r"[A-Za-z0-9.@-]")
+_ESCAPE = re.compile(r"(?:_[0-9a-f]{2})+")
+
+#: A function from a context's user id to its memory namespace.
+NamespaceMapper = Callable[[Any], str]
+
+
+def user_namespace(user_id: Any) -> str:
+    """The memory namespace of a user id: any string, int, UUID, e-mail address or Unicode name.
+
+    A user id whose ``str`` is a namespace id (``"alice"``, ``"user-42"``, ``"ana@example.com"``, a
+    UUID, ``42``) is its own namespace. Any other id is spelled out after :data:`USER_ID_PREFIX`,
+    each character outside ``A-Z a-z 0-9 . @ -`` written as ``_`` and the hex digits of its UTF-8
+    bytes (``"auth0|5f7c"`` -> ``"id:auth0_7c5f7c"``), so :func:`user_id_of` reads the id back
+    for display; an id whose spelling would pass 128 characters becomes :data:`USER_HASH_PREFIX`
+    and 32 hex digits of its SHA-256. An id that is a namespace id but starts with either prefix is
+    spelled out too, so distinct ids always get distinct namespaces (the mapping is injective,
+    unless SHA-256 collides) and the same id always gets the same one.
+
+    Args:
+        user_id: The user id (converted with ``str``).
+
+    Returns:
+        A valid namespace id.
+
+    Raises:
+        InvalidInputError: If the id is empty.
+
+    Example:
+        >>> user_namespace("alice"), user_namespace(42), user_namespace("auth0|5f7c8ec7")
+        ('alice', '42', 'id:auth0_7c5f7c8ec7')
+        >>> user_namespace("José"), user_id_of(user_namespace("José"))
+        ('id:Jos_c3_a9', 'José')
+    """
+    raw = str(user_id)
+    if not raw:
+        raise InvalidInputError("the user id is empty: give each user a non-empty id (a string, int or UUID)")
+    if NAMESPACE_PATTERN.fullmatch(raw) and not raw.startswith((USER_ID_PREFIX, USER_HASH_PREFIX)):
+        return raw
+    spelled = USER_ID_PREFIX + "".join(
+        ch if _PLAIN.fullmatch(ch) else "".join(f"_{b:02x}" for b in ch.encode("utf-8", "surrogatepass"))
+        for ch in raw
+    )
+    if NAMESPACE_PATTERN.fullmatch(spelled):
+        return spelled
+    return USER_HASH_PREFIX + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def user_id_of(namespace: str) -> str | None:
+    """The user id whose :func:`user_namespace` is ``namespace`` (``None`` for a hashed one).
+
+    Example:
+        >>> user_id_of("id:auth0_7c5f7c8ec7"), user_id_of("alice"), user_id_of("idh:" + "0" * 32)
+        ('auth0|5f7c8ec7', 'alice', None)
+    """
+    if namespace.startswith(USER_HASH_PREFIX):
+        return None
+    if not namespace.startswith(USER_ID_PREFIX):
+        return namespace
+    return _ESCAPE.sub(lambda m: bytes.fromhex(m.group(0).replace("_", "")).decode("utf-8", "surrogatepass"),
+                       namespace[len(USER_ID_PREFIX):])
+
 
 @dataclass(frozen=True)
 class MemoryContext:
     """A runtime context for agents with memory (``create_agent(..., context_schema=MemoryContext)``).
 
     Attributes:
-        user_id: The user; their memory namespace.
+        user_id: The user (any string, int or UUID); :func:`user_namespace` maps it to their memory
+            namespace.
         user_name: The speaker name given to the user's turns (default ``"user"``).
         session_id: The session the new turns belong to.
-        now: When the conversation takes place (a datetime or ISO string): relative dates in
-            searches ("last month") resolve against it; ``None``: the current time.
+        now: When the conversation takes place (a datetime or ISO string; naive means UTC). The
+            turns stored in this run are dated from it (one second apart), so relative dates in
+            them ("yesterday") and the order of changed opinions follow the conversation's time,
+            and relative dates in searches ("last month") resolve against it; ``None``: the
+            current time.
     """
 
-    user_id: str
+    user_id: str | int | uuid.UUID
     user_name: str | None = None
     session_id: str = "0"
     now: datetime | str | None = None
@@ -114,24 +194,54 @@ def context_value(context: Any, key: str) -> Any:
     return getattr(context, key, None)
 
 
-def namespace_from_context(context: Any, key: str = "user_id") -> str:
-    """The memory namespace named by ``context[key]`` (a dict, dataclass or pydantic context).
+def namespace_from_context(context: Any, key: str = "user_id", mapper: NamespaceMapper = user_namespace) -> str:
+    """The memory namespace of ``context[key]`` (a dict, dataclass or pydantic context).
+
+    Args:
+        context: The runtime context.
+        key: The field holding the user id.
+        mapper: Maps the value to a namespace id (default :func:`user_namespace`, which takes any
+            string, int or UUID). A custom mapper must give distinct users distinct namespaces.
 
     Raises:
-        InvalidInputError: If the context has no such value (the message says how to pass it).
-        InvalidNamespaceError: If the value is not a valid namespace id.
+        InvalidInputError: If the context has no such value, or an empty one (the message says how to
+            pass it).
+        InvalidNamespaceError: If ``mapper`` returns an invalid namespace id.
 
     Example:
         >>> namespace_from_context(MemoryContext(user_id="alice"))
         'alice'
+        >>> namespace_from_context({"user_id": "auth0|5f7c8ec7"})
+        'id:auth0_7c5f7c8ec7'
     """
     value = context_value(context, key) if context is not None else None
-    if value is None:
+    if value is None or (isinstance(value, str) and not value):
         raise InvalidInputError(
             f"no {key!r} in the runtime context ({type(context).__name__}): invoke the agent with "
             f"context={{'{key}': 'user-42'}} (context_schema=MemoryContext), or give the tools a fixed namespace"
         )
-    return validate_namespace(str(value))
+    return validate_namespace(mapper(value))
+
+
+def now_from_context(context: Any) -> datetime | None:
+    """The context's ``now`` as an aware datetime (naive means UTC), or ``None`` when it has none.
+
+    Raises:
+        InvalidInputError: If ``now`` is neither a datetime nor an ISO date or datetime (a setup
+            error: the message says how to fix the context).
+
+    Example:
+        >>> now_from_context({"now": "2024-03-10T10:00:00Z"}).isoformat()
+        '2024-03-10T10:00:00+00:00'
+    """
+    now = context_value(context, "now") if context is not None else None
+    if now is None:
+        return None
+    try:
+        return reference_time(now)
+    except InvalidInputError:
+        raise InvalidInputError(f"the runtime context's now={now!r} is not a datetime or an ISO date: fix the "
+                                "context the agent is invoked with (e.g. '2023-05-08T12:00:00+00:00')") from None
 
 
 def last_user_text(messages: Sequence[BaseMessage], max_chars: int | None = MAX_QUERY_CHARS) -> str | None:
@@ -178,13 +288,15 @@ def unstored_turns(
     conversation_id: str = "chat",
     session_id: str = "0",
     user_name: str | None = None,
+    now: datetime | None = None,
 ) -> list[Turn]:
     """The turns of a conversation's messages that the namespace does not hold yet.
 
     User messages and assistant replies with text are kept (tool messages and assistant messages
     that only call tools are not); a message's id is its turn id (a message too long for one turn
     is stored as turns ``<id>#1``, ``<id>#2``, ...), so replaying a thread stores nothing twice.
-    Timestamps are now (UTC), one second apart. See
+    The first new turn is dated ``now`` (default: the current time, UTC), each later one a second
+    after the one before. See
     :func:`~langmem_cog.loaders.turns_from_messages` for how unstorable text and speaker names are
     made storable.
     """
@@ -198,9 +310,8 @@ def unstored_turns(
     fresh = [m for m in keep if not m.id or not ({ids[m.id], f"{ids[m.id]}#1"} & stored)]
     if not fresh:
         return []
-    now = datetime.now(UTC)
     return turns_from_messages(
-        fresh, namespace, conversation_id=conversation_id, session_id=session_id, start=now,
+        fresh, namespace, conversation_id=conversation_id, session_id=session_id, start=now or datetime.now(UTC),
         start_position=memory.store.count(namespace), id_prefix=f"{conversation_id}:",
         speaker_names={"human": user_name} if user_name else None,
     )
@@ -214,6 +325,7 @@ def store_new_turns(
     conversation_id: str = "chat",
     session_id: str = "0",
     user_name: str | None = None,
+    now: datetime | None = None,
 ) -> list[str]:
     """Store the turns of ``messages`` the namespace does not hold yet; never fails the conversation.
 
@@ -229,13 +341,15 @@ def store_new_turns(
         conversation_id: The conversation id of the stored turns.
         session_id: Their session.
         user_name: The speaker name of user turns (default ``"user"``).
+        now: When the new turns were said: the first is dated ``now``, each later one a second
+            after (default: the current time).
 
     Returns:
         The ids of the turns stored.
     """
     try:
         turns = unstored_turns(memory, namespace, messages, conversation_id=conversation_id,
-                               session_id=session_id, user_name=user_name)
+                               session_id=session_id, user_name=user_name, now=now)
     except GraphBubbleUp:
         raise
     except Exception:
@@ -304,6 +418,7 @@ def create_memory_tools(
     speaker: str | None = None,
     mode: RetrievalMode | None = None,
     handle_tool_errors: bool = True,
+    namespace_mapper: NamespaceMapper = user_namespace,
 ) -> list[BaseTool]:
     """``[search_memory, remember]`` over a :class:`~langmem_cog.memory.CogMemory`.
 
@@ -319,6 +434,8 @@ def create_memory_tools(
             (``"Error: ... Correct the arguments and call the tool again."``) instead of raising
             :class:`MemoryToolError`. A missing namespace in the runtime context, or a ``now`` or
             ``session_id`` there that cannot be used, is a setup error and is always raised.
+        namespace_mapper: Maps the context's user id to a namespace (default :func:`user_namespace`:
+            any string, int or UUID); unused with a fixed ``namespace``.
 
     Returns:
         The two tools. ``search_memory`` returns cited lines ``[turn_id | speaker | date] text`` as
@@ -333,22 +450,13 @@ def create_memory_tools(
     def ns_of(runtime: ToolRuntime | None) -> str:
         if namespace is not None:
             return namespace
-        return namespace_from_context(runtime.context if runtime is not None else None, context_key)
+        return namespace_from_context(runtime.context if runtime is not None else None, context_key,
+                                      namespace_mapper)
 
     # The runtime context is the developer's, not the model's: a bad value in it is raised (as a
     # missing namespace is), never returned to the model as an argument to correct.
-    def now_of(runtime: ToolRuntime | None) -> Any:
-        ctx = runtime.context if runtime is not None else None
-        now = context_value(ctx, "now") if ctx is not None else None
-        if now is not None:
-            try:
-                ok = isinstance(now, str | datetime) and parse_time(now) is not None
-            except InvalidInputError:
-                ok = False
-            if not ok:
-                raise InvalidInputError(f"the runtime context's now={now!r} is not a datetime or an ISO date: "
-                                        "fix the context the agent is invoked with (e.g. '2023-05-08T12:00:00+00:00')")
-        return now
+    def now_of(runtime: ToolRuntime | None) -> datetime | None:
+        return now_from_context(runtime.context if runtime is not None else None)
 
     def session_of(runtime: ToolRuntime | None) -> str:
         ctx = runtime.context if runtime is not None else None
@@ -398,8 +506,9 @@ def create_memory_tools(
         who = speaker or (context_value(ctx, "user_name") if ctx is not None else None) or "user"
         session = session_of(runtime)
         ns = ns_of(runtime)
+        now = now_of(runtime)
         try:
-            doc = remember_text(memory, ns, text, speaker=str(who), session_id=session)
+            doc = remember_text(memory, ns, text, speaker=str(who), session_id=session, now=now)
         except InvalidInputError as exc:
             raise MemoryToolError(str(exc)) from exc
         return f"Remembered as {evidence_line(doc)}"
