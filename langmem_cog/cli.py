@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -242,17 +243,49 @@ def cmd_search(args: argparse.Namespace) -> int:
         store = TurnStore(cfg)
         _require_namespace(store, ns, where)
         retriever = CogMemRetriever(store=store, namespace=ns, k=args.k, missing_ok=False, mode=mode)
-    for d in retriever.invoke(args.query):
-        m = d.metadata
-        # Printed in the retriever's order; a reranked turn shows the score that ordered it.
-        score = f"rerank {m['relevance_score']:.3f}" if "relevance_score" in m else f"score {m['score']:.3f}"
-        print(f"[{m['turn_id']}] {m['timestamp']}  {m['stage']}  {score}\n    {d.page_content}")
+    for row in _search_rows(retriever.invoke(args.query)):
+        print(row)
     return 0
+
+
+#: ``search``'s note under rows that the claim rules placed away from their place by score.
+_CLAIM_RULE = ("claim rule: the cascade puts a current claim before the claim it superseded, and someone else's "
+               "opinion after the turn of the person a question names, whatever their scores")
+
+
+def _search_rows(docs: Sequence[Any]) -> list[str]:
+    """The lines ``search`` prints for the retriever's documents, in the retriever's order.
+
+    Each row shows its rank in that order, the turn id, time, speaker, claim status (metadata
+    ``claim_status``, where the graph holds a claim from the turn), stage and the score that ordered
+    it: ``rerank`` for a turn the cross-encoder reordered, else the first-stage ``score``. A row away
+    from its place by that score also shows the place, and, where it holds a claim, that the claim
+    rule placed it; a note on the rule then follows the rows.
+    """
+    def ordering(m: dict[str, Any]) -> tuple[int, float]:
+        # The cross-encoder's head comes before the tail it left in first-stage order.
+        return (0, -m["relevance_score"]) if m.get("reranked") else (1, -m["score"])
+
+    by_score = sorted(range(len(docs)), key=lambda i: ordering(docs[i].metadata))
+    place = {i: p for p, i in enumerate(by_score, 1)}
+    rows, claim_moved = [], False
+    for rank, d in enumerate(docs, 1):
+        m = d.metadata
+        score = f"rerank {m['relevance_score']:.3f}" if m.get("reranked") else f"score {m['score']:.3f}"
+        status = f"  [{m['claim_status']}]" if m.get("claim_status") else ""
+        note = ""
+        if place[rank - 1] != rank:
+            claim_moved |= bool(status)
+            note = f"  (#{place[rank - 1]} by score" + ("; placed by the claim rule)" if status else ")")
+        rows.append(f"{rank:>3}. [{m['turn_id']}] {m['timestamp']}  {m['speaker']}{status}  {m['stage']}  "
+                    f"{score}{note}\n     {d.page_content}")
+    return [*rows, _CLAIM_RULE] if claim_moved else rows
 
 
 def _search_trace(cfg: Any, args: argparse.Namespace, where: str) -> int:
     """``search --trace``: run the operator loop and print its route, steps and grounded turns."""
     from langmem_cog.graph.loop import GraphRetrieval
+    from langmem_cog.graph.operators import node_text
     from langmem_cog.memory import CogMemory
 
     if args.max_steps < 2:
@@ -261,6 +294,14 @@ def _search_trace(cfg: Any, args: argparse.Namespace, where: str) -> int:
     ns = args.namespace
     _require_namespace(memory.store, ns, where)
     memory.sync_graph(ns)  # a namespace written by the raw store alone gets its graph here
+    # Loaded before the traced query, so the first step's time is the operator's own.
+    t0 = time.perf_counter()
+    memory.store.embed_texts([args.query])
+    t1 = time.perf_counter()
+    G = memory.graph(ns)
+    embedded = memory.node_vectors.warm(node_text(G, n) for n in G.nodes)
+    print(f"models loaded in {(t1 - t0) * 1000:.1f} ms; {_count(embedded, 'graph node text')} embedded in "
+          f"{(time.perf_counter() - t1) * 1000:.1f} ms (before the traced query)")
     state = GraphRetrieval(memory, max_steps=args.max_steps).run(ns, args.query, now=args.now)
     window = state.get("time_window")
     print(f"intent: {state['intent']}" + (f"  window: {window[0] or '-'} .. {window[1] or '-'}" if window else "")
@@ -283,7 +324,8 @@ def _search_trace(cfg: Any, args: argparse.Namespace, where: str) -> int:
 
 
 # ---------------------------------------------------------------------------- ingest, list, forget
-#: JSONL roles stored under a fixed speaker name; the roles in ``_SKIPPED_ROLES`` are not stored.
+#: JSONL roles stored under a fixed speaker name; the roles in ``_SKIPPED_ROLES`` are not stored, and any
+#: other role fails the file (a name belongs in ``"speaker"``).
 _ROLE_SPEAKERS = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant"}
 _SKIPPED_ROLES = {"system", "tool", "function", "developer"}
 _JSONL_EXAMPLE = '{"role": "user", "content": "I moved to Lisbon", "timestamp": "2024-05-01T09:30:00Z"}'
@@ -352,6 +394,10 @@ def _jsonl_turns(path: Path, namespace: str) -> tuple[list[Any], int, bool]:
         if "speaker" not in obj and who.strip().lower() in _SKIPPED_ROLES:
             skipped += 1
             continue
+        if "speaker" not in obj and who.strip().lower() not in _ROLE_SPEAKERS:
+            raise _CLIError(f"{where}: unknown role {who.strip()!r}: use \"role\" user/human or assistant/ai "
+                            f"({', '.join(sorted(_SKIPPED_ROLES))} lines are skipped), or \"speaker\": "
+                            f"{json.dumps(who.strip())} to store the line under that name")
         text = obj.get("content", obj.get("text"))
         if not isinstance(text, str) or not text.strip():
             raise _CLIError(f"{where}: needs a non-empty 'content' (or 'text') string")
@@ -371,7 +417,7 @@ def _jsonl_turns(path: Path, namespace: str) -> tuple[list[Any], int, bool]:
     for (n, obj), ts in zip(rows, stamps, strict=True):
         where = f"{path} line {n}"
         raw_who = str(obj.get("speaker", obj.get("role"))).strip()
-        speaker = storable_speaker(raw_who if "speaker" in obj else _ROLE_SPEAKERS.get(raw_who.lower(), raw_who))
+        speaker = storable_speaker(raw_who if "speaker" in obj else _ROLE_SPEAKERS[raw_who.lower()])
         text = storable_text(str(obj.get("content", obj.get("text"))))
         session = "0" if obj.get("session") is None else str(obj["session"])
         digest = hashlib.sha256(f"{session}\0{speaker}\0{text}".encode()).hexdigest()[:12]
@@ -500,6 +546,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         raise _CLIError(f"--batch-size {args.batch_size} is invalid: pass a positive number of turns")
     fmt, groups, skipped_roles, dated = _ingest_groups(path, args)
+    if not any(turns for _, turns in groups):  # checked before the store is opened: nothing is written
+        why = ("its records hold no turns" if fmt != "jsonl"
+               else f"only system/tool lines: {skipped_roles} skipped" if skipped_roles else "it has no message lines")
+        hint = "; a line to store needs \"role\" user or assistant, or a \"speaker\"" if fmt == "jsonl" else ""
+        raise _CLIError(f"FILE {path} holds no turn to store ({why}): nothing was ingested{hint}", exit_code=1)
     # Plain retrieval while ingesting: the cascade would embed the graph's node texts now, for a
     # query in this process, and the CLI asks none.
     cfg = _config(args, must_exist=False).model_copy(update={"retriever": RetrieverSettings(mode="hybrid")})
@@ -1057,6 +1108,17 @@ def _token_limit(text: str) -> int:
     return value
 
 
+class _Command(argparse.ArgumentParser):
+    """The parser of a subcommand: an argument it does not know is reported with its own usage
+    (``langmem-cog search: error: unrecognized arguments: --bogus``, exit code 2), not the top level's."""
+
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+        parsed, extra = super().parse_known_args(*args, **kwargs)
+        if extra:
+            self.error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed, extra
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``langmem-cog``."""
     from langmem_cog.bench.systems import system_names
@@ -1065,7 +1127,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}",
                    help="print the installed langmem-cog version and exit")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Command)
     data_dir_help = ("the store's folder (default: $LANGMEM_COG_DATA_DIR, else $XDG_DATA_HOME/langmem-cog or "
                      "~/.local/share/langmem-cog)")
 
@@ -1104,7 +1166,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "               question_id (--question-id / --limit pick some; --namespace renames a single one)\n"
                     "  jsonl        chat messages, one JSON object per line, into --namespace (required):\n"
                     "                 " + _JSONL_EXAMPLE + "\n"
-                    "               \"role\" (user/human, assistant/ai; system and tool lines are skipped) or\n"
+                    "               \"role\" (user/human, assistant/ai; system and tool lines are skipped, any\n"
+                    "               other role fails the file) or\n"
                     "               \"speaker\" (a name, kept as is); \"content\" or \"text\"; optional \"timestamp\"\n"
                     "               (ISO 8601, UTC if it has no offset; a line without one: the previous line's\n"
                     "               plus 1 s), \"id\" (the turn id; default line<N>-<hash>), \"session\" (default \"0\").\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,15 @@ def test_demo_runs_and_reports_store(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["demo", "--data-dir", str(tmp_path)]) == 0
     assert main(["search", "--data-dir", str(tmp_path), "--namespace", "demo-1", "-k", "2", "shellfish allergy"]) == 0
     assert "D1:18" in capsys.readouterr().out
+    # the cascade's rows: numbered in the returned order; a score out of order is explained in its row
+    assert main(["search", "--data-dir", str(tmp_path), "--namespace", "demo-1", "-k", "5",
+                 "What does Maya think about running?"]) == 0
+    rows = [ln for ln in capsys.readouterr().out.splitlines() if re.match(r" +\d+\. \[", ln)]
+    assert [int(r.split(".")[0]) for r in rows] == [1, 2, 3, 4, 5]
+    assert all(" Maya" in r and ("raw" in r or "graph" in r) for r in rows)
+    scores = [float(re.search(r"(?:rerank|score) (-?\d+\.\d+)", r).group(1)) for r in rows]
+    for i in range(1, len(rows)):
+        assert scores[i] <= scores[i - 1] or "by score" in rows[i - 1] or "by score" in rows[i], rows[i - 1: i + 1]
 
 
 def test_search_unknown_namespace_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

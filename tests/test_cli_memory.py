@@ -152,6 +152,8 @@ def test_jsonl_without_namespace_is_a_usage_error(tmp_path: Path, capsys: pytest
         ('{"content": "hi"}', ("line 2", "'role' or 'speaker'")),
         ('{"role": "user", "content": "hi", "timestamp": "last tuesday"}', ("line 2", "not ISO 8601")),
         ('{"role": "user", "content": "hi", "id": "m-1"}', ("line 2", "'m-1'", "line 1")),
+        ('{"role": "robot", "content": "beep"}', ("line 2", "unknown role 'robot'", "user/human",
+                                                  '"speaker": "robot"')),
     ],
 )
 def test_a_malformed_jsonl_line_is_named(bad_line: str, needles: tuple[str, ...], tmp_path: Path,
@@ -242,6 +244,146 @@ def test_search_system_runs_the_named_mode(system: str, mode: str, tmp_path: Pat
     monkeypatch.setattr("langmem_cog.CogMemRetriever", SpyRetriever)
     assert run(["search", "--data-dir", store, "--namespace", "u1", "--system", system, "dog"], capsys)[0] == 0
     assert seen["mode"] == mode and seen["namespace"] == "u1"
+
+
+def _doc(turn_id: str, score: float, *, rerank: float | None = None, claim: str | None = None) -> object:
+    from langchain_core.documents import Document
+
+    meta = {"turn_id": turn_id, "timestamp": "2024-05-01T09:30:00+00:00", "speaker": "Maya", "stage": "raw+graph",
+            "score": score, "reranked": rerank is not None,
+            "relevance_score": rerank if rerank is not None else -9.0}  # the compressor's tail gets a stand-in
+    if claim:
+        meta["claim_status"] = claim
+    return Document(page_content=f"Maya: turn {turn_id}", metadata=meta)
+
+
+@pytest.mark.parametrize(
+    ("docs", "notes"),
+    [  # the claim rule put the current claim first and the superseded one after it
+        ([_doc("t5", 0.1, rerank=0.167, claim="CURRENT"), _doc("t4", 0.9, rerank=1.804),
+          _doc("t1", 0.5, rerank=0.553, claim="SUPERSEDED"), _doc("t9", 0.7)],
+         ["(#3 by score; placed by the claim rule)", "(#1 by score)", "(#2 by score; placed by the claim rule)", ""]),
+        # in score order (a tail after the reranked head, scored by the first stage): nothing to explain
+        ([_doc("t4", 0.9, rerank=1.804), _doc("t5", 0.1, rerank=0.167, claim="CURRENT"), _doc("t9", 0.7)],
+         ["", "", ""]),
+    ],
+)
+def test_search_rows_show_rank_speaker_claim_status_and_moves(docs: list[object], notes: list[str], tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    class SpyRetriever:
+        def __init__(self, **kwargs: object) -> None:
+            pass
+
+        def invoke(self, query: str) -> list[object]:
+            return docs
+
+    chat = write_jsonl(tmp_path / "chat.jsonl", CHAT)
+    store = str(tmp_path / "s")
+    assert run(["ingest", str(chat), "--namespace", "u1", "--data-dir", store], capsys)[0] == 0
+    monkeypatch.setattr("langmem_cog.CogMemRetriever", SpyRetriever)
+    code, out, _ = run(["search", "--data-dir", store, "--namespace", "u1", "--system", "full", "running"], capsys)
+    assert code == 0
+    rows = [ln for ln in out.splitlines() if ln.lstrip()[:1].isdigit()]
+    assert len(rows) == len(docs)
+    for rank, (row, doc, note) in enumerate(zip(rows, docs, notes, strict=True), 1):
+        m = doc.metadata
+        assert row.startswith(f"{rank:>3}. [{m['turn_id']}] ") and "  Maya" in row and "raw+graph" in row
+        assert ("[CURRENT]" in row or "[SUPERSEDED]" in row) == ("claim_status" in m)
+        assert "claim_status" not in m or f"  Maya  [{m['claim_status']}]  " in row
+        # a reranked turn shows the score that ordered it; the tail, its first-stage score (never the stand-in)
+        assert (f"rerank {m['relevance_score']:.3f}" if m["reranked"] else f"score {m['score']:.3f}") in row
+        assert row.endswith(note) and ("by score" in row) == bool(note)
+    assert ("claim rule: the cascade puts a current claim before the claim it superseded" in out) == any(notes)
+
+
+def test_trace_loads_the_models_before_the_traced_query(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from langmem_cog.graph.loop import GraphRetrieval
+    from langmem_cog.graph.operators import node_text
+
+    embedder = FakeEmbeddings()
+    monkeypatch.setattr("langmem_cog.embeddings.resolve_embedder", lambda *a, **k: embedder)
+    chat = write_jsonl(tmp_path / "chat.jsonl", CHAT)
+    store = str(tmp_path / "s")
+    assert run(["ingest", str(chat), "--namespace", "u1", "--data-dir", store], capsys)[0] == 0
+    seen: dict[str, int] = {}
+    real_run = GraphRetrieval.run
+
+    def spy_run(self: GraphRetrieval, namespace: str, query: str, **kwargs: object) -> object:
+        # When the traced query starts, the embedder has run and every node text has its vector.
+        G = self.memory.graph(namespace)
+        seen.update(calls=embedder.calls, nodes=len(G),
+                    unembedded=self.memory.node_vectors.warm(node_text(G, n) for n in G.nodes))
+        return real_run(self, namespace, query, **kwargs)
+
+    monkeypatch.setattr(GraphRetrieval, "run", spy_run)
+    embedder.calls = 0
+    code, out, err = run(["search", "--data-dir", store, "--namespace", "u1", "--trace", "half marathon"], capsys)
+    assert code == 0, err
+    assert seen["calls"] > 0 and seen["nodes"] > 0 and seen["unembedded"] == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("models loaded in ") and f"{seen['nodes']} graph node texts embedded" in lines[0]
+    assert lines[1].startswith("intent: ") and any(ln.startswith("step 1 ") for ln in lines)
+
+
+@pytest.mark.parametrize(
+    ("rows", "why"),
+    [
+        ([], "it has no message lines"),
+        (["", "   "], "it has no message lines"),
+        ([{"role": "system", "content": "be brief"}, {"role": "tool", "content": "{}"}],
+         "only system/tool lines: 2 skipped"),
+    ],
+)
+def test_a_jsonl_with_nothing_to_store_ingests_nothing(rows: list[object], why: str, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "s"
+    empty = write_jsonl(tmp_path / "empty.jsonl", rows)
+    code, out, err = run(["ingest", str(empty), "--namespace", "u1", "--data-dir", str(store)], capsys)
+    assert code == 1 and out == ""
+    assert_one_line_error(err, "empty.jsonl holds no turn to store", why, "nothing was ingested", '"speaker"')
+    assert not store.exists()  # nothing was written
+    # into a store that holds other turns: `list` shows what it held before, and no u1
+    chat = write_jsonl(tmp_path / "chat.jsonl", CHAT)
+    assert run(["ingest", str(chat), "--namespace", "other", "--data-dir", str(store)], capsys)[0] == 0
+    code, _, err = run(["ingest", str(empty), "--namespace", "u1", "--data-dir", str(store)], capsys)
+    assert code == 1
+    assert_one_line_error(err, "nothing was ingested")
+    assert json.loads(run(["list", "--data-dir", str(store), "--json"], capsys)[1]) == [
+        {"namespace": "other", "turns": len(CHAT)}]
+
+
+def test_a_locomo_file_without_turns_ingests_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rec = json.loads(SAMPLE.read_text(encoding="utf-8"))[0]
+    rec["conversation"] = {"speaker_a": "Maya", "speaker_b": "Leo"}
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps([rec]), encoding="utf-8")
+    code, out, err = run(["ingest", str(path), "--data-dir", str(tmp_path / "s")], capsys)
+    assert code == 1 and out == ""
+    assert_one_line_error(err, "bare.json holds no turn to store", "its records hold no turns", "nothing was ingested")
+    assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["search", "--bogus", "x", "--namespace", "u1", "q"], "langmem-cog search"),
+        (["ingest", "chat.jsonl", "--namespace", "u1", "--bogus"], "langmem-cog ingest"),
+        (["bench", "locomo", "--bogus"], "langmem-cog bench locomo"),
+        (["bench", "--bogus", "locomo"], "langmem-cog bench"),
+        (["train-reranker", "--bogus"], "langmem-cog train-models"),
+        (["--bogus", "list"], "langmem-cog"),
+    ],
+)
+def test_an_unknown_option_is_reported_by_its_command(argv: list[str], command: str,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: {command} [-h]")  # the usage of the command the option follows
+    assert f"\n{command}: error: unrecognized arguments: --bogus" in err
 
 
 @pytest.mark.parametrize("command", [["list"], ["forget", "u1"], ["search", "--namespace", "u1", "hi"]])
