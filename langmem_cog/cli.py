@@ -769,14 +769,29 @@ def cmd_train_models(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_probe(args: argparse.Namespace) -> int:
+    from langmem_cog.bench.memset import KINDS, run_memset
     from langmem_cog.bench.probe import run_retriever_probe
     from langmem_cog.config import CogMemConfig
+    from langmem_cog.memory import CogMemory
 
     cfg = CogMemConfig.preset("ephemeral", models_dir=Path(args.models) if args.models else None,
                               rerank_precision=args.rerank_precision)
-    res = run_retriever_probe(cfg, mode=args.mode)
-    print(f"attribution probe, {res['mode']} ({res['pairs']} pairs): record questions H@1 {res['record_h1']:.3f}, "
-          f"belief questions H@1 {res['belief_h1']:.3f}")
+    memory = CogMemory(cfg)
+    res = run_memset(memory=memory, mode=args.mode, split=args.split, folder=args.set)
+    print(f"attribution-and-currency set, {res['mode']}, {res['split']} half ({', '.join(res['samples'])}); "
+          "every turn of a conversation a candidate:")
+    for kind in KINDS:
+        r = res["by_kind"][kind]
+        counterpart = {"record": "opinion", "belief": "record", "now": "old state", "before": "new state"}[kind]
+        print(f"  {kind:<7} n={r['n']:<4} H@1 {r['h1']:.3f}  MRR {r['mrr']:.3f}  gold in top 10 {r['gold_in_10']:.3f}"
+              f"  {counterpart} first {r['other_first']:.3f}")
+    if args.rows:
+        Path(args.rows).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.rows).write_text("".join(json.dumps(d) + "\n" for d in res["details"]), encoding="utf-8")
+    if args.pairs:
+        pairs = run_retriever_probe(cfg, mode=args.mode)
+        print(f"pair probe, {pairs['mode']} ({pairs['pairs']} pairs, each question's pool its pair's two turns): "
+              f"record questions H@1 {pairs['record_h1']:.3f}, belief questions H@1 {pairs['belief_h1']:.3f}")
     return 0
 
 
@@ -1299,8 +1314,14 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--out", help="result JSON path")
     sc.add_argument("--plot", help="PNG path of the cost-versus-size plot")
     sc.set_defaults(func=cmd_bench_scale)
-    pr = bench.add_parser("probe", help="the attribution probe through the default retriever: H@1 of record "
-                          "questions (the record first) and of belief questions (the opinion first)")
+    pr = bench.add_parser("probe", help="attribution and currency through the default retriever: the set's "
+                          "record, belief, now and before questions over whole conversations (H@1, MRR)")
+    pr.add_argument("--split", choices=["dev", "test", "all"], default="dev",
+                    help="which half of the set's conversations (tune on dev; score test once per change)")
+    pr.add_argument("--set", help="the set's folder (default: benchmarks/data/memset of this checkout)")
+    pr.add_argument("--rows", help="write one JSON line per question (gold and counterpart ranks) here")
+    pr.add_argument("--pairs", action="store_true",
+                    help="also run the bundled pair probe (each question's pool: its pair's two turns)")
     pr.add_argument("--mode", choices=["cascade", "hybrid", "dense", "lexical"], default=None,
                     help="retrieval path (default: the default retriever's)")
     pr.add_argument("--models", help="models folder (default: the shipped models)")

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import networkx as nx
 
-from langmem_cog.graph.reconcile import claim_group, natural_key, reconcile_claims
+from langmem_cog.graph.reconcile import claim_group, derived_state, natural_key, reconcile_claims
 from langmem_cog.graph.schema import ExtractedClaim, Extraction
 from langmem_cog.graph.store import GraphMemory, graphs_equal
 
@@ -163,3 +163,21 @@ def test_hand_built_graph_without_claims_edges() -> None:
     assert ("claim:D1:10#0", "claim:D1:2#0", "SUPERSEDES") in derived(G)
     assert ("claim:D2:1#0", "claim:D1:10#0", "SUPERSEDES") in derived(G)
     assert natural_key("D1:2") < natural_key("D1:10")
+
+
+def test_a_change_of_mind_retires_the_other_stance_it_contradicts() -> None:
+    # "I hate running. It's boring." (January: a preference and an opinion), "I love running now!" (June).
+    _, G = build(
+        said("t1", "Dana", at(1), "running", -1, predicate="preference"),
+        said("t1b", "Dana", at(1), "running", -1),
+        said("t2", "Dana", at(20), "running", 1, predicate="preference"),
+        said("t3", "Dana", at(2), "running", 1, predicate="belief"),
+    )
+    assert statuses(G) == {"claim:t1#0": "SUPERSEDED", "claim:t1b#0": "SUPERSEDED", "claim:t2#0": "CURRENT",
+                           "claim:t3#0": "CURRENT"}
+    assert G.has_edge("claim:t2#0", "claim:t1b#0", key="SUPERSEDES")
+    assert G.edges["claim:t2#0", "claim:t1b#0", "SUPERSEDES"]["changed"] is True
+    # Recomputing from any of the claims gives the same state (no stale cross edges).
+    before = derived_state(G)
+    reconcile_claims(G, ["claim:t1b#0"])
+    assert derived_state(G) == before

@@ -189,3 +189,22 @@ def test_the_operator_loop_is_built_with_the_retriever_not_in_its_first_query(sa
     built = memory.retrieval
     retriever.invoke("Does Maya like running now?")
     assert memory.retrieval is built  # the query reused it
+
+
+def test_a_changed_preference_puts_the_new_one_first_and_labels_the_old_turn_superseded() -> None:
+    from datetime import datetime
+
+    from langmem_cog.records import make_turn
+
+    memory = CogMemory(CogMemConfig.preset("ephemeral"))
+    rows = [(datetime(2024, 1, 10, 9, tzinfo=UTC), "Dana", "Honestly I hate running. It's boring."),
+            (datetime(2024, 1, 10, 9, 1, tzinfo=UTC), "Sam", "Fair enough, running isn't for everyone."),
+            (datetime(2024, 3, 2, 9, tzinfo=UTC), "Sam", "I ran a half marathon last weekend."),
+            (datetime(2024, 6, 3, 9, tzinfo=UTC), "Dana", "I love running now!"),
+            (datetime(2024, 6, 3, 9, 1, tzinfo=UTC), "Sam", "No way, what changed?")]
+    memory.add_turns([make_turn(id=f"t{i}", namespace="dana", speaker=who, text=text, timestamp=ts, position=i)
+                      for i, (ts, who, text) in enumerate(rows)])
+    docs = CogMemRetriever(memory=memory, namespace="dana", k=5).invoke("Does Dana like running now?")
+    status = {d.metadata["turn_id"]: d.metadata.get("claim_status") for d in docs}
+    assert docs[0].page_content == "Dana: I love running now!" and status["t3"] == "CURRENT"
+    assert status["t0"] == "SUPERSEDED"  # its preference and its opinion ("It's boring.") were both retired

@@ -19,6 +19,15 @@ The rule ("the newest day wins"):
   newest -> oldest. The edge's ``changed`` attribute is ``True`` when the polarity
   changed ("changed their mind"), ``False`` for a restatement.
 
+A change of mind also retires the holder's other kind of stance on the same target that it
+contradicts: the stance predicates (:data:`STANCE_PREDICATES`: ``preference`` and ``opinion``) of
+one source and target are weighed together, and every CURRENT non-neutral stance claim said on an
+earlier day than a CURRENT stance claim of the other predicate with the opposite polarity becomes
+``SUPERSEDED``, with a ``SUPERSEDES`` edge (``changed=True``) from the newest such claim.
+So "I hate running. It's boring." (a ``preference`` and an ``opinion``) followed months later by
+"I love running now!" leaves both January claims SUPERSEDED, while an older claim that agrees
+with the new one stays as its group left it.
+
 Originals are never removed: only ``status`` and the ``SUPERSEDES`` /
 ``CONFLICTS_WITH`` edges among the group's claims are rewritten. A group is always
 recomputed from scratch, so the result depends only on the claims present, not on
@@ -55,12 +64,16 @@ import networkx as nx
 
 from langmem_cog.graph.schema import ClaimStatus, EdgeType, NodeType
 
-__all__ = ["reconcile_claims", "derived_state", "claim_group_key", "claim_group", "natural_key", "ClaimKey"]
+__all__ = ["reconcile_claims", "derived_state", "claim_group_key", "claim_group", "natural_key", "ClaimKey",
+           "STANCE_PREDICATES"]
 
 logger = logging.getLogger(__name__)
 
 #: ``(source node id, target node id, predicate)``.
 ClaimKey = tuple[str, str, str]
+
+#: Predicates that state where the holder stands on the target (a later one of either can retire the other).
+STANCE_PREDICATES = frozenset({"preference", "opinion"})
 
 _DERIVED = (EdgeType.SUPERSEDES.value, EdgeType.CONFLICTS_WITH.value)
 _NUM = re.compile(r"(\d+)")
@@ -177,6 +190,39 @@ def _reconcile_group(G: nx.MultiDiGraph, members: list[str], counts: dict[str, i
         _set_edge(G, nxt, c, EdgeType.SUPERSEDES, changed=G.nodes[nxt]["polarity"] != G.nodes[c]["polarity"])
 
 
+def _retire_contradicted(G: nx.MultiDiGraph, groups: list[list[str]], counts: dict[str, int]) -> None:
+    """The cross-group rule (see the module docs) over the groups of one ``(source, target)``."""
+    current = [c for members in groups for c in members
+               if G.nodes[c]["status"] == ClaimStatus.CURRENT.value and G.nodes[c]["polarity"] != 0
+               and G.nodes[c]["predicate"] in STANCE_PREDICATES]
+    for c in current:
+        ts, pol = G.nodes[c]["timestamp"], G.nodes[c]["polarity"]
+        newer = [d for d in current if G.nodes[d]["polarity"] == -pol and G.nodes[d]["timestamp"] > ts
+                 and claim_group_key(G, d) != claim_group_key(G, c)
+                 and G.nodes[d]["timestamp"].date() != ts.date()]
+        if not newer:
+            continue
+        by = max(newer, key=lambda d: _order(G, d))
+        G.nodes[c]["status"] = ClaimStatus.SUPERSEDED.value
+        counts[ClaimStatus.CURRENT.value] -= 1
+        counts[ClaimStatus.SUPERSEDED.value] += 1
+        _set_edge(G, by, c, EdgeType.SUPERSEDES, changed=True)
+
+
+def _pair_groups(G: nx.MultiDiGraph, keys: set[ClaimKey]) -> set[ClaimKey]:
+    """``keys`` and every other group of the same source and target."""
+    pairs = {(k[0], k[1]) for k in keys if k[2] in STANCE_PREDICATES}
+    out = set(keys)
+    for source in {p[0] for p in pairs}:
+        if source not in G:
+            continue
+        for _, c, k in G.out_edges(source, keys=True):
+            if (k == EdgeType.CLAIMS.value and _is_claim(G, c) and G.nodes[c]["predicate"] in STANCE_PREDICATES
+                    and (source, G.nodes[c]["target"]) in pairs):
+                out.add(claim_group_key(G, c))
+    return out
+
+
 def derived_state(G: nx.MultiDiGraph) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str, str, str], ...]]:
     """What :func:`reconcile_claims` writes, as a comparable value: every claim's status and every
     ``SUPERSEDES`` / ``CONFLICTS_WITH`` edge with its attributes (sorted).
@@ -222,9 +268,18 @@ def reconcile_claims(G: nx.MultiDiGraph, nodes: Iterable[str] | None = None) -> 
         ordered = {k: sorted(v, key=lambda c: _order(G, c)) for k, v in groups.items()}
     else:
         keys = {claim_group_key(G, n) for n in nodes if n in G and _is_claim(G, n)}
-        ordered = _claim_groups(G, keys)
+        ordered = _claim_groups(G, _pair_groups(G, keys))
+    by_pair: dict[tuple[str, str], list[list[str]]] = {}
     for key in sorted(ordered):
-        if ordered[key]:
-            _reconcile_group(G, ordered[key], counts)
+        by_pair.setdefault((key[0], key[1]), []).append(ordered[key])
+    for groups in by_pair.values():
+        members = {c for g in groups for c in g}
+        G.remove_edges_from([(u, v, k) for u in members for _, v, k in G.out_edges(u, keys=True)
+                             if k in _DERIVED and v in members])
+        for group in groups:
+            if group:
+                _reconcile_group(G, group, counts)
+        if len(groups) > 1:
+            _retire_contradicted(G, groups, counts)
     logger.debug("reconciled %d claim groups: %s", len(ordered), counts)
     return counts
