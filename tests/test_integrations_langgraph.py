@@ -485,7 +485,9 @@ def test_speakers_without_letters_or_digits_keep_the_namespace_writable(tmp_path
     assert "Remember that I love green tea." not in speakers  # the remember call stored it: not stored twice
     assert speakers["Bonjour"] == "!!! (U+0021 U+0021 U+0021)" and speakers["Hello"] == "— (U+2014)"
     notes = ("notes", ns)
-    CogMemStore(mem).put(notes, "n1", {"content": "Tea at five.", "speaker": "🙂"})  # a store item's speaker too
+    store = CogMemStore(mem)
+    store.put(notes, "n1", {"content": "Tea at five.", "speaker": "🙂"})  # a store item's speaker too
+    store.flush()  # over a persistent memory, the store writes its turns in batches
     assert [t.speaker for t in mem.store.get_turns(".".join(notes))] == ["🙂 (U+1F642)"]
     # A new process opens the namespace, writes to it and builds its graph.
     reopened = CogMemory(cfg, embeddings=FakeEmbeddings())

@@ -4,7 +4,8 @@ Exact-key operations (``get``, ``put``, ``delete``, ``list_namespaces`` and sear
 query) go to a wrapped store, which stays the store of the items' values: an ``InMemoryStore``
 over an ephemeral memory, a ``SqliteStore`` file in the memory's data directory over a persistent
 one (so a new process finds what an earlier one put), or any ``BaseStore`` given as ``inner``.
-Every indexed ``put`` is also written as a raw turn to a :class:`~langmem_cog.memory.CogMemory`
+Every indexed ``put`` is also written as a raw turn (at once, or over a persistent memory in
+batches that a crash cannot lose: see :class:`CogMemStore`) to a :class:`~langmem_cog.memory.CogMemory`
 namespace (``("memories", "alice")`` -> ``memories.alice``, see :func:`default_namespace_mapper`),
 and searches *with* a query rank the items there through :class:`~langmem_cog.CogMemRetriever`
 (the plain hybrid search by default, ``mode="cascade"`` for the cascade). ``SearchItem.score`` is
@@ -40,7 +41,10 @@ import math
 import operator
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,7 +69,7 @@ from langmem_cog.retriever import CogMemRetriever
 if TYPE_CHECKING:
     from langmem_cog.memory import CogMemory
 
-__all__ = ["CogMemStore", "HASHED_PREFIX", "INNER_STORE_FILE", "default_namespace_mapper", "item_text"]
+__all__ = ["CogMemStore", "FLUSH_EVERY", "HASHED_PREFIX", "INNER_STORE_FILE", "default_namespace_mapper", "item_text"]
 
 logger = logging.getLogger(__name__)
 
@@ -121,29 +125,41 @@ def _path(value: Any, path: str) -> Any:
 
 
 def _as_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    """The strings and numbers in ``value``, depth first, one a line: no keys, braces or quotes."""
+    lines: list[str] = []
+    stack = [value]
+    while stack:  # a loop, not recursion: nesting depth is the caller's
+        v = stack.pop()
+        if isinstance(v, Mapping):
+            stack.extend(reversed(list(v.values())))
+        elif isinstance(v, list | tuple):
+            stack.extend(reversed(v))
+        elif v is not None and not isinstance(v, bool):
+            text = v if isinstance(v, str) else str(v)
+            if text.strip():
+                lines.append(text)
+    return "\n".join(lines)
 
 
 def item_text(value: Mapping[str, Any], fields: Iterable[str] | None = None) -> str:
-    """The text indexed for an item: the given fields (dotted paths), else its ``content`` /
-    ``text`` / ``memory`` field, else the whole value as JSON.
+    r"""The text indexed for an item: the values (strings and numbers, never the keys) at the given
+    fields (dotted paths; ``$`` is the whole item), else at its ``content`` / ``text`` / ``memory``
+    field (the first it has), else of the whole item. ``""`` means nothing to index.
 
     Example:
-        >>> item_text({"content": {"name": "Ana", "likes": "cello"}})
-        '{"likes": "cello", "name": "Ana"}'
+        >>> item_text({"food": "pizza", "mood": "happy"})
+        'pizza\nhappy'
+        >>> item_text({"content": {"name": "Ana", "likes": ["cello", "tea"]}})
+        'Ana\ncello\ntea'
+        >>> item_text({"content": "", "kind": "fact"}), item_text({"food": "pizza", "n": 2}, ["n"])
+        ('', '2')
     """
     if fields:
-        return "\n".join(t for t in (_as_text(_path(value, f)) for f in fields if f != "$") if t.strip()) or (
-            _as_text(value) if "$" in fields else ""
-        )
+        return "\n".join(t for t in (_as_text(value if f == "$" else _path(value, f)) for f in fields) if t)
     for f in _TEXT_FIELDS:
-        if f in value and _as_text(value[f]).strip():
+        if value.get(f) is not None:
             return _as_text(value[f])
-    return _as_text(dict(value))
+    return _as_text(value)
 
 
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
@@ -189,6 +205,37 @@ def _cosine(value: Any) -> float | None:
     return min(1.0, max(-1.0, x))  # float32 vectors: a unit dot product may round past 1
 
 
+def _connect(path: Path, *, synced: bool = True) -> sqlite3.Connection:
+    """A connection to the SQLite file ``path`` in WAL mode (a commit is one append to the log).
+
+    ``synced``: each commit is synced before it returns; else it is synced by the next synced
+    commit of any connection to the file (both append to its one WAL, and a synced commit syncs
+    the frames before it), or on a checkpoint.
+    """
+    conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30.0)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(f"PRAGMA synchronous={'FULL' if synced else 'NORMAL'}")
+    return conn
+
+
+#: The tables, beside the default persistent inner store's, that order its items and list the puts
+#: not yet indexed (namespaces are JSON lists; ``idx`` is the put's ``index`` argument as JSON).
+_LOG_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cogmem_namespace_order (seq INTEGER PRIMARY KEY AUTOINCREMENT, ns TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS cogmem_item_order (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, ns TEXT NOT NULL, key TEXT NOT NULL, UNIQUE (ns, key));
+CREATE TABLE IF NOT EXISTS cogmem_pending (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, ns TEXT NOT NULL, key TEXT NOT NULL, idx TEXT NOT NULL, UNIQUE (ns, key));
+"""
+
+#: A persistent store indexes its pending puts once this many were put since its last flush.
+FLUSH_EVERY = 256
+
+
+def _ns_text(namespace: Iterable[str]) -> str:
+    return json.dumps(list(namespace))
+
+
 def _sqlite_store(path: Path) -> BaseStore:
     """A set-up LangGraph ``SqliteStore`` over the file ``path`` (created with its directory)."""
     try:
@@ -200,8 +247,7 @@ def _sqlite_store(path: Path) -> BaseStore:
             "inner= a persistent BaseStore (e.g. langgraph's PostgresStore)"
         ) from exc
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30.0)
-    store = SqliteStore(conn)
+    store = SqliteStore(_connect(path))
     store.setup()
     return store
 
@@ -221,20 +267,42 @@ class CogMemStore(BaseStore):
         namespace_mapper: Store namespace tuple -> CogMem namespace id
             (default :func:`default_namespace_mapper`, injective). A custom one must be injective
             too, or the items of two store namespaces share one CogMem namespace.
-        fields: Default fields indexed (dotted paths; ``None``: ``content``/``text``/``memory``,
-            else the whole value). A ``put(..., index=[...])`` overrides them; ``index=False``
-            stores the item without indexing it.
+        fields: Default fields indexed, by their values (dotted paths, ``$`` the whole value;
+            ``None``: ``content``/``text``/``memory``, else the whole value). A
+            ``put(..., index=[...])`` overrides them; ``index=False`` stores the item without
+            indexing it.
         speaker: Speaker of the indexed turns (an item's own ``speaker`` field wins).
         mode: The retrieval path that orders the items of a namespace (``hybrid`` by default;
             ``cascade``, ``dense``, ``lexical``; ``None``: the memory's configured one).
+
+    Indexing: an item is indexed by the values (strings and numbers, never its keys) at the
+    fields of ``put(..., index=[...])``, else of ``fields``, else of its ``content`` / ``text`` /
+    ``memory`` field (the first it has), else of the whole item (:func:`item_text`). An item with
+    nothing to index (``{"content": ""}``) is kept and returned by ``get`` and search without a
+    query, and has no turn.
+
+    Over a persistent memory with the default inner store, a ``put`` returns once the value and a
+    record of the put are committed (WAL, synced) in :data:`INNER_STORE_FILE`; the turns are written
+    to the memory in one batch by the next search with a query, :meth:`flush`, :meth:`close`, the
+    opening of a store over the directory, or once :data:`FLUSH_EVERY` puts wait. A crash loses no
+    acknowledged put: the next store over the directory indexes what it records. Code that reads
+    the memory itself (its retriever, tools, middleware) sees the items after a flush. Every other
+    store indexes each put before it returns.
+
+    Search without a query (or with a blank one) lists the items in the order LangGraph's
+    ``InMemoryStore`` gives: namespaces in the order they were first written, and in each the keys
+    in the order they were first put (an update keeps the key's place; a key deleted and put again
+    goes last). The default persistent inner store keeps that order in
+    :data:`INNER_STORE_FILE`, so it holds across processes; a given ``inner`` lists in its own order.
+    ``filter``, ``offset`` and ``limit`` apply to that order.
 
     Search with a ``query`` ranks the items of every namespace under the prefix with the
     retriever. ``SearchItem.score`` is the cosine similarity of the query's embedding and the
     item's turn's (``"<speaker>: <indexed text>"``, the vector the memory searches), in
     ``[-1, 1]`` like LangGraph's ``InMemoryStore``: it depends on the item and the query only, not on the other items of its namespace, so one
     threshold works for every user. Each namespace keeps the retriever's order; namespaces merge
-    by the score of their next item. ``filter``, ``offset`` and ``limit`` apply to that ranking.
-    Without a query (or with a blank one), search is the inner store's; ``limit=0`` finds nothing. An item
+    by the score of their next item. ``filter``, ``offset`` and ``limit`` apply to that ranking;
+    ``limit=0`` finds nothing. An item
     updated by ``put`` is re-indexed; a deleted one leaves the index. The indexed text drops the characters
     no turn can hold (NUL, lone surrogates) and stops at ``MAX_TEXT_CHARS`` characters; the value is kept
     whole. A put the memory cannot index (a namespace or key it rejects) raises before anything is written. ``abatch`` runs ``batch`` in a worker thread.
@@ -244,7 +312,8 @@ class CogMemStore(BaseStore):
             ``langgraph-checkpoint-sqlite`` is not installed (the message says what to pass).
     """
 
-    __slots__ = ("memory", "inner", "inner_path", "namespace_mapper", "fields", "speaker", "mode")
+    __slots__ = ("memory", "inner", "inner_path", "namespace_mapper", "fields", "speaker", "mode",
+                 "_log", "_log_lock", "_unflushed")
 
     def __init__(
         self,
@@ -277,37 +346,108 @@ class CogMemStore(BaseStore):
         self.namespace_mapper = namespace_mapper
         self.fields = fields
         self.speaker = speaker
+        # The record of item order and pending puts, beside the values of the default persistent store.
+        self._log: sqlite3.Connection | None = None
+        self._log_lock = threading.Lock()
+        self._unflushed = 0
+        if self.inner_path is not None:
+            # Unsynced: every record is followed by the inner store's synced commit of the value.
+            self._log = _connect(self.inner_path, synced=False)
+            self._log.executescript(_LOG_SCHEMA)
+            self.flush()  # the puts an earlier process acknowledged but did not index
 
     def close(self) -> None:
-        """Close the default ``SqliteStore`` this store opened (a given ``inner`` is left open)."""
-        conn = getattr(self.inner, "conn", None) if self.inner_path is not None else None
-        if conn is not None:
-            conn.close()
+        """Index the pending puts (:meth:`flush`), then close the default ``SqliteStore`` this store
+        opened (a given ``inner`` is left open)."""
+        try:
+            self.flush()
+        finally:
+            if self._log is not None:
+                self._log.close()
+                self.inner.conn.close()  # type: ignore[attr-defined]
+                self._log = None
+
+    def flush(self) -> None:
+        """Write the pending puts' turns to the memory, in one batch (a no-op where none wait).
+
+        Raises:
+            InvalidInputError: If a recorded put can no longer be indexed (e.g. a new
+                ``namespace_mapper`` rejects its namespace); the record stays.
+        """
+        if self._log is None:
+            return
+        with self._log_lock:
+            if self._log.execute("SELECT 1 FROM cogmem_pending LIMIT 1").fetchone() is None:
+                return
+        # Under the memory's write lock (threads and processes), so one flush indexes each record.
+        with self.memory.store.writing():
+            with self._log_lock:
+                rows = self._log.execute("SELECT seq, ns, key, idx FROM cogmem_pending ORDER BY seq").fetchall()
+            keys = [(tuple(json.loads(ns)), key) for _, ns, key, _ in rows]
+            items = self.inner.batch([GetOp(ns, key, refresh_ttl=False) for ns, key in keys])
+            self._index(self._turns([
+                PutOp(ns, key, None if item is None else item.value, index=json.loads(idx))
+                for (ns, key), item, (_, _, _, idx) in zip(keys, items, rows, strict=True)]))
+            with self._logging() as log:  # a put recorded meanwhile has a new seq and stays
+                log.executemany("DELETE FROM cogmem_pending WHERE seq = ?", [(row[0],) for row in rows])
+            self._unflushed = 0
+
+    @contextmanager
+    def _logging(self) -> Iterator[sqlite3.Connection]:
+        """One transaction on the log, committed (and synced) on exit, rolled back on an error."""
+        assert self._log is not None
+        with self._log_lock:
+            self._log.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._log
+            except BaseException:
+                self._log.execute("ROLLBACK")
+                raise
+            self._log.execute("COMMIT")
+
+    def _record(self, puts: list[PutOp]) -> None:
+        """Record ``puts`` (the last of each key) in the item order and as pending, before they are written."""
+        last = {(_ns_text(op.namespace), op.key): op for op in puts}
+        with self._logging() as log:
+            log.executemany("INSERT OR IGNORE INTO cogmem_namespace_order (ns) VALUES (?)", [(ns,) for ns, _ in last])
+            log.executemany("DELETE FROM cogmem_item_order WHERE ns = ? AND key = ?",
+                            [k for k, op in last.items() if op.value is None])
+            log.executemany("INSERT OR IGNORE INTO cogmem_item_order (ns, key) VALUES (?, ?)",
+                            [k for k, op in last.items() if op.value is not None])
+            log.executemany("INSERT OR REPLACE INTO cogmem_pending (ns, key, idx) VALUES (?, ?, ?)",
+                            [(*k, json.dumps(op.index)) for k, op in last.items()])
+        self._unflushed += len(last)
 
     # ------------------------------------------------------------------ batch
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run the operations in order: searches with a query here, everything else on ``inner``."""
+        """Run the operations in order (a search sees the puts before it): searches here, the rest on ``inner``."""
         results: list[Result] = []
         run: list[Op] = []
 
-        def flush() -> None:
+        def write() -> None:
             if run:
                 # The index's turns are built (and checked) before anything is written: a put the
                 # memory cannot index fails with nothing changed.
-                indexed = self._turns([op for op in run if isinstance(op, PutOp)])
+                puts = [op for op in run if isinstance(op, PutOp)]
+                indexed = self._turns(puts)
+                if self._log is not None and puts:
+                    self._record(puts)  # first: a crash after the value's write leaves the record
                 results.extend(self.inner.batch(list(run)))
-                self._index(indexed)
+                if self._log is None:
+                    self._index(indexed)
                 run.clear()
 
         for op in ops:
-            if isinstance(op, SearchOp) and op.query and op.query.strip():
-                flush()
-                results.append(self._search(op))
-            elif isinstance(op, GetOp | PutOp | SearchOp | ListNamespacesOp):
+            if isinstance(op, SearchOp):
+                write()
+                results.append(self._search(op) if op.query and op.query.strip() else self._list(op))
+            elif isinstance(op, GetOp | PutOp | ListNamespacesOp):
                 run.append(op)
             else:
                 raise InvalidInputError(f"unknown store operation {type(op).__name__}")
-        flush()
+        write()
+        if self._unflushed >= FLUSH_EVERY:
+            self.flush()
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -368,9 +508,31 @@ class CogMemStore(BaseStore):
                 self.memory.add_turns([t.model_copy(update={"position": position + i}) for i, t in enumerate(turns)])
 
     # ------------------------------------------------------------------ search
+    def _list(self, op: SearchOp) -> list[SearchItem]:
+        """Search without a query: the inner store's; on the default persistent store, its items in
+        the recorded order (see the class docstring), an item written around this store last."""
+        if self._log is None:
+            return self.inner.batch([op])[0]
+        if op.limit <= 0:
+            return []
+        items = self.inner.search(op.namespace_prefix, filter=op.filter, limit=sys.maxsize,
+                                  refresh_ttl=op.refresh_ttl)
+        with self._log_lock:
+            namespaces = dict(self._log.execute("SELECT ns, seq FROM cogmem_namespace_order").fetchall())
+            seqs = {ns: dict(self._log.execute("SELECT key, seq FROM cogmem_item_order WHERE ns = ?", (ns,)).fetchall())
+                    for ns in {_ns_text(item.namespace) for item in items}}
+        last = math.inf
+
+        def place(item: SearchItem) -> tuple[float, float]:
+            ns = _ns_text(item.namespace)
+            return namespaces.get(ns, last), seqs[ns].get(item.key, last)
+
+        return sorted(items, key=place)[op.offset:op.offset + op.limit]
+
     def _search(self, op: SearchOp) -> list[SearchItem]:
         if op.limit <= 0:
             return []
+        self.flush()
         namespaces = self.inner.list_namespaces(prefix=op.namespace_prefix or None, limit=100_000)
         want = op.offset + op.limit
         # Per namespace, the retriever's order: (score, cns, ns, key) of each hit.
