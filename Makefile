@@ -32,6 +32,7 @@ ui: setup
 
 lint: setup
 	$(VENV)/bin/ruff check langmem_cog tests integrations examples
+	$(VENV)/bin/mypy langmem_cog integrations
 
 test: lint
 	$(VENV)/bin/pytest -q

@@ -734,11 +734,12 @@ def cmd_train_models(args: argparse.Namespace) -> int:
 
     paths = {"locomo": Path(args.locomo) if args.locomo else default_locomo_path(),
              "longmemeval": Path(args.longmemeval) if args.longmemeval else _default_longmemeval()}
-    datasets = {}
+    datasets: dict[str, Path] = {}
     for name in args.datasets:
-        if paths[name] is None:
+        path = paths[name]
+        if path is None:
             raise LangMemCogError(f"no {name} data at ../shared/data: pass --{name} PATH")
-        datasets[name] = paths[name]
+        datasets[name] = path
     recipe = dataclasses.replace(
         SHIPPED_RECIPE,
         drop_features=tuple(args.drop_features) if args.drop_features is not None else SHIPPED_RECIPE.drop_features,

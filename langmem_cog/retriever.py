@@ -186,32 +186,36 @@ class CogMemRetriever(BaseRetriever):
     now: datetime | str | None = None
     _cascade: Any = PrivateAttr(default=None)
 
-    def __init__(self, **data: Any) -> None:
-        # Checked before pydantic runs, so callers get our named errors rather than a ValidationError.
-        if "namespace" in data:
-            validate_namespace(data["namespace"])
-        if "k" in data:
-            data["k"] = _check_k(data["k"])
-        if "max_tokens" in data:
-            data["max_tokens"] = _check_budget(data["max_tokens"])
-        if data.get("lexical_weight") is not None:
-            data["lexical_weight"] = nonnegative_weight(data["lexical_weight"], "lexical_weight")
-        if data.get("store") is None and data.get("memory") is None:
-            raise InvalidInputError("CogMemRetriever needs store=TurnStore(...) or memory=CogMemory(...)")
-        if "namespace" not in data:
-            raise InvalidInputError("CogMemRetriever needs namespace=...: the user or conversation to search")
-        if "mode" in data and data["mode"] not in (None, *get_args(RetrievalMode)):
-            raise InvalidInputError(f"mode={data['mode']!r} is invalid: use one of {', '.join(get_args(RetrievalMode))}")
-        if data.get("use_graph") and data.get("memory") is None:
-            raise InvalidInputError("use_graph=True needs memory=CogMemory(...): the graph lives in the memory")
-        staged = [f for f in ("use_graph", "fusion", "compressor") if data.get(f) not in (None, False)]
-        if data.get("mode") not in (None, "cascade") and staged:
-            raise InvalidInputError(f"{', '.join(staged)} apply to mode='cascade', not mode={data['mode']!r}: "
-                                    "drop them or use mode='cascade'")
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:  # any other field of the wrong type: still one of our errors
-            raise InvalidInputError(f"invalid CogMemRetriever arguments: {exc}") from exc
+    # Hidden from type checkers, which then read the keyword arguments and their types from the fields
+    # (pydantic's dataclass_transform); at run time the arguments are checked before pydantic validates them.
+    if not TYPE_CHECKING:
+
+        def __init__(self, **data: Any) -> None:
+            # Checked before pydantic runs, so callers get our named errors rather than a ValidationError.
+            if "namespace" in data:
+                validate_namespace(data["namespace"])
+            if "k" in data:
+                data["k"] = _check_k(data["k"])
+            if "max_tokens" in data:
+                data["max_tokens"] = _check_budget(data["max_tokens"])
+            if data.get("lexical_weight") is not None:
+                data["lexical_weight"] = nonnegative_weight(data["lexical_weight"], "lexical_weight")
+            if data.get("store") is None and data.get("memory") is None:
+                raise InvalidInputError("CogMemRetriever needs store=TurnStore(...) or memory=CogMemory(...)")
+            if "namespace" not in data:
+                raise InvalidInputError("CogMemRetriever needs namespace=...: the user or conversation to search")
+            if "mode" in data and data["mode"] not in (None, *get_args(RetrievalMode)):
+                raise InvalidInputError(f"mode={data['mode']!r} is invalid: use one of {', '.join(get_args(RetrievalMode))}")
+            if data.get("use_graph") and data.get("memory") is None:
+                raise InvalidInputError("use_graph=True needs memory=CogMemory(...): the graph lives in the memory")
+            staged = [f for f in ("use_graph", "fusion", "compressor") if data.get(f) not in (None, False)]
+            if data.get("mode") not in (None, "cascade") and staged:
+                raise InvalidInputError(f"{', '.join(staged)} apply to mode='cascade', not mode={data['mode']!r}: "
+                                        "drop them or use mode='cascade'")
+            try:
+                super().__init__(**data)
+            except ValidationError as exc:  # any other field of the wrong type: still one of our errors
+                raise InvalidInputError(f"invalid CogMemRetriever arguments: {exc}") from exc
 
     @field_validator("namespace")
     @classmethod

@@ -267,7 +267,7 @@ def quantize_per_item(source: Path, target: Path) -> None:
     inferred = onnx.shape_inference.infer_shapes(model).graph  # read for ranks only: scales change shape here
     ranks = {v.name: len(v.type.tensor_type.shape.dim) for v in [*inferred.value_info, *inferred.input]}
     weights = {t.name: t for t in graph.initializer}
-    const = {"zero": np.array(0.0, np.float32), "one": np.array(1.0, np.float32),
+    const: dict[str, np.ndarray] = {"zero": np.array(0.0, np.float32), "one": np.array(1.0, np.float32),
              "qmax": np.array(255.0, np.float32), "flat": np.array([-1], np.int64)}
     added = [numpy_helper.from_array(v, f"per_item/{k}") for k, v in const.items()]
     zero, one, qmax, flat = (f"per_item/{k}" for k in const)

@@ -342,18 +342,19 @@ class _Cache:
             self.ids = [self.ids[j] for j in order]
             self.turns = [self.turns[j] for j in order]
             self.pos = {d: j for j, d in enumerate(self.ids)}
+            assert self.emb is not None  # _grow set it
             self.emb = self.emb[order]
 
     def _grow(self, emb: np.ndarray) -> None:
         """Append rows to ``emb`` in amortised O(rows): a buffer with spare capacity, ``emb`` a view of it."""
         old = self.emb
-        n0 = 0 if old is None else len(old)
         buf: np.ndarray | None = getattr(self, "_buf", None)
-        if n0 == 0 or len(emb) == 0:
-            if n0 == 0:
+        if old is None or len(old) == 0 or len(emb) == 0:
+            if old is None or len(old) == 0:
                 self.emb = emb
                 self._buf = None
             return
+        n0 = len(old)
         if buf is None or old.base is not buf or n0 + len(emb) > len(buf) or buf.shape[1] != emb.shape[1]:
             buf = np.empty((max(n0 + len(emb), 2 * n0, 1024), old.shape[1]), dtype=np.float32)
             buf[:n0] = old
@@ -834,8 +835,10 @@ class TurnStore:
                 from chromadb.api.shared_system_client import SharedSystemClient
 
                 ident = getattr(self.client, "_identifier", None)
-                system = SharedSystemClient._identifier_to_system.pop(ident, None) if ident else None
-                SharedSystemClient._identifier_to_refcount.pop(ident, None)
+                system = None
+                if ident:
+                    system = SharedSystemClient._identifier_to_system.pop(ident, None)
+                    SharedSystemClient._identifier_to_refcount.pop(ident, None)
                 if system is not None:
                     system.stop()
                 _CHROMA_SYNCED[key] = gen
@@ -992,6 +995,7 @@ class TurnStore:
         if col is None:
             raise self._gone(namespace)
         tombs = self._tombstone_ids(col)  # before the ids: a re-add follows the record of its delete
+        assert tombs is not None  # http mode
         try:
             present = _drift_read(lambda: col.get(include=[])["ids"], what=f"namespace {namespace!r}: listing ids")
         except Exception as exc:  # as in _read_cache
@@ -1210,6 +1214,7 @@ class TurnStore:
         text), so that workers that cached them reload them if they are added again."""
         for attempt in range(2):
             tombs = self._tombstones(col, create=True)
+            assert tombs is not None  # created if missing
             try:
                 tombs.add(ids=[uuid.uuid4().hex], embeddings=np.ones((1, 1), dtype=np.float32),
                           documents=[json.dumps(ids, ensure_ascii=False)])
@@ -2368,12 +2373,12 @@ class TurnStore:
             self._check_dimension(namespace, emb, np.shape(qv)[-1])
         dense = emb @ qv if emb is not None and len(ids) else np.zeros(0, dtype=np.float32)
         lexical = self._lexical_index(namespace).scores_for(query, ids)
-        context = context_lexical = None
-        if ctx is not None:
-            context = np.asarray(ctx @ qv, dtype=np.float64)
+        context_dense = context_lexical = None
+        if ctx is not None and ctx_index is not None:
+            context_dense = np.asarray(ctx @ qv, dtype=np.float64)
             context_lexical = ctx_index.lexical_scores(query, ids).astype(np.float64)
         return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64),
-                          context=context, context_lexical=context_lexical)
+                          context=context_dense, context_lexical=context_lexical)
 
     def dense_scores(self, namespace: str, ids: Iterable[str], query_vector: np.ndarray) -> dict[str, float]:
         """The cosine of ``query_vector`` to each of a few stored turns (the ones of ``ids`` the namespace
@@ -2483,7 +2488,7 @@ class TurnStore:
         cache = self._load_cache(namespace)
         rows = [cache.pos[i] for i in ids if i in cache.pos]
         ids = [cache.ids[r] for r in rows]
-        dense = cache.emb[rows] @ qv if rows else np.zeros(0)
+        dense = cache.emb[rows] @ qv if rows and cache.emb is not None else np.zeros(0)
         lexical = self._lexical_index(namespace).scores_for(query, ids)
         return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64))
 

@@ -83,6 +83,7 @@ def create_memory_retriever_tool(
     tool = create_retriever_tool(retriever, name, description, document_prompt=CitedDocumentPrompt(),
                                  document_separator="\n", response_format=response_format)
     run, arun = tool.func, tool.coroutine
+    assert run is not None and arun is not None  # create_retriever_tool sets both
 
     # The same signatures as create_retriever_tool's, so the tool still passes its callbacks on.
     def func(query: str, callbacks: Callbacks = None) -> Any:

@@ -48,7 +48,7 @@ from langmem_cog.config import CogMemConfig
 from langmem_cog.embeddings import resolve_model_path
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.rank.cascade import Cascade, pool_documents
-from langmem_cog.rank.compressor import ConvMemoryCompressor, head_scale
+from langmem_cog.rank.compressor import ConvMemoryCompressor, Scale, head_scale
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder, check_threads
 from langmem_cog.rank.data import rerank_examples
 from langmem_cog.rank.features import FEATURE_NAMES, candidate_features
@@ -356,13 +356,13 @@ def _models(recipe: CascadeRecipe, seed: int, train: list[str], ps: PoolSet, mat
     if train_config.epochs == 0:  # no fine-tuning: the init checkpoint as it is, shared by every seed
         if not fit.reranker_init:
             raise InvalidInputError("epochs=0 scores with --reranker-init as it is: pass a trained cross-encoder checkpoint")
-        ce = _shared_cross_encoder(backbone, score.max_length or train_config.max_length, score.quantize, score.threads)
+        shared = _shared_cross_encoder(backbone, score.max_length or train_config.max_length, score.quantize, score.threads)
         positions = _checkpoint_positions(backbone)  # score in the pair format the checkpoint was trained on
-        weight, grid = tune_blend(ce, tune_qps, scorer, feats, gold, positions=positions)
+        weight, grid = tune_blend(shared, tune_qps, scorer, feats, gold, positions=positions)
         entry["reranker"] = {"init": str(backbone), "fine_tuned": False, "cross_encoder_weight": weight,
                              "tune_mrr": grid, "tune_queries": len(tune_qps), "int8": score.quantize,
                              "score_threads": score.threads, "use_positions": positions}
-        return scorer, ConvMemoryCompressor(cross_encoder=ce, cross_encoder_weight=weight,
+        return scorer, ConvMemoryCompressor(cross_encoder=shared, cross_encoder_weight=weight,
                                             use_positions=positions), entry
     if run.reuse and (out / "training.json").exists():
         report = json.loads((out / "training.json").read_text(encoding="utf-8"))
@@ -390,10 +390,10 @@ class _MemoCrossEncoder(BaseCrossEncoder):
         self.memo: dict[tuple[str, str], float] = {}
 
     def score(self, text_pairs: list[tuple[str, str]]) -> list[float]:
-        todo = [p for p in dict.fromkeys(map(tuple, text_pairs)) if p not in self.memo]
+        todo = [p for p in dict.fromkeys((q, m) for q, m in text_pairs) if p not in self.memo]
         if todo:
             self.memo.update(zip(todo, self.inner.score(todo), strict=True))
-        return [self.memo[tuple(p)] for p in text_pairs]
+        return [self.memo[(q, m)] for q, m in text_pairs]
 
 
 _SHARED: dict[tuple[str, int, bool, int | None], _MemoCrossEncoder] = {}
@@ -416,8 +416,8 @@ def _shared_cross_encoder(path: Path, max_length: int, quantize: bool, threads: 
     return _SHARED[key]
 
 
-def tune_blend(ce: LocalCrossEncoder, qps: list[QueryPool], scorer: FusionScorer, feats: dict,
-               gold: dict, *, positions: bool = True, rule: str = "best", scale: str = "z") -> tuple[float, dict[str, float]]:
+def tune_blend(ce: BaseCrossEncoder, qps: list[QueryPool], scorer: FusionScorer, feats: dict,
+               gold: dict, *, positions: bool = True, rule: str = "best", scale: Scale = "z") -> tuple[float, dict[str, float]]:
     """The cross-encoder weight chosen by ``rule`` (:func:`best_blend`) on held-out train questions;
     ``positions``: the pair format the cross-encoder was trained on, ``scale`` the blend's (see :func:`blend_heads`)."""
     if not qps:
@@ -426,7 +426,7 @@ def tune_blend(ce: LocalCrossEncoder, qps: list[QueryPool], scorer: FusionScorer
 
 
 def blend_heads(ce: BaseCrossEncoder, qps: Sequence[QueryPool], scorer: FusionScorer, feats: dict,
-                gold: dict, *, positions: bool = True, scale: str = "z") -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+                gold: dict, *, positions: bool = True, scale: Scale = "z") -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per question, its fused top 10's cross-encoder and first-stage scores on the blend's ``scale``
     (:func:`~langmem_cog.rank.compressor.head_scale`: z-scores, or centred) and gold mask
     (``positions``: the pair format, the compressor's ``use_positions``)."""

@@ -87,8 +87,8 @@ def run_latency(on: str, data: str | Path, *, questions: int = 200, conversation
         for retriever, q in progress(asked[:questions], "latency", min(questions, len(asked))):
             warm.append(_timed(retriever, q))
     else:
-        qs = [q for q in load_longmemeval(data) if q.gold_turn_ids][:haystacks]
-        for i, q in enumerate(progress(qs, "latency", len(qs))):
+        lme_qs = [q for q in load_longmemeval(data) if q.gold_turn_ids][:haystacks]
+        for i, q in enumerate(progress(lme_qs, "latency", len(lme_qs))):
             ns = f"lat.{run}.{i}"
             turns, _ = ingest_haystack(memory, q, ns)
             n_turns += len(turns)

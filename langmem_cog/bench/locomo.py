@@ -228,7 +228,7 @@ def _run_graph(
         memory.forget(_ns(sid))
     n_q = max(len(answers), 1)
     params = {"max_steps": 5, "router": "rule", "sufficiency": "rule"}
-    result = {
+    summary = {
         **run_summary(RunInfo(system, cfg.embedder, data, split, seeds), rows, latencies, n_turns, ingest_s, params),
         "graph": {
             "questions_run": len(answers),
@@ -239,4 +239,4 @@ def _run_graph(
             "step_latency_ms": {op: percentiles(v) for op, v in sorted(step_ms.items())},
         },
     }
-    return LocomoRun(summary=result, rows=rows)
+    return LocomoRun(summary=summary, rows=rows)

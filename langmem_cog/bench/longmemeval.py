@@ -29,7 +29,7 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -195,7 +195,7 @@ class LmeSelection:
 
     limit: int | None = None
     start: int = 0
-    skip: Iterable[str] = frozenset()
+    skip: Collection[str] = frozenset()
 
     def __post_init__(self) -> None:
         positive_int(self.limit, "limit", allow_none=True)
@@ -303,7 +303,7 @@ def run_longmemeval(
         session_of = {t.id: t.session_id for t in turns}
         haystack_sessions = set(session_of.values())
         gold_sessions = [s for s in q.answer_session_ids if s in haystack_sessions]
-        if cache is not None and (i + 1) % 10 == 0:
+        if cache is not None and embedding_cache is not None and (i + 1) % 10 == 0:
             cache.save(embedding_cache)
         try:
             for name in systems:
@@ -330,7 +330,7 @@ def run_longmemeval(
                     on_row(name, row)
         finally:
             memory.forget(ns)
-    if cache is not None:
+    if cache is not None and embedding_cache is not None:
         cache.save(embedding_cache)
 
     out: dict[str, LocomoRun] = {}

@@ -119,7 +119,7 @@ def collect_pools(
     todo = [(str(rec["sample_id"]), q) for rec in records for q in locomo_questions(rec)[: limit or None]]
     # Query vectors in one batch (the online path embeds one query at a time; online latency is
     # measured separately by the benchmark).
-    vectors = store.embed_texts([q["question"] for _, q in todo]) if todo else []
+    vectors = list(store.embed_texts([q["question"] for _, q in todo])) if todo else []
     for (sid, q), qv in progress(list(zip(todo, vectors, strict=True)), "pools", len(todo)):
         ns = nss[sid]
         # The operator loop embeds the question through the store's cache: hand it the batch vector.

@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from langmem_cog.config import RetrievalMode
 from langmem_cog.embeddings import resolve_embedder
 from langmem_cog.graph.operators import NodeVectors, anchor, ground
 from langmem_cog.graph.rules import RuleExtractor
@@ -100,7 +101,7 @@ def run_probe(embedder: str = "minilm", path: str | Path | None = None) -> dict[
     }
 
 
-def run_retriever_probe(config: Any | None = None, *, mode: str | None = None,
+def run_retriever_probe(config: Any | None = None, *, mode: RetrievalMode | None = None,
                         path: str | Path | None = None) -> dict[str, Any]:
     """The probe through :class:`~langmem_cog.CogMemRetriever` (the default retriever unless ``mode``).
 

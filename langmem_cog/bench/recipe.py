@@ -37,7 +37,7 @@ from typing import Any
 from langmem_cog.bench.blend import BLEND_RULES, best_blend
 from langmem_cog.checks import positive_int
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.rank.compressor import SCALES
+from langmem_cog.rank.compressor import SCALES, Scale
 from langmem_cog.rank.features import CONTEXT_FEATURES, FEATURE_NAMES, FEATURES
 from langmem_cog.rank.head import RERANK_DEPTH
 from langmem_cog.rank.scorer import FusionScorer
@@ -183,7 +183,7 @@ class Recipe:
     pair_positions: bool = False
     name_speakers: float = 0.0
     same_role: bool = False
-    blend_scale: str = "z"
+    blend_scale: Scale = "z"
     tune_queries: int = 300
     min_held_out: int = 150
     folds: int = 5
@@ -409,7 +409,7 @@ def write_models(models: FittedModels, out_dir: str | Path, *, recipe: Recipe,
     return out
 
 
-def rank_pools(qps: Sequence[Any], scorer: FusionScorer, compressor: Any, cfg: Any) -> list[tuple[Any, list[str]]]:
+def rank_pools(qps: Iterable[Any], scorer: FusionScorer, compressor: Any, cfg: Any) -> list[tuple[Any, list[str]]]:
     """Rank labelled pools exactly as :class:`~langmem_cog.CogMemRetriever` ranks a live namespace:
     :meth:`Cascade.fuse` then :meth:`Cascade.rank_pool` (filter, cut, compress), the whole pool returned.
 

@@ -115,7 +115,7 @@ def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, po
     out: dict[str, LocomoRun] = {}
     for name, rows in runs.items():
         summary = {"system": name, "on": on, "data": str(data), "models": str(models_dir or "shipped"),
-                   "rerank_precision": "int8" if compressor.cross_encoder.quantize else "fp32",
+                   "rerank_precision": "int8" if getattr(compressor.cross_encoder, "quantize", False) else "fp32",
                    "blend": {"cross_encoder_weight": compressor.cross_encoder_weight, "scale": compressor.scale},
                    "scorer": scorer.trained_on, "n_questions": len(rows), **_summary(on, rows)}
         out[name] = LocomoRun(summary=summary, rows=rows)

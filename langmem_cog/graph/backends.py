@@ -32,7 +32,7 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langmem_cog.errors import InvalidInputError, StoreError
 from langmem_cog.locking import fsync_dir
@@ -308,7 +308,7 @@ class BaseStoreGraphStore(GraphStore):
 
     def entries(self, namespace: str, keys: list[str]) -> dict[str, dict[str, Any] | None]:
         """The entries of ``keys`` (``None`` for a missing one), read in batches of gets; copies."""
-        from langgraph.store.base import GetOp
+        from langgraph.store.base import GetOp, Item
 
         validate_namespace(namespace)
         space = self._space(namespace, "log")
@@ -316,7 +316,7 @@ class BaseStoreGraphStore(GraphStore):
         for i in range(0, len(keys), self._CHUNK):
             chunk = keys[i : i + self._CHUNK]
             try:
-                items = self.store.batch([GetOp(space, k) for k in chunk])
+                items = cast("list[Item | None]", self.store.batch([GetOp(space, k) for k in chunk]))  # a GetOp's result
             except Exception as exc:
                 raise self._fail("read the graph journal", namespace, exc) from exc
             for k, item in zip(chunk, items, strict=True):

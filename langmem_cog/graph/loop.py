@@ -206,7 +206,7 @@ class Evidence:
         turn_score: The turn's cosine to the question (ties between equal node scores).
         node: That best node; ``node_type`` its type; ``step`` the step that grounded it.
         via_types: The types of every grounded node that names the turn.
-        speaker, timestamp, text: The turn as stored.
+        speaker, timestamp, text: The turn as stored (``timestamp`` ``None`` if the state item has none).
     """
 
     turn_id: str
@@ -217,7 +217,7 @@ class Evidence:
     step: int
     via_types: tuple[str, ...]
     speaker: str
-    timestamp: datetime
+    timestamp: datetime | None
     text: str
 
     @classmethod

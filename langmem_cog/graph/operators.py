@@ -90,7 +90,7 @@ class NodeVectors:
         """Embed the texts not seen yet (one batch); returns how many were embedded."""
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
-            arr = np.asarray(self._embed(missing), dtype=np.float32)
+            arr: np.ndarray = np.asarray(self._embed(missing), dtype=np.float32)
             norms = np.linalg.norm(arr, axis=1, keepdims=True)
             arr = arr / np.where(norms > 0, norms, 1.0)
             self._cache.update(zip(missing, arr, strict=True))

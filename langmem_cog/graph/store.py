@@ -506,7 +506,7 @@ class GraphMemory:
     def journal_mark(self, namespace: str) -> dict[str, int] | None:
         """Journaled backends: the journal's heads now (writer -> last entry), to pass as ``seen`` to
         :meth:`rebuild` when it is read *before* the raw turns the rebuild uses; ``None`` otherwise."""
-        return dict(self.backend.heads(namespace)) if self.journaled else None
+        return dict(self.backend.heads(namespace)) if self.backend is not None and self.journaled else None
 
     def _stamp(self, namespace: str) -> Any:
         if self.backend is not None:
@@ -514,7 +514,7 @@ class GraphMemory:
         path = self.path(namespace)
         if path is None:
             return None
-        stamps = []
+        stamps: list[tuple[int, int, int] | None] = []
         for p in (path, _journal_path(path)):
             try:
                 st = p.stat()
@@ -1218,6 +1218,7 @@ class GraphMemory:
         this memory not committed yet (applied in memory, in ``_pending``) are never rebased: the sync
         waits for their commit.
         """
+        assert self.backend is not None  # called only when self.journaled holds
         G = self._graphs.get(namespace)
         if G is None:
             return self.load(namespace)
@@ -1246,6 +1247,7 @@ class GraphMemory:
         """The entries of ``keys`` in replay order. A missing one (a head whose entries a concurrent forget
         removed) is skipped with a warning: the raw store, not the journal, decides what is stored. A
         malformed one is kept as a stub that fails only if replayed (a rebuild that saw it supersedes it)."""
+        assert self.backend is not None  # called only when self.journaled holds
         got = self.backend.entries(namespace, keys)
         out = []
         for key in keys:
@@ -1304,6 +1306,7 @@ class GraphMemory:
         """The graph from the store alone: the snapshot plus the entries past its clock, in replay order; or,
         if one of those is a rebuild, the last rebuild plus every entry it did not see (the caller holds the
         namespace lock). Drops operations not committed."""
+        assert self.backend is not None  # called only when self.journaled holds
         heads = self.backend.heads(namespace)
         damaged: StoreError | None = None
         try:
@@ -1356,6 +1359,7 @@ class GraphMemory:
         Raises:
             StoreError: If the store cannot be written (the operations stay pending; ``load`` drops them).
         """
+        assert self.backend is not None  # called only when self.journaled holds
         with self._ns_lock(namespace):
             st = self._jstate.get(namespace)
             if st is None:  # this memory never read the namespace's journal (a rebuild): its own last entry
@@ -1364,8 +1368,8 @@ class GraphMemory:
             ops = self._pending.get(namespace) or []
             if ops:
                 seq = st.seq + 1
-                entry = {"namespace": namespace, "w": self.writer_id, "seq": seq,
-                         "hlc": max(time.time_ns() // 1_000_000, st.hlc + 1), "ops": ops}
+                entry: dict[str, Any] = {"namespace": namespace, "w": self.writer_id, "seq": seq,
+                                         "hlc": max(time.time_ns() // 1_000_000, st.hlc + 1), "ops": ops}
                 self.backend.append(namespace, self.writer_id, seq, entry)
                 key = entry_key(self.writer_id, seq)
                 self._pending.pop(namespace, None)
@@ -1395,6 +1399,7 @@ class GraphMemory:
         """Rewrite the snapshot: the graph in memory, which folds exactly the entries of ``st.vc`` (nothing is
         pending). Entries stay: a concurrent compaction that wins with an older snapshot costs replays only.
         Entries still holding extractions of turns the graph no longer has are scrubbed first."""
+        assert self.backend is not None  # called only when self.journaled holds
         G = self._graphs.get(namespace)
         if G is None:
             G = self._journal_load(namespace)
@@ -1413,6 +1418,7 @@ class GraphMemory:
     def _journal_scrub(self, namespace: str, st: _JournalState, ids: set[str], keep: str | None = None) -> None:
         """Remove the extractions of deleted turns ``ids`` from the journal entries holding them (so their
         text leaves the store); replaying a scrubbed entry and then the delete gives the same graph."""
+        assert self.backend is not None  # called only when self.journaled holds
         by_key: dict[str, set[str]] = {}
         for t in ids:
             for key in st.index.pop(t, ()):
@@ -1504,7 +1510,8 @@ def _extraction_from_payload(d: dict[str, Any]) -> Extraction:
         return None if v is None else datetime.fromisoformat(v)
 
     return Extraction(
-        turn_id=d["turn_id"], speaker=d["speaker"], timestamp=when(d["timestamp"]), persons=list(d["persons"]),
+        turn_id=d["turn_id"], speaker=d["speaker"], timestamp=datetime.fromisoformat(d["timestamp"]),
+        persons=list(d["persons"]),
         concepts=[ExtractedConcept(**c) for c in d["concepts"]],
         events=[ExtractedEvent(**{**e, "participants": tuple(e["participants"]), "concepts": tuple(e["concepts"]),
                                   "start": when(e["start"]), "end": when(e["end"])}) for e in d["events"]],

@@ -253,14 +253,14 @@ class Cascade:
             head = docs[:head_size]
             at = {d.metadata["turn_id"]: d for d in head}
             if signals.asks_current_belief:  # what someone thinks now: a CURRENT claim before what it superseded
-                order = prefer_current(list(at), signals.records)
+                ranked = prefer_current(list(at), signals.records)
             elif signals.intent != "BELIEF":  # a record about a named person: not someone else's opinion first
                 words = name_tokens(query)
                 named = {t for t, d in at.items() if (n := first_name(str(d.metadata.get("speaker") or ""))) and n in words}
-                order = prefer_records(list(at), signals.records, named)
+                ranked = prefer_records(list(at), signals.records, named)
             else:
-                order = list(at)
-            docs = [at[t] for t in order] + docs[head_size:]
+                ranked = list(at)
+            docs = [at[t] for t in ranked] + docs[head_size:]
             for d in docs:
                 annotate_records(d, signals.records.get(d.metadata["turn_id"]))
         for r, d in enumerate(docs, 1):
@@ -268,11 +268,11 @@ class Cascade:
         return docs[:k]
 
     def _documents(self, pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
-                   idx: Sequence[int], hybrid: np.ndarray) -> list[Document]:
+                   idx: Sequence[int] | np.ndarray, hybrid: np.ndarray) -> list[Document]:
         return pool_documents(pool, signals, fused, idx, hybrid=hybrid, raw_candidates=self.settings.raw_candidates)
 
 
-def pool_documents(pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray, idx: Sequence[int], *,
+def pool_documents(pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray, idx: Sequence[int] | np.ndarray, *,
                    lexical_weight: float = 1.0, raw_candidates: int = 50,
                    hybrid: np.ndarray | None = None) -> list[Document]:
     """The candidates ``idx`` of a pool as ``Document`` objects with stage labels and fused scores

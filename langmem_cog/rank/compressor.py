@@ -125,10 +125,9 @@ class ConvMemoryCompressor(BaseDocumentCompressor):
             return [(query, d.page_content) for d in head]
         positions = [d.metadata.get("position") for d in head]
         known = [int(p) for p in positions if isinstance(p, int | np.integer)]
-        max_pos = head[0].metadata.get("max_position")
-        if not isinstance(max_pos, int | np.integer):
-            max_pos = max(known) if known else None
-        return [format_pair(query, d.page_content, pos=p if isinstance(p, int | np.integer) else None, max_pos=max_pos)
+        given = head[0].metadata.get("max_position")
+        max_pos = int(given) if isinstance(given, int | np.integer) else max(known, default=None)
+        return [format_pair(query, d.page_content, pos=int(p) if isinstance(p, int | np.integer) else None, max_pos=max_pos)
                 for d, p in zip(head, positions, strict=True)]
 
     def rerank_scores(self, head: Sequence[Document], query: str) -> np.ndarray:
