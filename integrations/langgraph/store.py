@@ -47,11 +47,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from langgraph.store.base import (
     BaseStore,
     GetOp,
+    Item,
     ListNamespacesOp,
     Op,
     PutOp,
@@ -384,7 +385,7 @@ class CogMemStore(BaseStore):
             with self._log_lock:
                 rows = self._log.execute("SELECT seq, ns, key, idx FROM cogmem_pending ORDER BY seq").fetchall()
             keys = [(tuple(json.loads(ns)), key) for _, ns, key, _ in rows]
-            items = self.inner.batch([GetOp(ns, key, refresh_ttl=False) for ns, key in keys])
+            items = cast(list[Item | None], self.inner.batch([GetOp(ns, key, refresh_ttl=False) for ns, key in keys]))
             self._index(self._turns([
                 PutOp(ns, key, None if item is None else item.value, index=json.loads(idx))
                 for (ns, key), item, (_, _, _, idx) in zip(keys, items, rows, strict=True)]))
@@ -512,7 +513,7 @@ class CogMemStore(BaseStore):
         """Search without a query: the inner store's; on the default persistent store, its items in
         the recorded order (see the class docstring), an item written around this store last."""
         if self._log is None:
-            return self.inner.batch([op])[0]
+            return cast(list[SearchItem], self.inner.batch([op])[0])
         if op.limit <= 0:
             return []
         items = self.inner.search(op.namespace_prefix, filter=op.filter, limit=sys.maxsize,

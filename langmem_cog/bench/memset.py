@@ -27,6 +27,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from langmem_cog.config import RetrievalMode
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.loaders import locomo_turns
 from langmem_cog.records import Turn
@@ -141,7 +142,7 @@ def _pick(convs: list[MemsetConversation], split: Split) -> list[MemsetConversat
     return [c for c in convs if c.sample_id in chosen]
 
 
-def run_memset(config: Any | None = None, *, mode: str | None = None, split: Split = "dev",
+def run_memset(config: Any | None = None, *, mode: RetrievalMode | None = None, split: Split = "dev",
                folder: str | Path | None = None, memory: Any | None = None) -> dict[str, Any]:
     """Ask every question of one half of the set through :class:`~langmem_cog.CogMemRetriever`.
 

@@ -272,14 +272,14 @@ def reconcile_claims(G: nx.MultiDiGraph, nodes: Iterable[str] | None = None) -> 
     by_pair: dict[tuple[str, str], list[list[str]]] = {}
     for key in sorted(ordered):
         by_pair.setdefault((key[0], key[1]), []).append(ordered[key])
-    for groups in by_pair.values():
-        members = {c for g in groups for c in g}
+    for pair_groups in by_pair.values():
+        members = {c for g in pair_groups for c in g}
         G.remove_edges_from([(u, v, k) for u in members for _, v, k in G.out_edges(u, keys=True)
                              if k in _DERIVED and v in members])
-        for group in groups:
+        for group in pair_groups:
             if group:
                 _reconcile_group(G, group, counts)
-        if len(groups) > 1:
-            _retire_contradicted(G, groups, counts)
+        if len(pair_groups) > 1:
+            _retire_contradicted(G, pair_groups, counts)
     logger.debug("reconciled %d claim groups: %s", len(ordered), counts)
     return counts
