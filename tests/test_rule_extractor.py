@@ -492,3 +492,20 @@ def test_timestamps_in_other_timezones_keep_their_zone() -> None:
     ev = RuleExtractor(strict=True).extract([make("I went hiking yesterday.", ts=ts)])[0].events[0]
     assert ev.start is not None and ev.start.date() == date(2023, 5, 7)
     assert ev.start.tzinfo == ts.tzinfo
+
+
+# --------------------------------------------------------------------------- names that are not people
+
+
+def test_plural_days_titles_by_an_author_and_places_named_elsewhere_are_not_people() -> None:
+    ex = convo(("Maya", "Doug cancelled everyone's remote Fridays."),
+               ("Maya", "I'm rereading Piranesi by Susanna Clarke for the third time."),
+               ("Leo", "Sam and I are going to Yosemite next month to climb."),
+               ("Maya", "Send me photos from Yosemite, okay?"))
+    people = [p for e in ex for p in e.persons]
+    assert "Sam" in people
+    assert not {"Fridays", "Piranesi", "Yosemite"} & set(people)
+    assert ("yosemite", "place") in {(c.name, c.kind) for c in ex[3].concepts}
+    # A name that is a person elsewhere in the batch stays a person.
+    ex = convo(("Maya", "My friend Jordan moved to Denver."), ("Leo", "Say hi from me to Jordan, okay?"))
+    assert "Jordan" in ex[1].persons

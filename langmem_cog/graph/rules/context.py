@@ -56,6 +56,7 @@ class TurnContext:
     __slots__ = (
         "turn", "speaker", "addressee", "text", "low", "sents", "clauses", "times", "concepts", "persons",
         "prev_concepts", "prev_persons", "known", "pets", "pstarts", "words", "vocatives", "speakers", "pet_names",
+        "places",
     )  # fmt: skip
 
     def __init__(self, turn: Any, text: str, low: str, words: set[str], addressee: str | None, known: set[str],
@@ -78,6 +79,8 @@ class TurnContext:
         self.words = words
         self.vocatives: set[int] = set()
         self.speakers: frozenset[str] = frozenset()
+        #: Single capitalised words the batch uses as places (read as places where the context is silent).
+        self.places: set[str] | frozenset[str] = frozenset()
         self.pet_names: frozenset[str] = frozenset(p.lower() for p in pets)
 
     def owner(self, own: str) -> str | None:

@@ -23,6 +23,8 @@ The noun-phrase reader it shares with the statement stage is in
 
 from __future__ import annotations
 
+import re
+
 from langmem_cog.graph.rules.context import Concept, Person, TurnContext
 from langmem_cog.graph.rules.lexicon import (
     ACT_FIRST,
@@ -78,6 +80,9 @@ from langmem_cog.graph.rules.lexicon import (
 from langmem_cog.graph.rules.phrases import noun_phrase, with_object
 from langmem_cog.graph.rules.text import clean_np, fold, is_place_context, is_work_context, occurrences
 from langmem_cog.graph.schema import ExtractedConcept
+
+# A title's author right after it: "Piranesi by Susanna Clarke".
+_BY_AUTHOR = re.compile(r"\s+by\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+\b")
 
 __all__ = ["EntityStage"]
 
@@ -163,7 +168,8 @@ class EntityStage:
                 w = text[s:e]
                 wl = w.lower()
                 wbase = wl[:-2] if wl.endswith("'s") else wl
-                if wbase in CAP_BREAK or w in CAP_KIN or w[:-2] in CAP_KIN:
+                plural = len(wbase) > 4 and wbase.endswith("s") and wbase[:-1] in CAP_BREAK  # "Fridays", "Mondays"
+                if wbase in CAP_BREAK or plural or w in CAP_KIN or w[:-2] in CAP_KIN:
                     if part:
                         self._classify_caps(ctx, part, sent_starts, skip)
                     part = []
@@ -219,6 +225,9 @@ class EntityStage:
             if w in ctx.pets:
                 ctx.concepts.append(Concept(wl, "thing", s0, e_last, 1))
                 return
+            if w in ctx.places:  # a place elsewhere in the batch ("going to Yosemite" ... "photos from Yosemite")
+                ctx.concepts.append(Concept(wl, "place", s0, e_last, 1))
+                return
             if len(w) < 2 or key in COMMON:
                 return
             if at_start and not (key not in NOT_NAMES and (AND_I_RE.match(text, e_last) or NAME_VERB_RE.match(text, e_last))):
@@ -247,8 +256,8 @@ class EntityStage:
             if not possessive and is_place_context(before):
                 ctx.concepts.append(Concept(wl, "place", s0, e_last, 1))
                 return
-            if not possessive and is_work_context(before):
-                ctx.concepts.append(Concept(wl, "work", s0, e_last, 1))
+            if not possessive and (is_work_context(before) or _BY_AUTHOR.match(text, e_last)):
+                ctx.concepts.append(Concept(wl, "work", s0, e_last, 1))  # "reading Piranesi by Susanna Clarke"
                 return
             self._add_person(ctx, w, s0, e_last)
             return

@@ -142,6 +142,7 @@ from langmem_cog.graph.rules.context import TurnContext
 from langmem_cog.graph.rules.entities import EntityStage
 from langmem_cog.graph.rules.lexicon import (
     CAP_NAME_RE,
+    CAPS_RE,
     CHAT_TOKEN_RE,
     CHITCHAT_WORDS,
     COMMON,
@@ -158,7 +159,7 @@ from langmem_cog.graph.rules.lexicon import (
     RELATIONS,
 )
 from langmem_cog.graph.rules.statements import StatementStage
-from langmem_cog.graph.rules.text import prepare_text, resolve_times, split_sentences
+from langmem_cog.graph.rules.text import is_place_context, prepare_text, resolve_times, split_sentences
 from langmem_cog.graph.schema import Extraction
 from langmem_cog.records import Turn
 
@@ -253,6 +254,7 @@ class RuleExtractor:
             raise InvalidInputError("known_people must be an iterable of names, not a single string")
         self._known: set[str] = {str(p).strip() for p in known_people if str(p).strip()}
         self._pets: set[str] = set()
+        self._places: set[str] = set()
         self._speakers: frozenset[str] = frozenset(self._known)
         self._strict = strict
         self._entities = EntityStage()
@@ -313,6 +315,7 @@ class RuleExtractor:
         # pre-scan: names and pets of the whole batch are known before extraction
         known = set(self._known)
         pets = set(self._pets)
+        places = set(self._places)
         prepared: list[tuple[str, str, set[str]]] = []
         speakers = set(self._speakers)
         recent: dict[str, list[set[str]]] = {}  # the last three turns' words, per conversation
@@ -326,10 +329,12 @@ class RuleExtractor:
             window = recent.setdefault(conv, [])
             pet_context = bool(words & PET_CUES) or any(w & PET_CUES for w in window)
             self._scan_names(text, words, known, pets, pet_context)
+            self._scan_places(text, places)
             window.append(words)
             del window[:-3]
         self._speakers = frozenset(speakers)
         known -= pets
+        places -= known
         addressees = self._addressees(turns)
         out: list[Extraction] = []
         prev_concepts: dict[str, list[str]] = {}
@@ -337,7 +342,8 @@ class RuleExtractor:
         for t, addressee, prep in zip(turns, addressees, prepared, strict=True):
             conv = str(getattr(t, "conversation_id", ""))
             try:
-                ex = self._extract_one(t, prep, addressee, known, pets, prev_concepts.get(conv, []), prev_persons.get(conv, []))
+                ex = self._extract_one(t, prep, addressee, known, pets, prev_concepts.get(conv, []), prev_persons.get(conv, []),
+                                       places)
             except Exception:
                 if self._strict:
                     raise
@@ -349,6 +355,7 @@ class RuleExtractor:
             out.append(ex)
         self._known = known
         self._pets = pets
+        self._places = places
         return out
 
     # ------------------------------------------------------------------ batch helpers
@@ -374,6 +381,16 @@ class RuleExtractor:
                 rel = m.group("rel").lower()
                 if name and rel not in PETS and name.lower() not in COMMON :
                     known.add(name)
+
+    @staticmethod
+    def _scan_places(text: str, places: set[str]) -> None:
+        """Learn the single capitalised words a turn puts in a place context ("going to Yosemite",
+        "we live in Leith"), so the batch reads them as places where the context says nothing ("photos
+        from Yosemite")."""
+        for m in CAPS_RE.finditer(text):
+            word = m.group(0)
+            if " " not in word and word.lower() not in COMMON and is_place_context(text[max(0, m.start() - 40):m.start()]):
+                places.add(word)
 
     @staticmethod
     def _addressees(turns: Sequence[Any]) -> list[str | None]:
@@ -403,7 +420,8 @@ class RuleExtractor:
     # ------------------------------------------------------------------ one turn
 
     def _extract_one(self, turn: Any, prep: tuple[str, str, set[str]], addressee: str | None, known: set[str],
-                     pets: set[str], prev_concepts: list[str], prev_persons: list[str]) -> Extraction:  # fmt: skip
+                     pets: set[str], prev_concepts: list[str], prev_persons: list[str],
+                     places: set[str] | frozenset[str] = frozenset()) -> Extraction:  # fmt: skip
         """The extraction of one turn: its context, then the entity and statement stages in order."""
         ex = Extraction(turn_id=turn.id, speaker=turn.speaker, timestamp=turn.timestamp)
         raw = turn.text
@@ -411,6 +429,7 @@ class RuleExtractor:
             return ex
         text, low, words = prep
         ctx = TurnContext(turn, text, low, words, addressee, known, pets, prev_concepts, prev_persons)
+        ctx.places = places
         ctx.speakers = self._speakers
         ctx.sents = split_sentences(text)
         ctx.times = resolve_times(raw, low, turn.timestamp)
