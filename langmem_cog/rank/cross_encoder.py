@@ -28,6 +28,7 @@ from langchain_core.cross_encoders import BaseCrossEncoder
 
 from langmem_cog.embeddings import torch_threads
 from langmem_cog.errors import InvalidInputError, ModelNotFoundError
+from langmem_cog.loading import loading
 
 __all__ = ["POOLINGS", "LocalCrossEncoder", "check_threads", "default_reranker_path", "format_pair", "length_batches", "pair_logits"]
 
@@ -95,8 +96,6 @@ class LocalCrossEncoder(BaseCrossEncoder):
 
     def __init__(self, path: str | Path, *, max_length: int = 128, batch_size: int = 32, threads: int | None = None,
                  quantize: bool = False, backend: str = "auto") -> None:
-        from transformers import AutoTokenizer
-
         from langmem_cog.runtime import resolve_backend
 
         self.path = Path(path)
@@ -110,17 +109,20 @@ class LocalCrossEncoder(BaseCrossEncoder):
         self.threads = threads
         self.quantize = quantize
         self.backend = resolve_backend(backend)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         self._model: Any = None
         self._session: Any = None
         self._lock = threading.Lock()
-        if self.backend == "onnx":
-            from langmem_cog.runtime import onnx_session
+        with loading():
+            from transformers import AutoTokenizer
 
-            self._session = onnx_session(self.path, kind="pair_logit", build=lambda: _pair_logit_module(self._fp32()),
-                                         threads=threads, int8=quantize)
-        else:
-            _ = self.model
+            self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
+            if self.backend == "onnx":
+                from langmem_cog.runtime import onnx_session
+
+                self._session = onnx_session(self.path, kind="pair_logit", threads=threads, int8=quantize,
+                                             build=lambda: _pair_logit_module(self._fp32()))
+            else:
+                _ = self.model
 
     @property
     def model(self) -> Any:
@@ -131,12 +133,13 @@ class LocalCrossEncoder(BaseCrossEncoder):
         return self._model
 
     def _fp32(self) -> Any:
-        import torch
-        from transformers import AutoModelForSequenceClassification
+        with loading(models=True):
+            import torch
+            from transformers import AutoModelForSequenceClassification
 
-        model = AutoModelForSequenceClassification.from_pretrained(
-            str(self.path), local_files_only=True, num_labels=1, dtype=torch.float32
-        )
+            model = AutoModelForSequenceClassification.from_pretrained(
+                str(self.path), local_files_only=True, num_labels=1, dtype=torch.float32
+            )
         return model.eval()
 
     def score(self, text_pairs: list[tuple[str, str]]) -> list[float]:
@@ -301,12 +304,17 @@ def load_backbone(path: str | Path, *, num_layers: int | None = None, pooling: s
         InvalidInputError: If ``num_layers`` is not between 1 and the backbone's depth, or ``pooling``
             is unknown or ``mean`` on a model without a BERT-style classifier.
     """
-    import torch
-    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
-
     p = Path(path)
     if not (p / "config.json").exists():
         raise ModelNotFoundError(f"no transformer checkpoint in {p}: pass a model directory")
+    with loading(models=True):
+        return _load_backbone(p, num_layers, pooling)
+
+
+def _load_backbone(p: Path, num_layers: int | None, pooling: str | None) -> Any:
+    import torch
+    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
     tok = AutoTokenizer.from_pretrained(str(p), local_files_only=True)
     config = AutoConfig.from_pretrained(str(p), local_files_only=True, num_labels=1)
     if num_layers is not None:

@@ -10,12 +10,12 @@ git commit. Any folder written by that command can stand in for them (``models_d
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from langmem_cog.errors import InvalidInputError
+from langmem_cog.loading import load_once
 from langmem_cog.rank.compressor import ConvMemoryCompressor
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder, default_reranker_path
 from langmem_cog.rank.scorer import FusionScorer
@@ -43,13 +43,13 @@ def default_scorer(models_dir: str | Path | None = None) -> FusionScorer:
 
     Read once per process per folder; each call returns its own copy.
     """
-    s = _scorer_at(str(Path(models_dir or models_path()).resolve()))
+    folder = Path(models_dir or models_path()).resolve()
+    s = load_once(("fusion-scorer", str(folder)), lambda: _scorer_at(folder))
     return FusionScorer(weights=s.weights.copy(), features=s.features, trained_on=s.trained_on, meta=dict(s.meta))
 
 
-@lru_cache(maxsize=8)
-def _scorer_at(models_dir: str) -> FusionScorer:
-    path = Path(models_dir) / "fusion.json"
+def _scorer_at(models_dir: Path) -> FusionScorer:
+    path = models_dir / "fusion.json"
     if path.exists():
         return FusionScorer.from_dict(json.loads(path.read_text(encoding="utf-8")))
     return FusionScorer.untrained()
@@ -87,14 +87,15 @@ def default_compressor(*, threads: int | None = None, models_dir: str | Path | N
     return ConvMemoryCompressor(cross_encoder=ce, **kwargs)
 
 
-@lru_cache(maxsize=8)
 def shipped_cross_encoder(max_length: int, threads: int | None = None, path: str | None = None,
                           backend: str = "auto", quantize: bool = False) -> LocalCrossEncoder:
     """A cross-encoder checkpoint (default: the shipped one), loaded once per process per setting
-    (every retriever shares it).
+    (every retriever shares it; threads that ask together wait for one load,
+    :func:`~langmem_cog.loading.load_once`).
 
     Raises:
         ModelNotFoundError: If the reranker checkpoint is missing.
     """
-    return LocalCrossEncoder(path or default_reranker_path(), max_length=max_length, threads=threads, backend=backend,
-                             quantize=quantize)
+    key = ("cross-encoder", max_length, threads, path, backend, quantize)
+    return load_once(key, lambda: LocalCrossEncoder(path or default_reranker_path(), max_length=max_length,
+                                                    threads=threads, backend=backend, quantize=quantize))
