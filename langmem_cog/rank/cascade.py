@@ -36,6 +36,7 @@ from langmem_cog.fusion import zscore_fuse
 from langmem_cog.graph.provenance import TurnRecords, prefer_current, prefer_records, turn_records
 from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features, first_name, name_tokens
 from langmem_cog.rank.head import RAW_PROTECT, RERANK_DEPTH, head_order
+from langmem_cog.rank.questions import holder_first, stance_holder, states_stance
 from langmem_cog.rank.scorer import FusionScorer
 
 if TYPE_CHECKING:
@@ -249,20 +250,25 @@ class Cascade:
         docs = self._documents(pool, signals, fused, order[:depth], hybrid)
         if self.compressor is not None and docs:
             docs = list(self.compressor.compress_documents(docs, query))
+        at = {d.metadata["turn_id"]: d for d in docs[:head_size]}
+        ranked = list(at)
+        holder = stance_holder(query, {str(d.metadata.get("speaker") or "") for d in at.values()})
+        if holder is not None:  # where a named person stands: their own turns first
+            stances = {t for t, d in at.items() if (signals is not None and t in signals.records
+                                                     and signals.records[t].claims) or states_stance(d.page_content)}
+            ranked = holder_first(ranked, {t for t, d in at.items()
+                                           if first_name(str(d.metadata.get("speaker") or "")) == holder}, stances)
         if signals is not None and signals.records:
-            head = docs[:head_size]
-            at = {d.metadata["turn_id"]: d for d in head}
-            if signals.asks_current_belief:  # what someone thinks now: a CURRENT claim before what it superseded
-                ranked = prefer_current(list(at), signals.records)
+            if signals.asks_current_belief or (holder is not None and signals.window is None):
+                # what someone thinks now: a CURRENT claim before the claim it superseded
+                ranked = prefer_current(ranked, signals.records)
             elif signals.intent != "BELIEF":  # a record about a named person: not someone else's opinion first
                 words = name_tokens(query)
                 named = {t for t, d in at.items() if (n := first_name(str(d.metadata.get("speaker") or ""))) and n in words}
-                ranked = prefer_records(list(at), signals.records, named)
-            else:
-                ranked = list(at)
-            docs = [at[t] for t in ranked] + docs[head_size:]
+                ranked = prefer_records(ranked, signals.records, named)
             for d in docs:
                 annotate_records(d, signals.records.get(d.metadata["turn_id"]))
+        docs = [at[t] for t in ranked] + docs[head_size:]
         for r, d in enumerate(docs, 1):
             d.metadata["rank"] = r
         return docs[:k]

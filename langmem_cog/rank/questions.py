@@ -1,0 +1,142 @@
+"""What a question asks of memory, read from its wording: whose stance, and which time of a state.
+
+Two readings the cascade's last step uses (:meth:`~langmem_cog.rank.cascade.Cascade.rank_pool`):
+
+* :func:`stance_holder`: the question asks where a named person stands on something (what they
+  think, feel, expect, worry about, approve of, ...). The holder is the person the stance word
+  belongs to: the subject of a stance verb ("Does Tom reckon ...", "What did Priya predict ..."), the
+  owner of a stance noun ("In Tom's view", "Elena's take on ..."), else the first person named who
+  is not only an owner of the topic ("Tom" in "How does Tom feel about Priya's tattoo?").
+* :func:`state_tense`: the question asks for a state as it is now ("now", "currently", "still",
+  "these days", "anymore") or as it was before ("used to", "before", "originally", "at first").
+
+Example:
+    >>> stance_holder("How does Tom feel about Priya's swallow tattoo?", ["Priya", "Tom"])
+    'tom'
+    >>> stance_holder("In Tom's view, was Priya's party a good idea?", ["Priya", "Tom"])
+    'tom'
+    >>> stance_holder("What did Tom sell last month?", ["Priya", "Tom"]) is None
+    True
+    >>> state_tense("Where does Tom live these days?"), state_tense("What car did Tom drive originally?")
+    ('now', 'before')
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Literal
+
+from langmem_cog.graph.rules.lexicon import EVAL
+
+__all__ = ["STANCE", "holder_first", "states_stance", "stance_holder", "state_tense"]
+
+_F = re.IGNORECASE
+#: Words of stance: what someone thinks, feels, expects or judges (verbs, nouns and adjectives).
+STANCE = re.compile(
+    r"\b(?:think|thinks|thought|feel|feels|felt|feelings?|believe[sd]?|beliefs?|opinions?|views?"
+    r"|verdict|reckons?|reckoned|predict(?:s|ed|ion|ions)?|expect(?:s|ed|ations?)?|worr(?:y|ies|ied)"
+    r"|hope[sd]?|hoping|approve[sd]?|approval|disapprove[sd]?|recommend(?:s|ed|ation)?|advice|advise[sd]?"
+    r"|impressed|happy\s+(?:with|about)|excited\s+about|fan\s+of|keen\s+on|mind|reaction|react(?:ed)?"
+    r"|consider(?:s|ed)?|judge[sd]?|sensible|wise|mistake|(?:good|bad)\s+idea|rate[sd]?|stance|attitude"
+    r"|like[sd]?|love[sd]?|hate[sd]?|enjoy(?:s|ed)?|dislike[sd]?|prefer(?:s|red)?|suspicious|skeptical"
+    r"|sceptical|proud|annoyed|regret(?:s|ted)?|blame[sd]?|responsible|foresee[sn]?|assess(?:es|ed|ment)?"
+    r"|estimation|estimate[sd]?|conclu(?:de[sd]?|sions?)|convinced|according\s+to|on\s+board|make\s+of"
+    r"|suspect(?:s|ed)?|doubt(?:s|ed)?|fear(?:s|ed)?|concerned|reckoning)\b",
+    _F,
+)
+# A stance noun right after an owner: "Tom's view", "Elena's take on", "Priya's verdict".
+_OWNED_STANCE = re.compile(
+    r"^'s\s+(?:view|opinion|take|verdict|thoughts?|feelings?|reaction|prediction|advice|attitude|stance|"
+    r"impression|expectations?|worry|worries|hope|hopes|judgement|judgment)\b", _F)
+_NOW = re.compile(r"\b(?:now|nowadays|currently|current|still|these\s+days|at\s+the\s+moment|at\s+present"
+                  r"|presently|anymore|any\s+more|today|lately|latest|most\s+recent(?:ly)?)\b", _F)
+_BEFORE = re.compile(r"\b(?:used\s+to|before|originally|previously|at\s+first|first|back\s+when|back\s+then"
+                     r"|formerly|earlier|initially|old|former|prior)\b", _F)
+
+
+# A speaker's own stance in a turn: a first-person stance verb, a hedge that marks an opinion, or
+# an evaluative word ("heroic", "a terrible plan", "overrated").
+_FIRST_PERSON_STANCE = re.compile(
+    r"\b(?:i|i'm|i'd|i've|i'll)\s+(?:really\s+|honestly\s+|still\s+|do\s+|just\s+|kind\s+of\s+|would\s+)?"
+    r"(?:think|thought|reckon|bet|feel|felt|believe|expect|guess|suspect|doubt|worry|worried|hope|predict|say|admit"
+    r"|love|hate|like|prefer|be\s+honest|bet)\b"
+    r"|\bhonestly\b|\bto\s+me\b|\bin\s+my\s+(?:opinion|view|book)\b|\bmy\s+(?:prediction|view|opinion|take|guess|bet)\b",
+    _F,
+)
+_WORDS = re.compile(r"[a-z]+")
+
+
+def states_stance(text: str) -> bool:
+    """Whether a turn states its speaker's stance: a first-person stance verb ("I think", "I reckon"),
+    a hedge that marks an opinion ("honestly", "to me", "in my view") or an evaluative word.
+
+    Example:
+        >>> states_stance("Honestly, hosting Diwali for twelve is heroic."), states_stance("I got a kayak on Saturday.")
+        (True, False)
+    """
+    low = text.lower().replace("\u2019", "'")
+    return bool(_FIRST_PERSON_STANCE.search(low)) or any(w in EVAL for w in _WORDS.findall(low))
+
+
+def _mentions(query: str, names: Iterable[str]) -> list[tuple[int, str, str]]:
+    """``(position, first name lower-cased, role)`` of each named speaker in the question, in order;
+    ``role``: ``"stance"`` for the owner of a stance noun ("Tom's view"), ``"owner"`` for another
+    owner ("Priya's tattoo"), else ``"free"``."""
+    found = []
+    for name in {n.split()[0] for n in names if n.strip()}:
+        for m in re.finditer(rf"\b{re.escape(name)}\b", query, _F):
+            rest = query[m.end():].replace("\u2019", "'")
+            role = "free" if not rest.startswith("'s") else "stance" if _OWNED_STANCE.match(rest) else "owner"
+            found.append((m.start(), name.lower(), role))
+    return sorted(found)
+
+
+def stance_holder(query: str, speakers: Iterable[str]) -> str | None:
+    """The first name (lower-cased) of the speaker whose stance ``query`` asks for, else ``None``.
+
+    ``None`` when the question names none of ``speakers``, or holds neither a stance word
+    (:data:`STANCE`) nor a stance noun owned by a name ("Elena's take on ...").
+
+    Args:
+        query: The question.
+        speakers: The speakers' names (their first word is matched, case-insensitively).
+    """
+    mentions = _mentions(query, speakers)
+    owners = [name for _, name, role in mentions if role == "stance"]
+    if owners:
+        return owners[0]
+    # A capitalised stance word inside the question is a name ("the Mt. Hope auction"), not a stance.
+    if not mentions or not any(m.group(0)[0].islower() or not query[:m.start()].strip() for m in STANCE.finditer(query)):
+        return None
+    free = [name for _, name, role in mentions if role == "free"]
+    return free[0] if free else mentions[0][1]
+
+
+def state_tense(query: str) -> Literal["now", "before"] | None:
+    """``"now"`` when ``query`` asks for a state as it is now, ``"before"`` as it was before, else ``None``
+    (both or neither)."""
+    now, before = bool(_NOW.search(query)), bool(_BEFORE.search(query))
+    if now == before:
+        return None
+    return "now" if now else "before"
+
+
+def holder_first(turn_ids: list[str], by_holder: set[str], stances: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """For a question about a named person's stance: the holder's turns that state a stance first, then
+    the holder's other turns, then the rest, each tier in its order (what someone else said about the
+    topic, such as the news the stance is about, follows).
+
+    Args:
+        turn_ids: The turn ids, best first.
+        by_holder: The turns the holder spoke.
+        stances: The turns that state a stance (in the graph: turns that hold a Claim).
+
+    Example:
+        >>> holder_first(["t1", "t4", "t2", "t3"], {"t2", "t3"}, {"t3"})
+        ['t3', 't2', 't1', 't4']
+    """
+    def tier(t: str) -> int:
+        return 0 if t in by_holder and t in stances else 1 if t in by_holder else 2
+
+    return sorted(turn_ids, key=tier)
