@@ -36,7 +36,7 @@ from langmem_cog.fusion import zscore_fuse
 from langmem_cog.graph.provenance import TurnRecords, prefer_current, prefer_records, turn_records
 from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features, first_name, name_tokens
 from langmem_cog.rank.head import RAW_PROTECT, RERANK_DEPTH, head_order
-from langmem_cog.rank.questions import holder_first, stance_holder, states_stance
+from langmem_cog.rank.questions import by_tense, holder_first, stance_holder, state_tense, states_stance
 from langmem_cog.rank.scorer import FusionScorer
 
 if TYPE_CHECKING:
@@ -258,6 +258,9 @@ class Cascade:
                                                      and signals.records[t].claims) or states_stance(d.page_content)}
             ranked = holder_first(ranked, {t for t, d in at.items()
                                            if first_name(str(d.metadata.get("speaker") or "")) == holder}, stances)
+        tense = state_tense(query) if signals is None or signals.window is None else None
+        if tense is not None:  # a state now, or before: of the best matches, the latest (or earliest) first
+            ranked = by_tense(ranked, {t: d.metadata["timestamp"] for t, d in at.items()}, tense)
         if signals is not None and signals.records:
             if signals.asks_current_belief or (holder is not None and signals.window is None):
                 # what someone thinks now: a CURRENT claim before the claim it superseded

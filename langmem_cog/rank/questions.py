@@ -29,7 +29,7 @@ from typing import Literal
 
 from langmem_cog.graph.rules.lexicon import EVAL
 
-__all__ = ["STANCE", "holder_first", "states_stance", "stance_holder", "state_tense"]
+__all__ = ["STANCE", "TENSE_WINDOW", "by_tense", "holder_first", "states_stance", "stance_holder", "state_tense"]
 
 _F = re.IGNORECASE
 #: Words of stance: what someone thinks, feels, expects or judges (verbs, nouns and adjectives).
@@ -51,8 +51,8 @@ _OWNED_STANCE = re.compile(
     r"impression|expectations?|worry|worries|hope|hopes|judgement|judgment)\b", _F)
 _NOW = re.compile(r"\b(?:now|nowadays|currently|current|still|these\s+days|at\s+the\s+moment|at\s+present"
                   r"|presently|anymore|any\s+more|today|lately|latest|most\s+recent(?:ly)?)\b", _F)
-_BEFORE = re.compile(r"\b(?:used\s+to|before|originally|previously|at\s+first|first|back\s+when|back\s+then"
-                     r"|formerly|earlier|initially|old|former|prior)\b", _F)
+_BEFORE = re.compile(r"\b(?:used\s+to|before|originally|original|previously|at\s+first|back\s+when|back\s+then"
+                     r"|formerly|initially|first\s+(?:impression|reaction|take))\b", _F)
 
 
 # A speaker's own stance in a turn: a first-person stance verb, a hedge that marks an opinion, or
@@ -140,3 +140,21 @@ def holder_first(turn_ids: list[str], by_holder: set[str], stances: set[str] | f
         return 0 if t in by_holder and t in stances else 1 if t in by_holder else 2
 
     return sorted(turn_ids, key=tier)
+
+
+#: How many of the best turns :func:`by_tense` orders by time.
+TENSE_WINDOW = 2
+
+
+def by_tense(turn_ids: list[str], times: dict[str, object], tense: Literal["now", "before"],
+             window: int = TENSE_WINDOW) -> list[str]:
+    """For a question about a state now (or before): the best ``window`` turns ordered newest (or
+    oldest) first, the rest as they are. Of the turns that best match a state, the latest says what
+    holds now and the earliest what held before.
+
+    Example:
+        >>> by_tense(["a", "b", "c", "d"], {"a": 1, "b": 3, "c": 2, "d": 9}, "now")
+        ['b', 'c', 'a', 'd']
+    """
+    head = sorted(turn_ids[:window], key=lambda t: times[t], reverse=tense == "now")  # type: ignore[arg-type,return-value]
+    return head + turn_ids[window:]
