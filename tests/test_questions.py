@@ -1,0 +1,119 @@
+"""Reading a question's stance holder and tense, and the head orders they give (langmem_cog/rank/questions.py),
+through the default retriever, and the attribution-and-currency set's runner (langmem_cog/bench/memset.py)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from langmem_cog import CogMemConfig, CogMemRetriever
+from langmem_cog.bench.memset import load_memset, run_memset, split_ids
+from langmem_cog.errors import InvalidInputError
+from langmem_cog.memory import CogMemory
+from langmem_cog.rank.questions import by_tense, holder_first, stance_holder, state_tense, states_stance
+from langmem_cog.records import make_turn
+
+SPEAKERS = ["Sam", "Jo"]
+
+
+@pytest.mark.parametrize(("question", "holder"), [
+    ("What does Jo think about Sam selling his car?", "jo"),
+    ("How does Jo feel about Sam's new job?", "jo"),
+    ("Is Sam happy with Jo's haircut?", "sam"),
+    ("In Jo's view, was Sam's trip a good idea?", "jo"),
+    ("What's Sam's take on Jo's new flat?", "sam"),
+    ("Does Jo expect Sam's band to last?", "jo"),
+    ("What did Sam sell last week?", None),            # a record question
+    ("Where does Jo live?", None),
+    ("What did Sam buy at the Mt. Hope auction?", None),  # a capitalised stance word is a name
+    ("What does Ana think of the film?", None),        # names no speaker
+])
+def test_the_stance_holder_is_the_person_the_stance_word_belongs_to(question: str, holder: str | None) -> None:
+    assert stance_holder(question, SPEAKERS) == holder
+
+
+@pytest.mark.parametrize(("question", "tense"), [
+    ("Where does Jo live now?", "now"), ("Is Sam still vegetarian?", "now"), ("What does Jo drive these days?", "now"),
+    ("Where did Jo live before?", "before"), ("What car did Sam drive originally?", "before"),
+    ("What did Jo think of the flat at first?", "before"), ("Where does Jo live?", None),
+    ("What was Sam's first poster about?", None),  # "first" alone is an ordinal, not a tense
+])
+def test_state_tense(question: str, tense: str | None) -> None:
+    assert state_tense(question) == tense
+
+
+def test_orders_keep_every_turn_once() -> None:
+    ids = ["a", "b", "c", "d"]
+    assert holder_first(ids, {"c", "d"}, {"d"}) == ["d", "c", "a", "b"]
+    assert by_tense(ids, {"a": 1, "b": 3, "c": 2, "d": 0}, "now", window=2) == ["b", "a", "c", "d"]
+    assert by_tense(ids, {"a": 1, "b": 3, "c": 2, "d": 0}, "before", window=3) == ["a", "c", "b", "d"]
+    assert states_stance("Honestly, I think that was a mistake.") and not states_stance("I sold my car last week.")
+
+
+def _memory(rows: list[tuple[datetime, str, str]], ns: str) -> CogMemory:
+    memory = CogMemory(CogMemConfig.preset("ephemeral"))
+    memory.add_turns([make_turn(id=f"t{i}", namespace=ns, speaker=who, text=text, timestamp=ts, position=i)
+                      for i, (ts, who, text) in enumerate(rows)])
+    return memory
+
+
+def test_a_belief_question_gets_the_holders_opinion_before_the_news_it_is_about() -> None:
+    rows = [(datetime(2024, 1, 5, 9, tzinfo=UTC), "Sam", "I sold my car last week to a guy from work."),
+            (datetime(2024, 1, 5, 9, 1, tzinfo=UTC), "Jo", "Oh wow, how much did you get for it?"),
+            (datetime(2024, 1, 5, 9, 2, tzinfo=UTC), "Sam", "Four grand, cash. He picked it up on Saturday."),
+            (datetime(2024, 2, 20, 18, tzinfo=UTC), "Jo", "Did you see the match last night?"),
+            (datetime(2024, 3, 2, 18, tzinfo=UTC),
+             "Jo", "Honestly Sam, I think selling your car right before winter was a mistake.")]
+    retriever = CogMemRetriever(memory=_memory(rows, "sam-jo"), namespace="sam-jo", k=3)
+    assert retriever.invoke("What does Jo think about Sam selling his car?")[0].metadata["turn_id"] == "t4"
+    assert retriever.invoke("What did Sam sell last week?")[0].metadata["turn_id"] == "t0"
+
+
+def test_a_now_question_gets_the_newer_of_the_two_best_states() -> None:
+    rows = [(datetime(2023, 3, 1, 9, tzinfo=UTC), "Sam", "I live in Leeds, in a flat above a bakery."),
+            (datetime(2023, 3, 1, 9, 1, tzinfo=UTC), "Jo", "Nice, the bakery smell must be great."),
+            (datetime(2023, 9, 9, 9, tzinfo=UTC), "Sam", "Big news: I live in York now, I moved in on Friday."),
+            (datetime(2023, 9, 9, 9, 1, tzinfo=UTC), "Jo", "York! Send photos of the Minster.")]
+    retriever = CogMemRetriever(memory=_memory(rows, "moves"), namespace="moves", k=4)
+    assert retriever.invoke("Where does Sam live now?")[0].metadata["turn_id"] == "t2"
+    assert retriever.invoke("Where did Sam live before?")[0].metadata["turn_id"] == "t0"
+
+
+def _write_set(folder: Path, qa: list[dict[str, object]]) -> None:
+    record = {"sample_id": "ms-90", "conversation": {
+        "speaker_a": "Sam", "speaker_b": "Jo", "session_1_date_time": "9:00 am on 5 January, 2024",
+        "session_1": [{"speaker": "Sam", "dia_id": "D1:1", "text": "I sold my car last week."},
+                      {"speaker": "Jo", "dia_id": "D1:2", "text": "Honestly, selling it was a mistake."}]},
+        "qa": qa}
+    (folder / "ms-90.json").write_text(json.dumps(record), encoding="utf-8")
+
+
+def test_the_set_runner_scores_each_kind_through_the_retriever(tmp_path: Path) -> None:
+    _write_set(tmp_path, [
+        {"id": "q1", "kind": "record", "group": "p1", "question": "What did Sam sell?", "evidence": ["D1:1"],
+         "other": ["D1:2"], "holder": "Sam"},
+        {"id": "q2", "kind": "belief", "group": "p1", "question": "What does Jo think of Sam selling his car?",
+         "evidence": ["D1:2"], "other": ["D1:1"], "holder": "Jo"}])
+    res = run_memset(split="all", folder=tmp_path)
+    assert res["samples"] == ["ms-90"] and res["mode"] == "cascade"
+    assert res["by_kind"]["record"]["n"] == 1 and res["by_kind"]["belief"]["n"] == 1
+    assert {d["id"]: d["gold_rank"] for d in res["details"]} == {"q1": 1, "q2": 1}
+
+
+def test_the_set_runner_refuses_a_question_that_cites_a_missing_turn(tmp_path: Path) -> None:
+    _write_set(tmp_path, [{"id": "q1", "kind": "record", "group": "p1", "question": "What did Sam sell?",
+                           "evidence": ["D9:9"], "holder": "Sam"}])
+    with pytest.raises(InvalidInputError, match="cites turns the conversation lacks"):
+        load_memset(tmp_path)
+    with pytest.raises(InvalidInputError, match="holds no ms-"):
+        load_memset(tmp_path / "nowhere")
+
+
+def test_the_shipped_set_splits_by_conversation_into_halves() -> None:
+    convs = load_memset()
+    dev, test = split_ids([c.sample_id for c in convs])
+    assert len(convs) == 12 and len(dev) == len(test) == 6 and not set(dev) & set(test)
+    assert sum(len(c.questions) for c in convs) == 480
