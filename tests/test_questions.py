@@ -47,9 +47,13 @@ def test_state_tense(question: str, tense: str | None) -> None:
 
 def test_orders_keep_every_turn_once() -> None:
     ids = ["a", "b", "c", "d"]
-    assert holder_first(ids, {"c", "d"}, {"d"}) == ["d", "c", "a", "b"]
+    assert holder_first(ids, {"c", "d"}, {"d"}) == ["d", "a", "b", "c"]       # the holder's stance leads
+    assert holder_first(ids, {"c", "d"}) == ["c", "a", "b", "d"]              # else the holder's best turn
+    assert holder_first(["c", "a", "d"], {"c", "d"}) == ["c", "a", "d"]       # the holder leads already
+    assert holder_first(["d", "a", "c"], {"c", "d"}, {"d"}) == ["d", "a", "c"]
     assert by_tense(ids, {"a": 1, "b": 3, "c": 2, "d": 0}, "now", window=2) == ["b", "a", "c", "d"]
     assert by_tense(ids, {"a": 1, "b": 3, "c": 2, "d": 0}, "before", window=3) == ["a", "c", "b", "d"]
+    assert by_tense(ids, {"a": 1, "b": 3}, "now", {"a": "Sam", "b": "Jo"}, window=2) == ids  # two people
     assert states_stance("Honestly, I think that was a mistake.") and not states_stance("I sold my car last week.")
 
 

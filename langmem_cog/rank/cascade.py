@@ -260,7 +260,8 @@ class Cascade:
                                            if first_name(str(d.metadata.get("speaker") or "")) == holder}, stances)
         tense = state_tense(query) if signals is None or signals.window is None else None
         if tense is not None:  # a state now, or before: of the best matches, the latest (or earliest) first
-            ranked = by_tense(ranked, {t: d.metadata["timestamp"] for t, d in at.items()}, tense)
+            ranked = by_tense(ranked, {t: d.metadata["timestamp"] for t, d in at.items()}, tense,
+                              {t: str(d.metadata.get("speaker") or "") for t, d in at.items()})
         if signals is not None and signals.records:
             if signals.asks_current_belief or (holder is not None and signals.window is None):
                 # what someone thinks now: a CURRENT claim before the claim it superseded

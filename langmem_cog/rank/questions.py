@@ -6,7 +6,8 @@ Two readings the cascade's last step uses (:meth:`~langmem_cog.rank.cascade.Casc
   think, feel, expect, worry about, approve of, ...). The holder is the person the stance word
   belongs to: the subject of a stance verb ("Does Tom reckon ...", "What did Priya predict ..."), the
   owner of a stance noun ("In Tom's view", "Elena's take on ..."), else the first person named who
-  is not only an owner of the topic ("Tom" in "How does Tom feel about Priya's tattoo?").
+  is not only an owner of the topic ("Tom" in "How does Tom feel about Priya's tattoo?"); a question
+  that names speakers only as owners ("Jordan's husband hopes ...") asks someone else's stance.
 * :func:`state_tense`: the question asks for a state as it is now ("now", "currently", "still",
   "these days", "anymore") or as it was before ("used to", "before", "originally", "at first").
 
@@ -41,7 +42,7 @@ STANCE = re.compile(
     r"|consider(?:s|ed)?|judge[sd]?|sensible|wise|mistake|(?:good|bad)\s+idea|rate[sd]?|stance|attitude"
     r"|like[sd]?|love[sd]?|hate[sd]?|enjoy(?:s|ed)?|dislike[sd]?|prefer(?:s|red)?|suspicious|skeptical"
     r"|sceptical|proud|annoyed|regret(?:s|ted)?|blame[sd]?|responsible|foresee[sn]?|assess(?:es|ed|ment)?"
-    r"|estimation|estimate[sd]?|conclu(?:de[sd]?|sions?)|convinced|according\s+to|on\s+board|make\s+of"
+    r"|estimation|estimate[sd]?|conclu(?:de[sd]?|sions?)|convinced|on\s+board|make\s+of"
     r"|suspect(?:s|ed)?|doubt(?:s|ed)?|fear(?:s|ed)?|concerned|reckoning)\b",
     _F,
 )
@@ -110,7 +111,7 @@ def stance_holder(query: str, speakers: Iterable[str]) -> str | None:
     if not mentions or not any(m.group(0)[0].islower() or not query[:m.start()].strip() for m in STANCE.finditer(query)):
         return None
     free = [name for _, name, role in mentions if role == "free"]
-    return free[0] if free else mentions[0][1]
+    return free[0] if free else None  # only owners ("Jordan's husband hopes ..."): someone else's stance
 
 
 def state_tense(query: str) -> Literal["now", "before"] | None:
@@ -123,23 +124,27 @@ def state_tense(query: str) -> Literal["now", "before"] | None:
 
 
 def holder_first(turn_ids: list[str], by_holder: set[str], stances: set[str] | frozenset[str] = frozenset()) -> list[str]:
-    """For a question about a named person's stance: the holder's turns that state a stance first, then
-    the holder's other turns, then the rest, each tier in its order (what someone else said about the
-    topic, such as the news the stance is about, follows).
+    """For a question about a named person's stance: unless a turn of the holder that states a stance
+    leads, the holder's best such turn moves to the front (where the holder has none, and someone
+    else's turn leads, such as the news the stance is about, the holder's best turn does); the others
+    keep their order.
 
     Args:
         turn_ids: The turn ids, best first.
         by_holder: The turns the holder spoke.
-        stances: The turns that state a stance (in the graph: turns that hold a Claim).
+        stances: The turns that state a stance (a Claim in the graph, or :func:`states_stance`).
 
     Example:
         >>> holder_first(["t1", "t4", "t2", "t3"], {"t2", "t3"}, {"t3"})
-        ['t3', 't2', 't1', 't4']
+        ['t3', 't1', 't4', 't2']
+        >>> holder_first(["t3", "t1", "t2"], {"t2", "t3"}, {"t3"})
+        ['t3', 't1', 't2']
     """
-    def tier(t: str) -> int:
-        return 0 if t in by_holder and t in stances else 1 if t in by_holder else 2
-
-    return sorted(turn_ids, key=tier)
+    if not turn_ids or (turn_ids[0] in by_holder and turn_ids[0] in stances):
+        return list(turn_ids)
+    mine = [t for t in turn_ids if t in by_holder]
+    best = next((t for t in mine if t in stances), None if turn_ids[0] in by_holder else mine[0] if mine else None)
+    return list(turn_ids) if best is None else [best] + [t for t in turn_ids if t != best]
 
 
 #: How many of the best turns :func:`by_tense` orders by time.
@@ -147,14 +152,25 @@ TENSE_WINDOW = 2
 
 
 def by_tense(turn_ids: list[str], times: dict[str, object], tense: Literal["now", "before"],
-             window: int = TENSE_WINDOW) -> list[str]:
+             speakers: dict[str, str] | None = None, window: int = TENSE_WINDOW) -> list[str]:
     """For a question about a state now (or before): the best ``window`` turns ordered newest (or
-    oldest) first, the rest as they are. Of the turns that best match a state, the latest says what
-    holds now and the earliest what held before.
+    oldest) first, the rest as they are, when one speaker said them all (two statements of the same
+    person on one matter: the later says what holds now, the earlier what held before).
+
+    Args:
+        turn_ids: The turn ids, best first.
+        times: Each turn's time (comparable values).
+        tense: ``"now"`` or ``"before"``.
+        speakers: Each turn's speaker (``None``: not checked).
+        window: How many of the best turns are ordered.
 
     Example:
-        >>> by_tense(["a", "b", "c", "d"], {"a": 1, "b": 3, "c": 2, "d": 9}, "now")
+        >>> by_tense(["a", "b", "c", "d"], {"a": 1, "b": 3, "c": 2, "d": 9}, "now", window=3)
         ['b', 'c', 'a', 'd']
+        >>> by_tense(["a", "b"], {"a": 1, "b": 3}, "now", {"a": "Sam", "b": "Jo"})
+        ['a', 'b']
     """
-    head = sorted(turn_ids[:window], key=lambda t: times[t], reverse=tense == "now")  # type: ignore[arg-type,return-value]
-    return head + turn_ids[window:]
+    head = turn_ids[:window]
+    if speakers is not None and len({speakers[t] for t in head}) > 1:
+        return list(turn_ids)
+    return sorted(head, key=lambda t: times[t], reverse=tense == "now") + turn_ids[window:]  # type: ignore[arg-type,return-value]
