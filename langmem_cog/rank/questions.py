@@ -93,6 +93,22 @@ def _mentions(query: str, names: Iterable[str]) -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
+# "like" after these is a preposition ("What does space smell like?"), not a stance.
+_LIKE_AS_PREPOSITION = frozenset({"smell", "smells", "smelled", "look", "looks", "looked", "sound", "sounds",
+                                  "sounded", "taste", "tastes", "tasted", "feel", "feels", "felt", "seem", "seems",
+                                  "is", "was", "be", "are", "were"})
+
+
+def _is_stance(m: re.Match[str], query: str) -> bool:
+    """Whether a :data:`STANCE` match is a stance word here: not a capitalised word inside the question
+    (a name: "the Mt. Hope auction") and not "like" used as a preposition."""
+    word = m.group(0)
+    if word[0].isupper() and query[:m.start()].strip():
+        return False
+    before = query[:m.start()].split()
+    return not (word.lower() == "like" and before and before[-1].lower() in _LIKE_AS_PREPOSITION)
+
+
 def stance_holder(query: str, speakers: Iterable[str]) -> str | None:
     """The first name (lower-cased) of the speaker whose stance ``query`` asks for, else ``None``.
 
@@ -107,8 +123,7 @@ def stance_holder(query: str, speakers: Iterable[str]) -> str | None:
     owners = [name for _, name, role in mentions if role == "stance"]
     if owners:
         return owners[0]
-    # A capitalised stance word inside the question is a name ("the Mt. Hope auction"), not a stance.
-    if not mentions or not any(m.group(0)[0].islower() or not query[:m.start()].strip() for m in STANCE.finditer(query)):
+    if not mentions or not any(_is_stance(m, query) for m in STANCE.finditer(query)):
         return None
     free = [name for _, name, role in mentions if role == "free"]
     return free[0] if free else None  # only owners ("Jordan's husband hopes ..."): someone else's stance
@@ -124,10 +139,9 @@ def state_tense(query: str) -> Literal["now", "before"] | None:
 
 
 def holder_first(turn_ids: list[str], by_holder: set[str], stances: set[str] | frozenset[str] = frozenset()) -> list[str]:
-    """For a question about a named person's stance: unless a turn of the holder that states a stance
-    leads, the holder's best such turn moves to the front (where the holder has none, and someone
-    else's turn leads, such as the news the stance is about, the holder's best turn does); the others
-    keep their order.
+    """For a question about a named person's stance, when someone else's turn leads (such as the news
+    the stance is about): the holder's best turn that states a stance (else the holder's best turn)
+    moves to the front; the others keep their order. A list the holder already leads is left as it is.
 
     Args:
         turn_ids: The turn ids, best first.
@@ -137,13 +151,13 @@ def holder_first(turn_ids: list[str], by_holder: set[str], stances: set[str] | f
     Example:
         >>> holder_first(["t1", "t4", "t2", "t3"], {"t2", "t3"}, {"t3"})
         ['t3', 't1', 't4', 't2']
-        >>> holder_first(["t3", "t1", "t2"], {"t2", "t3"}, {"t3"})
-        ['t3', 't1', 't2']
+        >>> holder_first(["t2", "t1", "t3"], {"t2", "t3"}, {"t3"})
+        ['t2', 't1', 't3']
     """
-    if not turn_ids or (turn_ids[0] in by_holder and turn_ids[0] in stances):
+    if not turn_ids or turn_ids[0] in by_holder:
         return list(turn_ids)
     mine = [t for t in turn_ids if t in by_holder]
-    best = next((t for t in mine if t in stances), None if turn_ids[0] in by_holder else mine[0] if mine else None)
+    best = next((t for t in mine if t in stances), mine[0] if mine else None)
     return list(turn_ids) if best is None else [best] + [t for t in turn_ids if t != best]
 
 
