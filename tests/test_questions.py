@@ -52,6 +52,8 @@ def test_orders_keep_every_turn_once() -> None:
     assert holder_first(ids, {"c", "d"}, {"d"}) == ["d", "a", "b", "c"]       # the holder's stance leads
     assert holder_first(ids, {"c", "d"}) == ["c", "a", "b", "d"]              # else the holder's best turn
     assert holder_first(["c", "a", "d"], {"c", "d"}, {"d"}) == ["c", "a", "d"]  # the holder leads already
+    assert holder_first(["a", "d"], {"d"}, {"a", "d"}) == ["a", "d"]          # someone else's opinion leads
+    assert holder_first(["a", "d"], {"d"}, {"a", "d"}, {"d"}) == ["d", "a"]   # news told with an evaluative word
     assert by_tense(ids, {"a": 1, "b": 3, "c": 2, "d": 0}, "now", window=2) == ["b", "a", "c", "d"]
     assert by_tense(ids, {"a": 1, "b": 3, "c": 2, "d": 0}, "before", window=3) == ["a", "c", "b", "d"]
     assert by_tense(ids, {"a": 1, "b": 3}, "now", {"a": "Sam", "b": "Jo"}, window=2) == ids  # two people

@@ -254,14 +254,17 @@ class Cascade:
         ranked = list(at)
         holder = stance_holder(query, {str(d.metadata.get("speaker") or "") for d in at.values()})
         if holder is not None:  # where a named person stands: their own turns first
-            stances = {t for t, d in at.items() if (signals is not None and t in signals.records
-                                                     and signals.records[t].claims) or states_stance(d.page_content)}
+            claims = {t for t in at if signals is not None and t in signals.records and signals.records[t].claims}
+            stances = claims | {t for t, d in at.items() if states_stance(d.page_content)}
+            opinions = claims | {t for t, d in at.items() if states_stance(d.page_content, evaluative=False)}
             ranked = holder_first(ranked, {t for t, d in at.items()
-                                           if first_name(str(d.metadata.get("speaker") or "")) == holder}, stances)
+                                           if first_name(str(d.metadata.get("speaker") or "")) == holder},
+                                  stances, opinions)
         tense = state_tense(query) if signals is None or signals.window is None else None
         if tense is not None:  # a state now, or before: of the best matches, the latest (or earliest) first
             ranked = by_tense(ranked, {t: d.metadata["timestamp"] for t, d in at.items()}, tense,
-                              {t: str(d.metadata.get("speaker") or "") for t, d in at.items()})
+                              {t: str(d.metadata.get("speaker") or "") for t, d in at.items()},
+                              {t: str(d.metadata.get("session_id")) for t, d in at.items()})
         if signals is not None and signals.records:
             if signals.asks_current_belief or (holder is not None and signals.window is None):
                 # what someone thinks now: a CURRENT claim before the claim it superseded

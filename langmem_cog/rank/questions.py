@@ -68,16 +68,20 @@ _FIRST_PERSON_STANCE = re.compile(
 _WORDS = re.compile(r"[a-z]+")
 
 
-def states_stance(text: str) -> bool:
+def states_stance(text: str, *, evaluative: bool = True) -> bool:
     """Whether a turn states its speaker's stance: a first-person stance verb ("I think", "I reckon"),
-    a hedge that marks an opinion ("honestly", "to me", "in my view") or an evaluative word.
+    a hedge that marks an opinion ("honestly", "to me", "in my view") or, with ``evaluative``, an
+    evaluative word ("heroic", "perfect": news is often told with one too).
 
     Example:
         >>> states_stance("Honestly, hosting Diwali for twelve is heroic."), states_stance("I got a kayak on Saturday.")
         (True, False)
+        >>> states_stance("Exhausting and perfect. I had twelve people round."), states_stance(
+        ...     "Exhausting and perfect. I had twelve people round.", evaluative=False)
+        (True, False)
     """
     low = text.lower().replace("\u2019", "'")
-    return bool(_FIRST_PERSON_STANCE.search(low)) or any(w in EVAL for w in _WORDS.findall(low))
+    return bool(_FIRST_PERSON_STANCE.search(low)) or (evaluative and any(w in EVAL for w in _WORDS.findall(low)))
 
 
 def _mentions(query: str, names: Iterable[str]) -> list[tuple[int, str, str]]:
@@ -138,15 +142,19 @@ def state_tense(query: str) -> Literal["now", "before"] | None:
     return "now" if now else "before"
 
 
-def holder_first(turn_ids: list[str], by_holder: set[str], stances: set[str] | frozenset[str] = frozenset()) -> list[str]:
-    """For a question about a named person's stance, when someone else's turn leads (such as the news
-    the stance is about): the holder's best turn that states a stance (else the holder's best turn)
-    moves to the front; the others keep their order. A list the holder already leads is left as it is.
+def holder_first(turn_ids: list[str], by_holder: set[str], stances: set[str] | frozenset[str] = frozenset(),
+                 opinions: set[str] | frozenset[str] | None = None) -> list[str]:
+    """For a question about a named person's stance, when someone else's turn that states no stance
+    leads (such as the news the stance is about): the holder's best turn that states a stance (else
+    the holder's best turn) moves to the front; the others keep their order. A list that the holder,
+    or a stance of someone else's (perhaps reporting the holder's), leads is left as it is.
 
     Args:
         turn_ids: The turn ids, best first.
         by_holder: The turns the holder spoke.
         stances: The turns that state a stance (a Claim in the graph, or :func:`states_stance`).
+        opinions: The turns whose lead is left alone: those that plainly state an opinion (default:
+            ``stances``).
 
     Example:
         >>> holder_first(["t1", "t4", "t2", "t3"], {"t2", "t3"}, {"t3"})
@@ -154,7 +162,7 @@ def holder_first(turn_ids: list[str], by_holder: set[str], stances: set[str] | f
         >>> holder_first(["t2", "t1", "t3"], {"t2", "t3"}, {"t3"})
         ['t2', 't1', 't3']
     """
-    if not turn_ids or turn_ids[0] in by_holder:
+    if not turn_ids or turn_ids[0] in by_holder or turn_ids[0] in (stances if opinions is None else opinions):
         return list(turn_ids)
     mine = [t for t in turn_ids if t in by_holder]
     best = next((t for t in mine if t in stances), mine[0] if mine else None)
@@ -166,16 +174,19 @@ TENSE_WINDOW = 2
 
 
 def by_tense(turn_ids: list[str], times: dict[str, object], tense: Literal["now", "before"],
-             speakers: dict[str, str] | None = None, window: int = TENSE_WINDOW) -> list[str]:
+             speakers: dict[str, str] | None = None, sessions: dict[str, str] | None = None,
+             window: int = TENSE_WINDOW) -> list[str]:
     """For a question about a state now (or before): the best ``window`` turns ordered newest (or
-    oldest) first, the rest as they are, when one speaker said them all (two statements of the same
-    person on one matter: the later says what holds now, the earlier what held before).
+    oldest) first, the rest as they are, when one speaker said them in different sessions (two
+    statements of the same person on one matter, apart in time: the later says what holds now, the
+    earlier what held before; turns of one session tell one story).
 
     Args:
         turn_ids: The turn ids, best first.
         times: Each turn's time (comparable values).
         tense: ``"now"`` or ``"before"``.
         speakers: Each turn's speaker (``None``: not checked).
+        sessions: Each turn's session (``None``: not checked).
         window: How many of the best turns are ordered.
 
     Example:
@@ -183,8 +194,12 @@ def by_tense(turn_ids: list[str], times: dict[str, object], tense: Literal["now"
         ['b', 'c', 'a', 'd']
         >>> by_tense(["a", "b"], {"a": 1, "b": 3}, "now", {"a": "Sam", "b": "Jo"})
         ['a', 'b']
+        >>> by_tense(["a", "b"], {"a": 1, "b": 3}, "now", sessions={"a": "1", "b": "1"})
+        ['a', 'b']
     """
     head = turn_ids[:window]
     if speakers is not None and len({speakers[t] for t in head}) > 1:
+        return list(turn_ids)
+    if sessions is not None and len({sessions[t] for t in head}) < len(head):
         return list(turn_ids)
     return sorted(head, key=lambda t: times[t], reverse=tense == "now") + turn_ids[window:]  # type: ignore[arg-type,return-value]
