@@ -62,8 +62,8 @@ def test_orders_keep_every_turn_once() -> None:
 
 def _memory(rows: list[tuple[datetime, str, str]], ns: str) -> CogMemory:
     memory = CogMemory(CogMemConfig.preset("ephemeral"))
-    memory.add_turns([make_turn(id=f"t{i}", namespace=ns, speaker=who, text=text, timestamp=ts, position=i)
-                      for i, (ts, who, text) in enumerate(rows)])
+    memory.add_turns([make_turn(id=f"t{i}", namespace=ns, speaker=who, text=text, timestamp=ts, position=i,
+                                session_id=ts.date().isoformat()) for i, (ts, who, text) in enumerate(rows)])
     return memory
 
 
