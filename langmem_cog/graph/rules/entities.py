@@ -225,9 +225,6 @@ class EntityStage:
             if w in ctx.pets:
                 ctx.concepts.append(Concept(wl, "thing", s0, e_last, 1))
                 return
-            if w in ctx.places:  # a place elsewhere in the batch ("going to Yosemite" ... "photos from Yosemite")
-                ctx.concepts.append(Concept(wl, "place", s0, e_last, 1))
-                return
             if len(w) < 2 or key in COMMON:
                 return
             if at_start and not (key not in NOT_NAMES and (AND_I_RE.match(text, e_last) or NAME_VERB_RE.match(text, e_last))):
@@ -258,6 +255,9 @@ class EntityStage:
                 return
             if not possessive and (is_work_context(before) or _BY_AUTHOR.match(text, e_last)):
                 ctx.concepts.append(Concept(wl, "work", s0, e_last, 1))  # "reading Piranesi by Susanna Clarke"
+                return
+            if w in ctx.places:  # a place elsewhere in the batch ("going to Yosemite" ... "photos from Yosemite")
+                ctx.concepts.append(Concept(wl, "place", s0, e_last, 1))
                 return
             self._add_person(ctx, w, s0, e_last)
             return
