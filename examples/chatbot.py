@@ -48,7 +48,8 @@ def next_session(memory: Any, user: str) -> str:
 
 def main(argv: Sequence[str] | None = None, *, embeddings: Any = None, model: Any = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m examples.chatbot", description=__doc__.splitlines()[0])
-    parser.add_argument("--user", default="me", help="user id = memory namespace (default: me)")
+    parser.add_argument("--user", default="me", help="user id, any string (default: me); its memory namespace is "
+                        "user_namespace(user id)")
     parser.add_argument("--name", default=None, help="the user's name as a speaker (default: user)")
     parser.add_argument("--say", action="append", default=[], help="a message (repeat for several); no --say: interactive")
     parser.add_argument("--data-dir", default=None,
@@ -63,11 +64,13 @@ def main(argv: Sequence[str] | None = None, *, embeddings: Any = None, model: An
     from langgraph.checkpoint.memory import InMemorySaver
 
     from integrations.langgraph import CogMemoryMiddleware, MemoryContext
+    from integrations.langgraph.tools import user_namespace
 
     try:
         memory = make_memory(args.data_dir, embeddings=embeddings, embedder=args.embedder)
+        ns = user_namespace(args.user)
         if args.forget:
-            memory.forget(args.user)
+            memory.forget(ns)
             print(f"forgot everything stored for {args.user!r}")
         llm = chat_model(args.model, model)
         agent = create_agent(
@@ -77,10 +80,10 @@ def main(argv: Sequence[str] | None = None, *, embeddings: Any = None, model: An
             context_schema=MemoryContext,
             checkpointer=InMemorySaver(),
         )
-        session = next_session(memory, args.user)
+        session = next_session(memory, ns)
         ctx = MemoryContext(user_id=args.user, user_name=args.name, session_id=session)
-        thread = {"configurable": {"thread_id": f"{args.user}-{session}-{uuid.uuid4().hex[:8]}"}}
-        known = memory.store.count(args.user) if memory.store.has_namespace(args.user) else 0
+        thread = {"configurable": {"thread_id": f"{ns}-{session}-{uuid.uuid4().hex[:8]}"}}
+        known = memory.store.count(ns) if memory.store.has_namespace(ns) else 0
         print(f"session {session} for {args.user!r} ({known} turn{'' if known == 1 else 's'} remembered, in {args.data_dir})")
 
         def turn(text: str) -> None:
@@ -101,7 +104,7 @@ def main(argv: Sequence[str] | None = None, *, embeddings: Any = None, model: An
             if text in {"/quit", "/exit"}:
                 return 0
             if text == "/forget":
-                memory.forget(args.user)
+                memory.forget(ns)
                 print("forgotten")
             elif text:
                 out = agent.invoke({"messages": [("user", text)]}, config=thread, context=ctx)

@@ -45,6 +45,13 @@ def test_chatbot_remembers_across_sessions_and_restarts(tmp_path: Path, capsys: 
     assert "bot> I don't have anything in memory about that." in capsys.readouterr().out
 
 
+def test_chatbot_takes_any_user_id(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["--user", "auth0|" + unique_namespace("x"), "--data-dir", str(tmp_path)]
+    assert chatbot.main([*base, "--say", "My dog is called Rex."], embeddings=FakeEmbeddings()) == 0
+    assert chatbot.main([*base, "--say", "What is my dog called?"], embeddings=FakeEmbeddings()) == 0
+    assert "bot> From memory: My dog is called Rex. [" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("mode", ["tools", "graph"])
 def test_langgraph_agent_example(mode: str, capsys: pytest.CaptureFixture[str]) -> None:
     user = unique_namespace("agent")
