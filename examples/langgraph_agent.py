@@ -63,7 +63,8 @@ def main(argv: Sequence[str] | None = None, *, embeddings: Any = None, model: An
     parser = argparse.ArgumentParser(prog="python -m examples.langgraph_agent", description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=["tools", "graph"], default="tools")
     parser.add_argument("--ask", action="append", default=[], help="a message (repeat for several)")
-    parser.add_argument("--user", default="demo-user", help="user id = memory namespace")
+    parser.add_argument("--user", default="demo-user", help="user id, any string; its memory namespace is "
+                        "user_namespace(user id)")
     parser.add_argument("--data-dir", default=None, help="persist memory here (default: in memory)")
     add_common_args(parser)
     args = parser.parse_args(argv)
@@ -71,11 +72,13 @@ def main(argv: Sequence[str] | None = None, *, embeddings: Any = None, model: An
     from langgraph.checkpoint.memory import InMemorySaver
 
     from integrations.langgraph import MemoryContext, build_memory_agent_graph, create_memory_tools
+    from integrations.langgraph.tools import user_namespace
 
     try:
         memory = make_memory(args.data_dir, embeddings=embeddings, embedder=args.embedder)
-        n = seed(memory, args.user)
-        print(f"memory of {args.user!r}: {memory.store.count(args.user)} turns" + (f" ({n} from the sample)" if n else ""))
+        ns = user_namespace(args.user)
+        n = seed(memory, ns)
+        print(f"memory of {args.user!r}: {memory.store.count(ns)} turns" + (f" ({n} from the sample)" if n else ""))
         llm = chat_model(args.model, model)
         if args.mode == "tools":
             from langchain.agents import create_agent
@@ -85,7 +88,7 @@ def main(argv: Sequence[str] | None = None, *, embeddings: Any = None, model: An
                                  system_prompt="Use search_memory to answer questions about the past; cite turn ids.")
         else:
             agent = build_memory_agent_graph(memory, llm, checkpointer=InMemorySaver(), context_schema=MemoryContext)
-        config = {"configurable": {"thread_id": f"{args.mode}-{args.user}"}}
+        config = {"configurable": {"thread_id": f"{args.mode}-{ns}"}}
         ctx = MemoryContext(user_id=args.user)
         seen = 0
         for text in args.ask or DEFAULT_QUESTIONS:
