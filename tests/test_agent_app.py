@@ -168,3 +168,15 @@ def test_distinct_user_ids_never_share_a_namespace(a: str, b: str) -> None:
     assert NAMESPACE_PATTERN.fullmatch(user_namespace(a))
     assert (user_namespace(a) == user_namespace(b)) == (a == b)
     assert user_id_of(user_namespace(a)) in (a, None)
+
+
+def test_the_graph_agent_dates_its_turns_by_the_context_now() -> None:
+    from integrations.langgraph import build_memory_agent_graph
+
+    memory = CogMemory(CogMemConfig.preset("ephemeral"))
+    app = build_memory_agent_graph(memory, scripted("A fine plan for the spring."), context_schema=MemoryContext)
+    ns = "g-" + uuid.uuid4().hex[:8]
+    app.invoke({"messages": [HumanMessage("I start a pottery class next week.")]},
+               context=MemoryContext(user_id=ns, now="2024-03-10T10:00:00Z"))
+    stamps = sorted(t.timestamp for t in memory.store.get_turns(ns))
+    assert stamps[0] == datetime(2024, 3, 10, 10, tzinfo=UTC) and len(stamps) == 2

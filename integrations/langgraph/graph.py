@@ -53,6 +53,7 @@ from integrations.langgraph.tools import (
     last_user_text,
     message_turn_ids,
     namespace_from_context,
+    now_from_context,
     store_new_turns,
 )
 from langmem_cog.errors import InvalidInputError
@@ -85,8 +86,8 @@ class MemoryAgentState(MessagesState, total=False):
 
 def _turn_namer(memory: CogMemory) -> Callable[[str], CogMemoryMiddleware] | None:
     """Make, per namespace, the middleware that names and selects the turns the graph stores (every
-    user message and assistant text reply: no filler rule, questions kept); ``None`` without
-    ``langchain``, which the middleware needs."""
+    user message and assistant text reply, less replies that only restate memory or say it holds
+    nothing: no filler rule, questions kept); ``None`` without ``langchain``, which the middleware needs."""
     try:
         from integrations.langgraph.middleware import CogMemoryMiddleware
     except ImportError:
@@ -192,7 +193,8 @@ def build_memory_agent_graph(
             except Exception:
                 logger.exception("could not select the new turns of namespace %r; nothing was remembered", ns)
                 return {}
-        store_new_turns(memory, ns, messages, session_id=str(session or "0"), user_name=str(name) if name else None)
+        store_new_turns(memory, ns, messages, session_id=str(session or "0"), user_name=str(name) if name else None,
+                        now=now_from_context(ctx))
         return {}
 
     builder = StateGraph(MemoryAgentState, context_schema=context_schema)
