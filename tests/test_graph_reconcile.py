@@ -181,3 +181,38 @@ def test_a_change_of_mind_retires_the_other_stance_it_contradicts() -> None:
     before = derived_state(G)
     reconcile_claims(G, ["claim:t1b#0"])
     assert derived_state(G) == before
+
+
+def stated(turn_id: str, when: datetime, predicate: str, obj: str, speaker: str = "Sam") -> Extraction:
+    from langmem_cog.graph.schema import ExtractedFact
+
+    f = ExtractedFact(subject=speaker, predicate=predicate, object=obj, text=f"{speaker} {predicate} {obj}",
+                      source_turn_id=turn_id)
+    return Extraction(turn_id=turn_id, speaker=speaker, timestamp=when, facts=[f])
+
+
+def fact_statuses(G: nx.MultiDiGraph) -> dict[str, str | None]:
+    return {n: d.get("status") for n, d in G.nodes(data=True) if d["type"] == "Fact"}
+
+
+def test_a_new_state_supersedes_the_old_one_of_the_same_subject_and_slot() -> None:
+    mem, G = build(stated("t1", at(1), "lives_in", "Leeds"), stated("t2", at(90), "lives_in", "York"),
+                   stated("t3", at(2), "works_as", "nurse"), stated("t4", at(3), "has", "a dog"),
+                   stated("t5", at(4), "dislikes", "running"), stated("t6", at(60), "likes", "running"),
+                   stated("t7", at(5), "lives_in", "Oslo", speaker="Jo"))
+    status = {n.split("|", 1)[1]: s for n, s in fact_statuses(G).items()}
+    assert status == {"lives_in|leeds": "SUPERSEDED", "lives_in|york": "CURRENT", "works_as|nurse": "CURRENT",
+                      "has|dog": None, "dislikes|running": "SUPERSEDED", "likes|running": "CURRENT",
+                      "lives_in|oslo": "CURRENT"}  # another person's home is another slot
+    assert G.has_edge("fact:sam|lives_in|york", "fact:sam|lives_in|leeds", key="SUPERSEDES")
+    # Deleting the newer turn makes the older state current again, with no edge left behind.
+    mem.delete_turns(NS, ["t2"])
+    assert G.nodes["fact:sam|lives_in|leeds"]["status"] == "CURRENT"
+    assert not [e for e in G.edges(keys=True) if e[2] == "SUPERSEDES" and e[1] == "fact:sam|lives_in|leeds"]
+
+
+def test_fact_reconciliation_does_not_depend_on_the_order_turns_arrive_in() -> None:
+    a = [stated("t1", at(1), "lives_in", "Leeds"), stated("t2", at(90), "lives_in", "York")]
+    _, G = build(*a)
+    _, H = build(*reversed(a))
+    assert fact_statuses(G) == fact_statuses(H) and derived(G) == derived(H)

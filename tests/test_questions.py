@@ -124,3 +124,13 @@ def test_the_shipped_set_splits_by_conversation_into_halves() -> None:
     dev, test = split_ids([c.sample_id for c in convs])
     assert len(convs) == 12 and len(dev) == len(test) == 6 and not set(dev) & set(test)
     assert sum(len(c.questions) for c in convs) == 480
+
+
+def test_documents_carry_the_state_of_a_fact_and_the_turn_that_superseded_it() -> None:
+    rows = [(datetime(2023, 3, 1, 9, tzinfo=UTC), "Sam", "I live in Leeds, in a flat above a bakery."),
+            (datetime(2023, 9, 9, 9, tzinfo=UTC), "Sam", "Big news: I live in York now, I moved in on Friday.")]
+    docs = CogMemRetriever(memory=_memory(rows, "facts"), namespace="facts", k=2).invoke("Where does Sam live?")
+    meta = {d.metadata["turn_id"]: d.metadata for d in docs}
+    assert docs[0].metadata["turn_id"] == "t1"
+    assert meta["t1"]["fact_status"] == "CURRENT" and meta["t0"]["fact_status"] == "SUPERSEDED"
+    assert meta["t0"]["facts"][0]["superseded_by_turn"] == "t1"

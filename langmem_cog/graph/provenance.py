@@ -30,7 +30,7 @@ import networkx as nx
 
 from langmem_cog.graph.schema import ClaimStatus, EdgeType, NodeType
 
-__all__ = ["TurnClaim", "TurnEvent", "TurnRecords", "turn_records", "prefer_current", "prefer_records"]
+__all__ = ["TurnClaim", "TurnEvent", "TurnFact", "TurnRecords", "turn_records", "prefer_current", "prefer_records"]
 
 
 @dataclass(frozen=True)
@@ -58,11 +58,25 @@ class TurnEvent:
 
 
 @dataclass(frozen=True)
+class TurnFact:
+    """A state fact (:func:`~langmem_cog.graph.reconcile.fact_slot`) whose provenance is the turn."""
+
+    fact_id: str
+    status: str
+    #: The turn of the fact that superseded this one (``None`` unless SUPERSEDED).
+    superseded_by_turn: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {"fact_id": self.fact_id, "status": self.status, "superseded_by_turn": self.superseded_by_turn}
+
+
+@dataclass(frozen=True)
 class TurnRecords:
-    """The claims and events of one turn."""
+    """The claims, events and state facts of one turn."""
 
     claims: tuple[TurnClaim, ...] = ()
     events: tuple[TurnEvent, ...] = ()
+    facts: tuple[TurnFact, ...] = ()
 
     @property
     def only_superseded(self) -> bool:
@@ -79,17 +93,22 @@ def _first_turn(G: nx.MultiDiGraph, node: str) -> str | None:
     return min(prov) if prov else None
 
 
+def _superseded_by(G: nx.MultiDiGraph, node: str) -> str | None:
+    """The first turn of the newest node that SUPERSEDES ``node`` (``None`` when none does)."""
+    newer = sorted(u for u, _, k in G.in_edges(node, keys=True) if k == EdgeType.SUPERSEDES)
+    return _first_turn(G, newer[-1]) if newer else None
+
+
 def turn_records(G: nx.MultiDiGraph) -> dict[str, TurnRecords]:
-    """Per turn id, the Claims and Events whose provenance includes it (turns with neither are absent)."""
+    """Per turn id, the Claims, Events and reconciled state Facts whose provenance includes it (turns
+    with none are absent)."""
     claims: dict[str, list[TurnClaim]] = {}
     events: dict[str, list[TurnEvent]] = {}
+    facts: dict[str, list[TurnFact]] = {}
     for node, d in G.nodes(data=True):
         kind = d.get("type")
         if kind == NodeType.CLAIM:
-            by = None
-            if d.get("status") == ClaimStatus.SUPERSEDED:
-                newer = sorted(u for u, _, k in G.in_edges(node, keys=True) if k == EdgeType.SUPERSEDES)
-                by = _first_turn(G, newer[-1]) if newer else None
+            by = _superseded_by(G, node) if d.get("status") == ClaimStatus.SUPERSEDED else None
             rec = TurnClaim(str(node), str(d.get("status") or ""), int(d.get("polarity") or 0), by)
             for t in d.get("provenance") or ():
                 claims.setdefault(str(t), []).append(rec)
@@ -97,18 +116,26 @@ def turn_records(G: nx.MultiDiGraph) -> dict[str, TurnRecords]:
             ev = TurnEvent(str(node), _iso(d.get("start")), _iso(d.get("end")))
             for t in d.get("provenance") or ():
                 events.setdefault(str(t), []).append(ev)
+        elif kind == NodeType.FACT and d.get("status"):
+            by = _superseded_by(G, node) if d.get("status") == ClaimStatus.SUPERSEDED else None
+            fact = TurnFact(str(node), str(d["status"]), by)
+            for t in d.get("provenance") or ():
+                facts.setdefault(str(t), []).append(fact)
     return {t: TurnRecords(tuple(sorted(claims.get(t, []), key=lambda c: c.claim_id)),
-                           tuple(sorted(events.get(t, []), key=lambda e: e.event_id)))
-            for t in set(claims) | set(events)}
+                           tuple(sorted(events.get(t, []), key=lambda e: e.event_id)),
+                           tuple(sorted(facts.get(t, []), key=lambda f: f.fact_id)))
+            for t in set(claims) | set(events) | set(facts)}
 
 
-def prefer_current(turn_ids: Sequence[str], records: Mapping[str, TurnRecords]) -> list[str]:
-    """``turn_ids`` reordered for a question about what someone thinks now.
+def prefer_current(turn_ids: Sequence[str], records: Mapping[str, TurnRecords], *, facts: bool = False) -> list[str]:
+    """``turn_ids`` reordered for a question about what someone thinks now (with ``facts``: or about a
+    state now, such as where they live).
 
     Where the list holds both sides of a reconciled change of mind (a SUPERSEDED claim and the
-    claim that superseded it), the superseding turns lead (in their relative order): the graph
-    knows the belief changed, and they hold the current one. Each turn whose claims were all
-    superseded then sits below the turn of the claim that superseded it. Every other turn keeps
+    claim that superseded it; with ``facts``, also a SUPERSEDED state fact and the fact that
+    superseded it), the superseding turns lead (in their relative order): the graph knows the
+    belief or state changed, and they hold the current one. Each turn whose records were all
+    superseded then sits below the turn of the record that superseded it. Every other turn keeps
     its relative order, and no turn enters or leaves the list.
 
     Example:
@@ -120,14 +147,19 @@ def prefer_current(turn_ids: Sequence[str], records: Mapping[str, TurnRecords]) 
         ['t5', 't1']
     """
     present = set(turn_ids)
-    newer = {c.superseded_by_turn for t in turn_ids for c in (records[t].claims if t in records else ())
+
+    def held(t: str) -> tuple[TurnClaim | TurnFact, ...]:
+        rec = records.get(t)
+        return () if rec is None else (*rec.claims, *rec.facts) if facts else rec.claims
+
+    newer = {c.superseded_by_turn for t in turn_ids for c in held(t)
              if c.status == ClaimStatus.SUPERSEDED and c.superseded_by_turn in present}
     out = [t for t in turn_ids if t in newer] + [t for t in turn_ids if t not in newer]
     for tid in list(out):
-        rec = records.get(tid)
-        if rec is None or not rec.only_superseded:
+        items = held(tid)
+        if not items or not all(c.status == ClaimStatus.SUPERSEDED for c in items):
             continue
-        later = [c.superseded_by_turn for c in rec.claims if c.superseded_by_turn in present]
+        later = [c.superseded_by_turn for c in items if c.superseded_by_turn in present]
         if not later:
             continue
         i = out.index(tid)

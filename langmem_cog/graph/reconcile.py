@@ -64,8 +64,8 @@ import networkx as nx
 
 from langmem_cog.graph.schema import ClaimStatus, EdgeType, NodeType
 
-__all__ = ["reconcile_claims", "derived_state", "claim_group_key", "claim_group", "natural_key", "ClaimKey",
-           "STANCE_PREDICATES"]
+__all__ = ["reconcile_claims", "reconcile_facts", "fact_slot", "derived_state", "claim_group_key", "claim_group",
+           "natural_key", "ClaimKey", "STANCE_PREDICATES", "FUNCTIONAL_PREDICATES"]
 
 logger = logging.getLogger(__name__)
 
@@ -223,15 +223,108 @@ def _pair_groups(G: nx.MultiDiGraph, keys: set[ClaimKey]) -> set[ClaimKey]:
     return out
 
 
+#: Fact predicates a subject holds one value of at a time (a new home retires the old one).
+FUNCTIONAL_PREDICATES = frozenset({"lives_in", "works_as", "works_at"})
+#: Fact predicates that are a stance on their object (liking it retires disliking it, and back).
+_STANCE_FACTS = frozenset({"likes", "dislikes"})
+
+
+def fact_slot(data: dict[str, Any]) -> tuple[str, str] | None:
+    """The state a Fact node is a value of, ``(subject, slot)``, or ``None`` for a fact that is no state.
+
+    A functional predicate (:data:`FUNCTIONAL_PREDICATES`) is its own slot; ``likes`` / ``dislikes`` of
+    one object share the slot ``stance:<object>``. Consolidated facts (repeated events) are no state.
+
+    Example:
+        >>> fact_slot({"subject": "person:tom", "predicate": "lives_in", "object": "Leeds"})
+        ('person:tom', 'lives_in')
+        >>> fact_slot({"subject": "person:tom", "predicate": "dislikes", "object": "running"})
+        ('person:tom', 'stance:running')
+        >>> fact_slot({"subject": "person:tom", "predicate": "has", "object": "a dog"}) is None
+        True
+    """
+    subject, predicate = data.get("subject"), data.get("predicate")
+    if not subject or data.get("consolidated"):
+        return None
+    if predicate in FUNCTIONAL_PREDICATES:
+        return (str(subject), str(predicate))
+    if predicate in _STANCE_FACTS:
+        return (str(subject), f"stance:{data.get('object')}")
+    return None
+
+
+def _fact_time(G: nx.MultiDiGraph, node: str) -> datetime | None:
+    data = G.nodes[node]
+    return _latest_time(G, set(data.get("provenance", ())), data.get("last_seen"))
+
+
+def reconcile_facts(G: nx.MultiDiGraph, subjects: Iterable[str] | None = None) -> dict[str, int]:
+    """Recompute the status of state facts (:func:`fact_slot`) and their ``SUPERSEDES`` edges, in place.
+
+    The facts of one subject and slot are ordered by the time of their latest source turn: those said
+    on the newest one's calendar day are ``CURRENT``, every older one ``SUPERSEDED``, with a
+    ``SUPERSEDES`` edge (``changed=True``) from the fact right after it. "I live in Leeds" (March),
+    then "I live in York now" (September): Leeds is SUPERSEDED. Facts that are no state get no status.
+
+    Args:
+        G: The graph.
+        subjects: Recompute only the slots of these subjects (``None``: every slot).
+
+    Returns:
+        How many state facts ended up CURRENT and SUPERSEDED.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> G = nx.MultiDiGraph(turns={"t1": datetime(2023, 3, 1, tzinfo=timezone.utc),
+        ...                            "t2": datetime(2023, 9, 1, tzinfo=timezone.utc)})
+        >>> for fid, obj, t in [("fact:a", "Leeds", "t1"), ("fact:b", "York", "t2")]:
+        ...     G.add_node(fid, type="Fact", subject="person:tom", predicate="lives_in", object=obj, provenance={t})
+        >>> reconcile_facts(G), G.nodes["fact:a"]["status"], G.has_edge("fact:b", "fact:a", key="SUPERSEDES")
+        ({'CURRENT': 1, 'SUPERSEDED': 1}, 'SUPERSEDED', True)
+    """
+    wanted = None if subjects is None else set(subjects)
+    groups: dict[tuple[str, str], list[str]] = {}
+    for n, d in G.nodes(data=True):
+        if d.get("type") != NodeType.FACT.value:
+            continue
+        slot = fact_slot(d)
+        if slot is not None and (wanted is None or slot[0] in wanted):
+            groups.setdefault(slot, []).append(n)
+    counts = {ClaimStatus.CURRENT.value: 0, ClaimStatus.SUPERSEDED.value: 0}
+    for members in groups.values():
+        member_set = set(members)
+        G.remove_edges_from([(u, v, k) for u in members for _, v, k in G.out_edges(u, keys=True)
+                             if k == EdgeType.SUPERSEDES.value and v in member_set])
+        times = {m: _fact_time(G, m) for m in members}
+        if any(t is None for t in times.values()):
+            continue
+        members.sort(key=lambda m: (times[m], natural_key(m)))
+        day = times[members[-1]].date()  # type: ignore[union-attr]
+        older = [m for m in members if times[m].date() != day]  # type: ignore[union-attr]
+        for i, m in enumerate(members):
+            status = ClaimStatus.SUPERSEDED if m in older else ClaimStatus.CURRENT
+            G.nodes[m]["status"] = status.value
+            counts[status.value] += 1
+            if m in older:
+                nxt = members[i + 1]
+                G.add_edge(nxt, m, key=EdgeType.SUPERSEDES.value, type=EdgeType.SUPERSEDES.value, changed=True,
+                           provenance=set(G.nodes[nxt].get("provenance", ())) | set(G.nodes[m].get("provenance", ())),
+                           timestamp=times[nxt])
+    return counts
+
+
 def derived_state(G: nx.MultiDiGraph) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str, str, str], ...]]:
-    """What :func:`reconcile_claims` writes, as a comparable value: every claim's status and every
-    ``SUPERSEDES`` / ``CONFLICTS_WITH`` edge with its attributes (sorted).
+    """What :func:`reconcile_claims` and :func:`reconcile_facts` write, as a comparable value: every
+    claim's and state fact's status and every ``SUPERSEDES`` / ``CONFLICTS_WITH`` edge with its
+    attributes (sorted).
 
     Example:
         >>> derived_state(nx.MultiDiGraph())
         ((), ())
     """
-    statuses = tuple(sorted((str(n), str(G.nodes[n].get("status"))) for n in G.nodes if _is_claim(G, n)))
+    statuses = tuple(sorted((str(n), str(G.nodes[n].get("status"))) for n in G.nodes
+                            if _is_claim(G, n) or (G.nodes[n].get("type") == NodeType.FACT.value
+                                                   and "status" in G.nodes[n])))
     edges = tuple(sorted(
         (str(u), str(v), str(k), repr(sorted((a, sorted(x) if isinstance(x, set) else x) for a, x in d.items())))
         for u, v, k, d in G.edges(keys=True, data=True) if k in _DERIVED

@@ -83,6 +83,7 @@ from langmem_cog.graph.reconcile import (
     derived_state,
     natural_key,
     reconcile_claims,
+    reconcile_facts,
 )
 from langmem_cog.graph.resolve import (
     EMBEDDING_THRESHOLD,
@@ -590,6 +591,9 @@ class GraphMemory:
             _relink_timeline(G, p)
         if batch.claims:
             stats.claims = reconcile_claims(G, batch.claims)
+        subjects = {G.nodes[n].get("subject") for n in batch.dirty_nodes if n in G and G.nodes[n].get("type") == _F}
+        if subjects:
+            reconcile_facts(G, {s for s in subjects if s})
         pairs = {pc for pc in batch.pairs if consolidated_fact_id(*pc) in G}
         if pairs:
             stats.facts_updated = self._consolidate(G, pairs)
@@ -822,6 +826,7 @@ class GraphMemory:
         persons: set[str] = set()
         claim_keys: set[ClaimKey] = set()
         fact_pairs: set[tuple[str, str]] = set()
+        fact_subjects: set[str] = set()
         trimmed: list[str] = []
         for n, data in G.nodes(data=True):
             prov = data.get("provenance")
@@ -842,6 +847,8 @@ class GraphMemory:
                 claim_keys.add(claim_group_key(G, n))
             elif kind == _F and data.get("consolidated"):
                 fact_pairs.update((data["subject"], c) for _, c, k in G.out_edges(n, keys=True) if k == _MEN)
+            elif kind == _F and data.get("subject"):
+                fact_subjects.add(data["subject"])
         dead_edges: list[tuple[str, str, str]] = []
         live_edges: list[tuple[str, str, str]] = []
         for u, v, k, data in G.edges(keys=True, data=True):
@@ -867,6 +874,8 @@ class GraphMemory:
         members = [c for key in claim_keys for c in claim_group(G, key, scan=False)]
         if members:
             stats.claims = reconcile_claims(G, members)
+        if fact_subjects:
+            reconcile_facts(G, fact_subjects)
         if fact_pairs:
             stats.facts_rederived = self._consolidate(G, fact_pairs)
         stats.nodes_removed = len(dead_nodes)
@@ -903,6 +912,7 @@ class GraphMemory:
             G = self.graph(namespace)
             before = derived_state(G)
             counts = reconcile_claims(G)
+            reconcile_facts(G)
             changed = derived_state(G) != before
             if changed:  # journal (and autosave) only what changed the graph
                 self._record(namespace, {"op": "reconcile"})
@@ -1199,6 +1209,7 @@ class GraphMemory:
                 self._consolidate(G)
             elif kind == "reconcile":
                 reconcile_claims(G)
+                reconcile_facts(G)
             else:
                 raise StoreError(f"graph journal {journal}: unknown operation {kind!r}; {_REBUILD_HINT}")
             seq = n
@@ -1291,6 +1302,7 @@ class GraphMemory:
                     self._consolidate(G)
                 elif kind == "reconcile":
                     reconcile_claims(G)
+                    reconcile_facts(G)
                 else:
                     raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} has an unknown "
                                      f"operation {kind!r}; {_REBUILD_HINT}")

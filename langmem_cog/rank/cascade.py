@@ -268,11 +268,15 @@ class Cascade:
         if signals is not None and signals.records:
             if signals.asks_current_belief or (holder is not None and signals.window is None):
                 # what someone thinks now: a CURRENT claim before the claim it superseded
-                ranked = prefer_current(ranked, signals.records)
-            elif signals.intent != "BELIEF":  # a record about a named person: not someone else's opinion first
-                words = name_tokens(query)
-                named = {t for t, d in at.items() if (n := first_name(str(d.metadata.get("speaker") or ""))) and n in words}
-                ranked = prefer_records(ranked, signals.records, named)
+                ranked = prefer_current(ranked, signals.records, facts=tense == "now")
+            else:
+                if tense == "now":  # a state now: a CURRENT state fact (or claim) before what it superseded
+                    ranked = prefer_current(ranked, signals.records, facts=True)
+                if signals.intent != "BELIEF":  # a record about a named person: not someone else's opinion first
+                    words = name_tokens(query)
+                    named = {t for t, d in at.items()
+                             if (n := first_name(str(d.metadata.get("speaker") or ""))) and n in words}
+                    ranked = prefer_records(ranked, signals.records, named)
             for d in docs:
                 annotate_records(d, signals.records.get(d.metadata["turn_id"]))
         docs = [at[t] for t in ranked] + docs[head_size:]
@@ -308,8 +312,10 @@ def pool_documents(pool: CandidatePool, signals: GraphSignals | None, fused: np.
 def annotate_records(doc: Document, records: TurnRecords | None) -> None:
     """Put the graph's records of a document's turn in its metadata: ``claims`` (claim id, status,
     polarity, the superseding claim's turn), ``claim_status`` (CURRENT if any claim is, else
-    CONFLICTING, else SUPERSEDED) and ``event_dates`` (each event's resolved ``[start, end)`` as ISO
-    8601 strings). A turn the graph derived nothing from gets none of these keys."""
+    CONFLICTING, else SUPERSEDED), ``event_dates`` (each event's resolved ``[start, end)`` as ISO
+    8601 strings), and for state facts (where someone lives or works, what they like) ``facts``
+    (fact id, status, the superseding fact's turn) and ``fact_status`` (CURRENT if any is, else
+    SUPERSEDED). A turn the graph derived none of these from gets none of these keys."""
     if records is None:
         return
     if records.claims:
@@ -319,3 +325,6 @@ def annotate_records(doc: Document, records: TurnRecords | None) -> None:
             if statuses & {"CURRENT", "CONFLICTING", "SUPERSEDED"} else sorted(statuses)[0]
     if records.events:
         doc.metadata["event_dates"] = [[e.start, e.end] for e in records.events if e.start or e.end]
+    if records.facts:
+        doc.metadata["facts"] = [f.as_dict() for f in records.facts]
+        doc.metadata["fact_status"] = "CURRENT" if any(f.status == "CURRENT" for f in records.facts) else "SUPERSEDED"
