@@ -18,8 +18,6 @@ dev, score test once per method change.
 
 from __future__ import annotations
 
-import json
-import random
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,9 +25,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from langmem_cog.bench.protocol import split_conversations
 from langmem_cog.config import RetrievalMode
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.loaders import locomo_turns
+from langmem_cog.loaders import locomo_turns, read_json
 from langmem_cog.records import Turn
 
 __all__ = ["KINDS", "MemsetConversation", "MemsetQuestion", "default_memset_dir", "load_memset", "run_memset",
@@ -111,7 +110,7 @@ def load_memset(folder: str | Path | None = None) -> list[MemsetConversation]:
         raise InvalidInputError(f"{root} holds no ms-*.json conversation: pass the set's folder")
     out = []
     for path in files:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = read_json(path)
         turns = locomo_turns(record)
         ids = {t.id for t in turns}
         out.append(MemsetConversation(str(record["sample_id"]), turns,
@@ -120,16 +119,14 @@ def load_memset(folder: str | Path | None = None) -> list[MemsetConversation]:
 
 
 def split_ids(sample_ids: Sequence[str], seed: int = SPLIT_SEED) -> tuple[list[str], list[str]]:
-    """``(dev, test)``: the sorted ids shuffled with ``random.Random(seed)``, first half dev.
+    """``(dev, test)``: LoCoMo's conversation split (:func:`~langmem_cog.bench.protocol.split_conversations`:
+    the sorted ids shuffled with ``random.Random(seed)``, first half dev) with this set's seed.
 
     Example:
         >>> split_ids(["a", "b", "c", "d"], seed=1)
         (['d', 'a'], ['c', 'b'])
     """
-    ids = sorted(sample_ids)
-    random.Random(seed).shuffle(ids)
-    half = len(ids) // 2
-    return ids[:half], ids[half:]
+    return split_conversations(sample_ids, seed)
 
 
 def _pick(convs: list[MemsetConversation], split: Split) -> list[MemsetConversation]:
