@@ -78,11 +78,6 @@ class TurnRecords:
     events: tuple[TurnEvent, ...] = ()
     facts: tuple[TurnFact, ...] = ()
 
-    @property
-    def only_superseded(self) -> bool:
-        """Every claim of the turn was superseded (and it has at least one)."""
-        return bool(self.claims) and all(c.status == ClaimStatus.SUPERSEDED for c in self.claims)
-
 
 def _iso(value: object) -> str | None:
     return value.isoformat() if isinstance(value, datetime) else None

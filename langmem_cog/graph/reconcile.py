@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -146,12 +146,31 @@ def _latest_time(G: nx.MultiDiGraph, provenance: set[str], default: datetime | N
     return max(found) if found else default
 
 
-def _set_edge(G: nx.MultiDiGraph, u: str, v: str, kind: EdgeType, **attrs: Any) -> None:
+def _set_edge(G: nx.MultiDiGraph, u: str, v: str, kind: EdgeType, *, default: datetime | None = None,
+              **attrs: Any) -> None:
+    """A derived edge ``u -> v``: both nodes' provenance, timestamped by its latest turn (``default``,
+    else the later of the nodes' ``timestamp``, when the graph's ``turns`` map has none of them)."""
     prov = set(G.nodes[u].get("provenance", ())) | set(G.nodes[v].get("provenance", ()))
-    default = max(G.nodes[u]["timestamp"], G.nodes[v]["timestamp"])
+    if default is None:
+        default = max(G.nodes[u]["timestamp"], G.nodes[v]["timestamp"])
     G.add_edge(
         u, v, key=kind.value, type=kind.value, provenance=prov, timestamp=_latest_time(G, prov, default), **attrs
     )
+
+
+def _newest_day_split(members: list[str], when: Callable[[str], datetime]) -> int:
+    """How many of ``members`` (oldest first) were said before the newest one's calendar day (in the
+    newest one's time zone): ``members[:split]`` are older, ``members[split:]`` are of that day."""
+    newest = when(members[-1])
+    day, tz = newest.date(), newest.tzinfo
+
+    def same_day(ts: datetime) -> bool:
+        return (ts.astimezone(tz) if tz is not None and ts.tzinfo is not None else ts).date() == day
+
+    split = len(members)
+    while split > 0 and same_day(when(members[split - 1])):
+        split -= 1
+    return split
 
 
 def _reconcile_group(G: nx.MultiDiGraph, members: list[str], counts: dict[str, int]) -> None:
@@ -159,17 +178,7 @@ def _reconcile_group(G: nx.MultiDiGraph, members: list[str], counts: dict[str, i
     for u in members:
         stale = [(u, v, k) for _, v, k in G.out_edges(u, keys=True) if k in _DERIVED and v in member_set]
         G.remove_edges_from(stale)
-    newest = G.nodes[members[-1]]["timestamp"]
-    day = newest.date()
-    tz = newest.tzinfo
-
-    def same_day(c: str) -> bool:
-        ts = G.nodes[c]["timestamp"]
-        return (ts.astimezone(tz) if tz is not None and ts.tzinfo is not None else ts).date() == day
-
-    split = len(members)
-    while split > 0 and same_day(members[split - 1]):
-        split -= 1
+    split = _newest_day_split(members, lambda c: G.nodes[c]["timestamp"])
     older, bucket = members[:split], members[split:]
     pos = [c for c in bucket if G.nodes[c]["polarity"] > 0]
     neg = [c for c in bucket if G.nodes[c]["polarity"] < 0]
@@ -295,21 +304,19 @@ def reconcile_facts(G: nx.MultiDiGraph, subjects: Iterable[str] | None = None) -
         member_set = set(members)
         G.remove_edges_from([(u, v, k) for u in members for _, v, k in G.out_edges(u, keys=True)
                              if k == EdgeType.SUPERSEDES.value and v in member_set])
-        times = {m: _fact_time(G, m) for m in members}
-        if any(t is None for t in times.values()):
+        found = {m: _fact_time(G, m) for m in members}
+        times = {m: t for m, t in found.items() if t is not None}
+        if len(times) < len(members):
             continue
         members.sort(key=lambda m: (times[m], natural_key(m)))
-        day = times[members[-1]].date()  # type: ignore[union-attr]
-        older = [m for m in members if times[m].date() != day]  # type: ignore[union-attr]
+        split = _newest_day_split(members, times.__getitem__)
         for i, m in enumerate(members):
-            status = ClaimStatus.SUPERSEDED if m in older else ClaimStatus.CURRENT
+            status = ClaimStatus.SUPERSEDED if i < split else ClaimStatus.CURRENT
             G.nodes[m]["status"] = status.value
             counts[status.value] += 1
-            if m in older:
+            if i < split:
                 nxt = members[i + 1]
-                G.add_edge(nxt, m, key=EdgeType.SUPERSEDES.value, type=EdgeType.SUPERSEDES.value, changed=True,
-                           provenance=set(G.nodes[nxt].get("provenance", ())) | set(G.nodes[m].get("provenance", ())),
-                           timestamp=times[nxt])
+                _set_edge(G, nxt, m, EdgeType.SUPERSEDES, default=times[nxt], changed=True)
     return counts
 
 
