@@ -440,19 +440,18 @@ class CogMemoryMiddleware(AgentMiddleware):
         if not chosen:
             return []
         namespace = self.namespace_of(runtime)
-        legacy = {id(m): message_turn_id(m.id) for m in chosen}
-        probe = [x for tid in legacy.values() if tid for x in (tid, f"{tid}#1")]
-        held = {t.id for t in self.memory.store.get_turns(namespace, probe)} if probe else set()
-        chosen = [m for m in chosen if not (legacy[id(m)] and {legacy[id(m)], f"{legacy[id(m)]}#1"} & held)]
+        # Each message's turn id, and the raw message id an earlier version stored it under: one lookup
+        # finds the messages already stored either way (an earlier run of this thread, or that version).
         ids = {id(m): self.turn_id(m, scope=scope) for m in chosen}
-        probe = [x for tid in ids.values() for x in (tid, f"{tid}#1")]
-        stored = {t.id for t in self.memory.store.get_turns(namespace, probe)}
+        legacy = {id(m): message_turn_id(m.id) for m in chosen}
+        probe = [x for tid in (*ids.values(), *legacy.values()) if tid for x in (tid, f"{tid}#1")]
+        held = {t.id for t in self.memory.store.get_turns(namespace, probe)}
         remembered = [str(c["args"].get("text", "")) for m in messages if isinstance(m, AIMessage)
                       for c in m.tool_calls if c["name"] == "remember" and isinstance(c.get("args"), dict)]
         keep: list[BaseMessage] = []
         for m in chosen:
-            if {ids[id(m)], f"{ids[id(m)]}#1"} & stored:
-                continue  # stored by an earlier run of this thread: nothing to judge
+            if {x for tid in (ids[id(m)], legacy[id(m)]) if tid for x in (tid, f"{tid}#1")} & held:
+                continue  # already stored: nothing to judge
             if isinstance(m, HumanMessage) and remembered and restates(storable_text(m.text), remembered):
                 logger.debug("not storing a user message the remember tool stored: %r", m.id)
                 continue
