@@ -141,7 +141,6 @@ from langmem_cog.errors import InvalidInputError
 from langmem_cog.graph.rules.context import TurnContext
 from langmem_cog.graph.rules.entities import EntityStage
 from langmem_cog.graph.rules.lexicon import (
-    BE_FROM,
     CAP_NAME_RE,
     CAPS_RE,
     CHAT_TOKEN_RE,
@@ -149,7 +148,6 @@ from langmem_cog.graph.rules.lexicon import (
     COMMON,
     HAVE_PET_RE,
     KIN_RE,
-    MOTION_TO,
     NAME_COMMA_PET_RE,
     NAME_IS_RE,
     NORMALIZE,
@@ -161,7 +159,7 @@ from langmem_cog.graph.rules.lexicon import (
     RELATIONS,
 )
 from langmem_cog.graph.rules.statements import StatementStage
-from langmem_cog.graph.rules.text import prepare_text, resolve_times, split_sentences
+from langmem_cog.graph.rules.text import is_place_context, prepare_text, resolve_times, split_sentences
 from langmem_cog.graph.schema import Extraction
 from langmem_cog.records import Turn
 
@@ -216,23 +214,6 @@ def is_chitchat(text: str) -> bool:
 
 
 # =========================================================================== the extractor
-
-
-#: Words before "in" that make what follows a place ("live in Leith", "based in Oslo").
-_STAY = frozenset({"live", "lives", "lived", "living", "based", "stay", "stays", "stayed", "staying", "grew", "born"})
-_VISIT = frozenset({"visit", "visits", "visited", "visiting", "explore", "explored", "exploring"})
-
-
-def _strong_place_context(before: str) -> bool:
-    """Whether the words right before a name make it a place beyond doubt: a motion to it ("going to",
-    "moved to"), an origin ("is from"), a visit ("visited"), or a stay ("live in", "based in"). Weaker
-    contexts ("in", "on", "at") also precede products, teams and people."""
-    prev = before.lower().split()[-2:]
-    if not prev:
-        return False
-    last, prior = prev[-1], prev[0] if len(prev) == 2 else ""
-    return (last in _VISIT or (last == "to" and prior in MOTION_TO) or (last == "from" and prior in BE_FROM)
-            or (last == "in" and prior in _STAY))
 
 
 class RuleExtractor:
@@ -408,7 +389,7 @@ class RuleExtractor:
         context says nothing ("photos from Yosemite")."""
         for m in CAPS_RE.finditer(text):
             word = m.group(0)
-            if " " not in word and word.lower() not in COMMON and _strong_place_context(text[max(0, m.start() - 40):m.start()]):
+            if " " not in word and word.lower() not in COMMON and is_place_context(text[max(0, m.start() - 40):m.start()], strong=True):
                 places.add(word)
 
     @staticmethod

@@ -125,15 +125,29 @@ def occurrences(low: str, word: str) -> Iterable[tuple[int, int]]:
         pos = low.find(word, pos + 1)
 
 
-def is_place_context(before: str) -> bool:
-    """Whether the text right before a name makes it a place."""
+#: Words before "in" that make what follows a place beyond doubt ("live in Leith", "based in Oslo").
+_STAY_IN = frozenset({"live", "lives", "lived", "living", "based", "stay", "stays", "stayed", "staying", "grew", "born"})
+#: Words right before a name that make it a place beyond doubt ("visited Kyoto").
+_VISIT = frozenset({"visit", "visits", "visited", "visiting", "explore", "explored", "exploring"})
+
+
+def is_place_context(before: str, *, strong: bool = False) -> bool:
+    """Whether the text right before a name makes it a place.
+
+    With ``strong``, only contexts that leave no doubt: a motion to it ("going to", "moved to"), an
+    origin ("is from"), a visit ("visited"), or a stay ("live in", "based in"); the weaker ones ("in",
+    "on", "at") also precede products, teams and people.
+    """
     prev = before.lower().split()[-3:]
     if not prev:
         return False
     last = prev[-1]
-    if last in LOC_PREV:
+    prior = prev[-2] if len(prev) >= 2 else ""
+    if last == "to" and prior in MOTION_TO or last == "from" and prior in BE_FROM:
         return True
-    return len(prev) >= 2 and (last == "to" and prev[-2] in MOTION_TO or last == "from" and prev[-2] in BE_FROM)
+    if strong:
+        return last in _VISIT or (last == "in" and prior in _STAY_IN)
+    return last in LOC_PREV
 
 
 def is_work_context(before: str) -> bool:
