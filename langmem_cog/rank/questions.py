@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 from langmem_cog.graph.rules.lexicon import EVAL
+from langmem_cog.rank.features import first_name
 
 __all__ = ["STANCE", "TENSE_WINDOW", "by_tense", "holder_first", "states_stance", "stance_holder", "state_tense"]
 
@@ -89,11 +90,11 @@ def _mentions(query: str, names: Iterable[str]) -> list[tuple[int, str, str]]:
     ``role``: ``"stance"`` for the owner of a stance noun ("Tom's view"), ``"owner"`` for another
     owner ("Priya's tattoo"), else ``"free"``."""
     found = []
-    for name in {n.split()[0] for n in names if n.strip()}:
+    for name in {first_name(n) for n in names} - {""}:
         for m in re.finditer(rf"\b{re.escape(name)}\b", query, _F):
             rest = query[m.end():].replace("\u2019", "'")
             role = "free" if not rest.startswith("'s") else "stance" if _OWNED_STANCE.match(rest) else "owner"
-            found.append((m.start(), name.lower(), role))
+            found.append((m.start(), name, role))
     return sorted(found)
 
 
