@@ -2399,6 +2399,19 @@ class TurnStore:
             return {}
         return {i: float(d) for (i, _), d in zip(found, rows @ query_vector, strict=True)}
 
+    def stored_vectors(self, namespace: str, ids: Iterable[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of a few turns (those of ``ids`` the namespace holds), by turn id.
+
+        Raises:
+            UnknownNamespaceError: If the namespace does not exist.
+        """
+        with self._ns_lock(namespace):
+            cache = self._require(namespace)
+            emb = cache.emb
+            if emb is None:
+                return {}
+            return {i: np.array(emb[cache.pos[i]]) for i in dict.fromkeys(ids) if i in cache.pos}
+
     @_public_unknown
     @_one_check
     def search(

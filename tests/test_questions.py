@@ -42,6 +42,8 @@ def test_the_stance_holder_is_the_person_the_stance_word_belongs_to(question: st
     ("Where did Jo live before?", "before"), ("What car did Sam drive originally?", "before"),
     ("What did Jo think of the flat at first?", "before"), ("Where does Jo live?", None),
     ("What was Sam's first poster about?", None),  # "first" alone is an ordinal, not a tense
+    ("Where did Jo work before that?", "before"),
+    ("What did Jo do before meeting Sam?", None),  # "before" as a preposition
 ])
 def test_state_tense(question: str, tense: str | None) -> None:
     assert state_tense(question) == tense

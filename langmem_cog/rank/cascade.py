@@ -36,8 +36,9 @@ from langmem_cog.fusion import zscore_fuse
 from langmem_cog.graph.provenance import TurnRecords, prefer_current, prefer_records, turn_records
 from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features, first_name, name_tokens
 from langmem_cog.rank.head import RAW_PROTECT, RERANK_DEPTH, head_order
-from langmem_cog.rank.questions import by_tense, holder_first, stance_holder, state_tense, states_stance
+from langmem_cog.rank.questions import asks_state_now, by_tense, holder_first, stance_holder, state_tense, states_stance
 from langmem_cog.rank.scorer import FusionScorer
+from langmem_cog.rank.updates import ECHO_ANCHORS, Echo, echo_first, find_echoes
 
 if TYPE_CHECKING:
     from langmem_cog.memory import CogMemory
@@ -190,7 +191,26 @@ class Cascade:
         turns = self.store.get_turns(namespace, ids)
         pool = CandidatePool(turns=turns, dense=dense, lexical=lexical, context=context_s,
                              context_lexical=context_lexical)
+        if asks_state_now(query):  # a state now: the same person's later word on the matter
+            pool.echoes = self._echoes(namespace, pool)
         return pool, signals
+
+    def _echoes(self, namespace: str, pool: CandidatePool) -> tuple[Echo, ...]:
+        """The echoes (:func:`~langmem_cog.rank.updates.find_echoes`) of the pool's best
+        :data:`~langmem_cog.rank.updates.ECHO_ANCHORS` hybrid candidates, among the pool's turns."""
+        best = np.argsort(-pool.hybrid(self.store.config.search.lexical_weight), kind="stable")[:ECHO_ANCHORS]
+        anchors = [pool.turns[int(i)] for i in best]
+        vectors = self.store.stored_vectors(namespace, [a.id for a in anchors])
+        at = {t.id: i for i, t in enumerate(pool.turns)}
+        out: list[Echo] = []
+        for anchor in anchors:
+            if anchor.id not in vectors:
+                continue
+            ps = self.store.pool_scores(namespace, anchor.text, query_vector=vectors[anchor.id])
+            likeness = zscore_fuse([ps.dense, ps.lexical], [1.0, 1.0])
+            mine = [(at[t], float(z)) for t, z in zip(ps.ids, likeness, strict=True) if t in at]
+            out.extend(find_echoes(anchor, [pool.turns[i] for i, _ in mine], np.array([z for _, z in mine])))
+        return tuple(out)
 
     def first_stage(self, namespace: str, query: str, *, now: datetime | str | None = None,
                     query_vector: np.ndarray | None = None,
@@ -280,9 +300,31 @@ class Cascade:
             for d in docs:
                 annotate_records(d, signals.records.get(d.metadata["turn_id"]))
         docs = [at[t] for t in ranked] + docs[head_size:]
+        if tense == "now" and asks_state_now(query):  # a state now: the same person's later word on it first
+            docs = self._echo_first(docs, pool, signals, fused, hybrid, holder)
         for r, d in enumerate(docs, 1):
             d.metadata["rank"] = r
         return docs[:k]
+
+    def _echo_first(self, docs: list[Document], pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
+                    hybrid: np.ndarray, holder: str | None) -> list[Document]:
+        """A leading turn's later echo first (:func:`~langmem_cog.rank.updates.echo_first`), as a new
+        document when it ranked below the documents at hand."""
+        if not pool.echoes or not docs:
+            return docs
+        ids = [d.metadata["turn_id"] for d in docs]
+        turns = {t.id: t for t in pool.turns}
+        moved = echo_first(ids, pool.echoes, turns, holder=holder)
+        if moved[0] == ids[0]:
+            return docs
+        have = {d.metadata["turn_id"]: d for d in docs}
+        first = have.get(moved[0])
+        if first is None:
+            idx = next(i for i, t in enumerate(pool.turns) if t.id == moved[0])
+            first = self._documents(pool, signals, fused, [idx], hybrid)[0]
+            if signals is not None and signals.records:
+                annotate_records(first, signals.records.get(moved[0]))
+        return [first] + [d for d in docs if d.metadata["turn_id"] != moved[0]]
 
     def _documents(self, pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
                    idx: Sequence[int] | np.ndarray, hybrid: np.ndarray) -> list[Document]:

@@ -42,7 +42,7 @@ from langmem_cog.records import Turn
 if TYPE_CHECKING:
     from langmem_cog.graph.loop import LoopResult
 
-__all__ = ["CONTEXT_FEATURES", "FEATURES", "FEATURE_NAMES", "Feature", "FeatureInputs", "CandidatePool", "GraphSignals", "candidate_features", "first_name", "rank_recip",
+__all__ = ["CONTEXT_FEATURES", "FEATURES", "FEATURE_NAMES", "Feature", "FeatureInputs", "CandidatePool", "Echo", "GraphSignals", "candidate_features", "first_name", "rank_recip",
            "name_tokens", "neighbour_max"]
 
 
@@ -80,6 +80,22 @@ _STOP = frozenset({
 })
 
 
+@dataclass(frozen=True)
+class Echo:
+    """A later turn of an anchor's speaker, from another session, like the anchor
+    (:func:`~langmem_cog.rank.updates.find_echoes`).
+
+    Attributes:
+        anchor: The anchor's turn id.
+        turn: The echo's turn id.
+        z: Its likeness to the anchor (the hybrid score of a search for the anchor's text).
+    """
+
+    anchor: str
+    turn: str
+    z: float
+
+
 @dataclass
 class CandidatePool:
     """A query's candidates with their raw-store scores (aligned sequences).
@@ -93,6 +109,8 @@ class CandidatePool:
             ``context_rr`` at zero.
         context_lexical: BM25 score of each turn's context text; ``None`` leaves ``context_lex_z`` and
             ``context_lex_rr`` at zero.
+        echoes: For a question about a state now, the best candidates' echoes: their speakers' most
+            similar later turns of other sessions (:func:`~langmem_cog.rank.updates.find_echoes`).
     """
 
     turns: Sequence[Turn]
@@ -100,6 +118,7 @@ class CandidatePool:
     lexical: np.ndarray
     context: np.ndarray | None = None
     context_lexical: np.ndarray | None = None
+    echoes: tuple[Echo, ...] = ()
 
     def __post_init__(self) -> None:
         self.dense = np.asarray(self.dense, dtype=np.float64)

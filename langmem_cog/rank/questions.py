@@ -31,7 +31,7 @@ from typing import Literal
 from langmem_cog.graph.rules.lexicon import EVAL
 from langmem_cog.rank.features import first_name
 
-__all__ = ["STANCE", "TENSE_WINDOW", "by_tense", "holder_first", "states_stance", "stance_holder", "state_tense"]
+__all__ = ["STANCE", "TENSE_WINDOW", "asks_state_now", "by_tense", "holder_first", "states_stance", "stance_holder", "state_tense"]
 
 _F = re.IGNORECASE
 #: Words of stance: what someone thinks, feels, expects or judges (verbs, nouns and adjectives).
@@ -51,9 +51,15 @@ STANCE = re.compile(
 _OWNED_STANCE = re.compile(
     r"^'s\s+(?:view|opinion|take|verdict|thoughts?|feelings?|reaction|prediction|advice|attitude|stance|"
     r"impression|expectations?|worry|worries|hope|hopes|judgement|judgment)\b", _F)
-_NOW = re.compile(r"\b(?:now|nowadays|currently|current|still|these\s+days|at\s+the\s+moment|at\s+present"
-                  r"|presently|anymore|any\s+more|today|lately|latest|most\s+recent(?:ly)?)\b", _F)
-_BEFORE = re.compile(r"\b(?:used\s+to|before|originally|original|previously|at\s+first|back\s+when|back\s+then"
+# Words that ask how things stand now; of them, "lately", "today", "latest" and "most recent" ask for
+# what happened last rather than for a state that may have changed.
+_STATE_NOW = (r"now|nowadays|currently|current|still|these\s+days|at\s+the\s+moment|at\s+present|presently"
+              r"|anymore|any\s+more")
+_NOW = re.compile(rf"\b(?:{_STATE_NOW}|today|lately|latest|most\s+recent(?:ly)?)\b", _F)
+_STATE_NOW_RE = re.compile(rf"\b(?:{_STATE_NOW})\b", _F)
+# "before" asks for an earlier state only as an adverb ("Where did Jo live before?", "... before that?"), not
+# as a preposition ("What did Jo do before meeting Sam?").
+_BEFORE = re.compile(r"\b(?:used\s+to|before(?=\s*(?:[?.!,;]|$|(?:that|then|this|now)\b))|originally|original|previously|at\s+first|back\s+when|back\s+then"
                      r"|formerly|initially|first\s+(?:impression|reaction|take))\b", _F)
 
 
@@ -141,6 +147,18 @@ def state_tense(query: str) -> Literal["now", "before"] | None:
     if now == before:
         return None
     return "now" if now else "before"
+
+
+def asks_state_now(query: str) -> bool:
+    """Whether ``query`` asks how a state stands now in words that allow it to have changed ("now",
+    "currently", "still", "these days", "anymore", ...; not "lately" or "latest", which ask for what
+    happened last), and not how it was before.
+
+    Example:
+        >>> asks_state_now("Is Marcus still a smoker?"), asks_state_now("What has Sam been reading lately?")
+        (True, False)
+    """
+    return state_tense(query) == "now" and bool(_STATE_NOW_RE.search(query))
 
 
 def holder_first(turn_ids: list[str], by_holder: set[str], stances: set[str] | frozenset[str] = frozenset(),

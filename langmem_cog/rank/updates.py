@@ -1,0 +1,118 @@
+"""A person's later word on the same matter: the turn that says what holds now.
+
+A change of state is often told without the question's words ("traded in the corolla friday, got
+a used subaru" for "What does Marcus drive now?"), but it usually echoes what the same person said
+of the matter before ("still driving the corolla"). So for a question about a state now, the turns
+that lead the ranking are taken as **anchors**, and each anchor's speaker's later turns from other
+sessions are scored by their likeness to it: the hybrid score a search for the anchor's text gives
+(dense cosine plus BM25, each z-scored over the namespace). A strong later echo is the newer word
+on the matter.
+
+* :func:`find_echoes` (at the candidate stage, for the few best hybrid candidates): each anchor's
+  strongest later echoes.
+* :func:`echo_first` (at the last step): the strongest echo of a leading turn that is strong enough,
+  says something rather than asks it, and, for a question about someone's stance, states the
+  holder's stance, moves to the front.
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> from langmem_cog.records import Turn
+    >>> day = lambda d: datetime(2024, 1, d, tzinfo=timezone.utc)
+    >>> turns = [Turn(id="a", namespace="n", speaker="Sam", text="still driving the corolla", timestamp=day(1),
+    ...               session_id="1"),
+    ...          Turn(id="b", namespace="n", speaker="Sam", text="traded in the corolla on friday, got a used subaru",
+    ...               timestamp=day(9), session_id="2"),
+    ...          Turn(id="c", namespace="n", speaker="Jo", text="nice car", timestamp=day(9), session_id="2")]
+    >>> found = find_echoes(turns[0], turns, np.array([4.1, 3.2, -0.4]))
+    >>> found
+    (Echo(anchor='a', turn='b', z=3.2),)
+    >>> echo_first(["a", "c", "b"], found, {t.id: t for t in turns})
+    ['b', 'a', 'c']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from langmem_cog.rank.features import Echo, first_name
+from langmem_cog.rank.questions import states_stance
+from langmem_cog.records import Turn
+
+__all__ = ["ECHO_ANCHORS", "ECHO_LEAD", "ECHO_THRESHOLD", "Echo", "echo_first", "find_echoes"]
+
+#: How many of the best hybrid candidates are anchors (the leading turns of the final ranking are
+#: usually among them).
+ECHO_ANCHORS = 3
+#: How many of the leading turns of the final ranking are tried as anchors, in order.
+ECHO_LEAD = 3
+#: How strong an echo (its hybrid score for the anchor's text: a sum of two z-scores) must be to move
+#: to the front.
+ECHO_THRESHOLD = 3.0
+#: How many echoes are kept per anchor.
+ECHO_KEEP = 5
+#: An echo this short (in words) says too little to stand for a change of state.
+ECHO_MIN_WORDS = 8
+
+
+def find_echoes(anchor: Turn, turns: Sequence[Turn], likeness: np.ndarray, *,
+                keep: int = ECHO_KEEP) -> tuple[Echo, ...]:
+    """The anchor's speaker's turns said after it in other sessions that are most like it: the best
+    ``keep``, strongest first.
+
+    Args:
+        anchor: The anchor turn.
+        turns: The turns to search (the namespace's, or a pool of them).
+        likeness: Each turn's likeness to the anchor (aligned with ``turns``): the hybrid score of a
+            search for the anchor's text, ``z(dense) + z(BM25)`` over the namespace.
+        keep: How many echoes to keep.
+
+    Raises:
+        ValueError: If ``likeness`` is not aligned with ``turns``.
+    """
+    z = np.asarray(likeness, dtype=np.float64)
+    found = [Echo(anchor.id, t.id, float(score)) for t, score in zip(turns, z, strict=True)
+             if t.speaker == anchor.speaker and t.session_id != anchor.session_id and t.timestamp > anchor.timestamp]
+    return tuple(sorted(found, key=lambda e: -e.z)[:keep])
+
+
+def _says(turn: Turn, holder: str | None) -> bool:
+    """Whether an echo can stand for a change of state: a statement (not a question) of some length,
+    and, for a stance question, the holder's stance."""
+    text = turn.text.strip()
+    if text.endswith("?") or len(text.split()) < ECHO_MIN_WORDS:
+        return False
+    return holder is None or (first_name(turn.speaker) == holder and states_stance(turn.text))
+
+
+def echo_first(turn_ids: list[str], echoes: Sequence[Echo], turns: Mapping[str, Turn], *,
+               holder: str | None = None, threshold: float = ECHO_THRESHOLD, lead: int = ECHO_LEAD) -> list[str]:
+    """For a question about a state now: the strongest later echo of the leading turn that reaches
+    ``threshold`` and can stand for a change of state moves to the front, the others keeping their
+    order; when the leading turn has none, the next turns up to ``lead`` are tried in turn (the old
+    state often ranks just below a turn that shares the question's words); the first anchor with
+    such an echo decides, and its echo moves only when said after the leading turn, in another
+    session. Without one the list is left as it is.
+
+    Args:
+        turn_ids: The ranking, best first.
+        echoes: The echoes :func:`find_echoes` found (of any anchors).
+        turns: The turns by id (an echo not among them is skipped).
+        holder: For a question about someone's stance, the holder's first name (lower-cased).
+        threshold: The least likeness (z) of an echo that moves.
+        lead: How many leading turns may be anchors.
+    """
+    if not turn_ids:
+        return []
+    strongest = sorted(echoes, key=lambda e: -e.z)
+    leader = turns.get(turn_ids[0])
+    for anchor in turn_ids[:lead]:
+        best = next((e for e in strongest if e.anchor == anchor and e.z >= threshold and e.turn in turns
+                     and _says(turns[e.turn], holder)), None)
+        if best is not None:
+            echo = turns[best.turn]
+            if leader is not None and (echo.timestamp <= leader.timestamp or echo.session_id == leader.session_id):
+                break  # the leading turn is already as new as the newest word on this matter
+            return [best.turn] + [t for t in turn_ids if t != best.turn]
+    return list(turn_ids)

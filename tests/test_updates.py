@@ -1,0 +1,139 @@
+"""A person's later (or earlier) word on the same matter (langmem_cog/rank/updates.py): the pure
+functions, and a change of state said without the question's words, through the default retriever."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from langmem_cog import CogMemConfig, CogMemRetriever
+from langmem_cog.memory import CogMemory
+from langmem_cog.rank.updates import Echo, echo_first, find_echoes
+from langmem_cog.records import Turn, make_turn
+
+T0 = datetime(2024, 1, 1, 9, tzinfo=UTC)
+
+
+def _turn(tid: str, speaker: str, text: str, day: int, session: str) -> Turn:
+    return make_turn(id=tid, namespace="n", speaker=speaker, text=text, timestamp=T0 + timedelta(days=day),
+                     session_id=session)
+
+
+LONG = "and that is the whole story of it, more or less"  # makes a turn long enough to stand for a change
+
+
+def test_echoes_are_the_anchors_speakers_later_turns_of_other_sessions_strongest_first() -> None:
+    turns = [_turn("a", "Sam", "still driving the corolla", 10, "2"),
+             _turn("same-session", "Sam", "the corolla again", 10, "2"),
+             _turn("other-speaker", "Jo", "corolla talk", 30, "3"),
+             _turn("late-weak", "Sam", "x", 30, "3"), _turn("late-strong", "Sam", "y", 40, "4"),
+             _turn("early", "Sam", "z", 1, "1")]
+    likeness = np.array([5.0, 4.0, 4.0, 1.0, 3.5, 6.0])
+    found = find_echoes(turns[0], turns, likeness)
+    assert found == (Echo("a", "late-strong", 3.5), Echo("a", "late-weak", 1.0))
+    assert find_echoes(turns[0], turns, likeness, keep=1) == (Echo("a", "late-strong", 3.5),)
+    with pytest.raises(ValueError):  # likeness must align with the turns
+        find_echoes(turns[0], turns, np.array([1.0]))
+
+
+def test_echo_first_moves_only_a_strong_statement() -> None:
+    turns = {t.id: t for t in [
+        _turn("old", "Sam", "still driving the corolla " + LONG, 1, "1"),
+        _turn("new", "Sam", "traded in the corolla on friday for a subaru " + LONG, 50, "5"),
+        _turn("asks", "Sam", "did you ever get the corolla fixed, " + LONG + "?", 60, "6"),
+        _turn("short", "Sam", "corolla forever", 70, "7"),
+        _turn("x", "Jo", "nice " + LONG, 45, "4")]}
+    echoes = [Echo("old", "new", 3.5)]
+    assert echo_first(["old", "x", "new"], echoes, turns) == ["new", "old", "x"]
+    assert echo_first(["old", "x"], echoes, turns, threshold=4.0) == ["old", "x"]  # too weak
+    # questions and short turns do not stand for a change of state; a weaker statement behind them does
+    assert echo_first(["old"], [Echo("old", "asks", 9.0), Echo("old", "short", 8.0)], turns) == ["old"]
+    assert echo_first(["old"], [Echo("old", "asks", 9.0), *echoes], turns) == ["new", "old"]
+    # the next leading turns are anchors too, in order
+    assert echo_first(["x", "old"], echoes, turns) == ["new", "x", "old"]
+    assert echo_first(["x", "old"], echoes, turns, lead=1) == ["x", "old"]
+    assert echo_first([], echoes, turns) == []
+    # a later anchor's echo that is not newer than the leading turn leaves the leader first
+    assert echo_first(["new", "old"], echoes, turns) == ["new", "old"]
+    assert echo_first(["x", "old"], [Echo("old", "x", 5.0), *echoes], turns) == ["x", "old"]
+    same_session = {**turns, "x": _turn("x", "Jo", "nice " + LONG, 50, "5")}  # said with the echo: one story
+    assert echo_first(["x", "old"], echoes, same_session) == ["x", "old"]
+
+
+def test_for_a_stance_question_the_echo_must_be_the_holders_stance() -> None:
+    turns = {t.id: t for t in [
+        _turn("old", "Sam", "pickleball is ping-pong for people who lost the table " + LONG, 1, "1"),
+        _turn("news", "Sam", "I was out at the pickleball courts three mornings this week " + LONG, 50, "5"),
+        _turn("view", "Sam", "honestly I think pickleball is the best thing in my week " + LONG, 60, "6")]}
+    news, view = Echo("old", "news", 5.0), Echo("old", "view", 4.0)
+    assert echo_first(["old"], [news, view], turns) == ["news", "old"]
+    assert echo_first(["old"], [news, view], turns, holder="sam") == ["view", "old"]
+    assert echo_first(["old"], [news, view], turns, holder="jo") == ["old"]
+
+
+FILLER = """work was long today, three admissions before midnight
+did you watch the game on sunday
+my sister says hi, she is baking bread again
+the weather here is miserable, rain all week
+i finally fixed the kitchen tap, only took two hours
+we should plan something for the holidays
+the dog ate a sock and survived, somehow
+reading a thriller about a lighthouse keeper
+coffee machine at the office broke again
+my landlord painted the hallway bright green
+mom wants everyone at her place for thanksgiving
+i started a pottery class on tuesday nights
+the new neighbours play drums at seven in the morning
+got a flu shot, arm is sore
+my phone screen cracked when i dropped it on the stairs
+we watched a documentary about octopuses
+i burned the rice again, smoke alarm went off
+the library is closing early on fridays now
+my cousin is getting married in june
+i have been sleeping badly since the heatwave
+our team lost the quiz by one point
+i bought new running shoes but have not used them
+the grocery store moved the cereal aisle and i am lost
+work gave us pizza for hitting the target
+i am thinking of learning spanish online
+someone stole the plant from my porch
+my back hurts from moving the sofa
+the train was cancelled so i walked home
+i tried the new taco place, it was decent
+our power went out during the storm
+my friend had twins last week
+the gym is packed every january
+i fell asleep during the movie again
+my boss retired and threw a big party
+we found a stray kitten under the deck
+i painted my bedroom a dark blue
+the concert tickets sold out in a minute
+my grandmother turned ninety
+i lost my keys twice this week
+the parking garage raised its prices""".splitlines()
+
+
+def _chat() -> list[tuple[int, str, str]]:
+    """A year of small talk in which Marcus's car changes, the change told without the question's words."""
+    rows = [(0, "Marcus", "still driving the corolla, it makes a grinding noise every time i turn left"),
+            (0, "Elena", "you need to get that looked at before it falls apart on the highway")]
+    rows += [(30 * (1 + i // 4), "Elena" if i % 2 else "Marcus", line) for i, line in enumerate(FILLER)]
+    rows += [(330, "Marcus", "my news: the grinding noise won, i traded in the corolla friday and got a used outback"),
+             (330, "Elena", "heated seats! fancy. congrats")]
+    return rows
+
+
+def test_a_change_told_without_the_questions_words_ranks_first_for_now_and_the_old_state_for_before() -> None:
+    memory = CogMemory(CogMemConfig.preset("ephemeral"))
+    turns = [make_turn(id=f"t{i}", namespace="cars", speaker=who, text=text, timestamp=T0 + timedelta(days=day),
+                       position=i, session_id=f"s{day}") for i, (day, who, text) in enumerate(_chat())]
+    memory.add_turns(turns)
+    new = next(t.id for t in turns if "outback" in t.text)
+    retriever = CogMemRetriever(memory=memory, namespace="cars", k=5, now=T0 + timedelta(days=340))
+    assert retriever.invoke("What does Marcus drive now?")[0].metadata["turn_id"] == new
+    assert retriever.invoke("What car did Marcus drive at first?")[0].metadata["turn_id"] == "t0"
+    # plain hybrid search finds the old state first: its words are the question's
+    hybrid = CogMemRetriever(memory=memory, namespace="cars", k=5, mode="hybrid", now=T0 + timedelta(days=340))
+    assert hybrid.invoke("What does Marcus drive now?")[0].metadata["turn_id"] == "t0"
