@@ -30,7 +30,11 @@ SPEAKERS = ["Sam", "Jo"]
     ("Where does Jo live?", None),
     ("What did Sam buy at the Mt. Hope auction?", None),  # a capitalised stance word is a name
     ("What does Ana think of the film?", None),        # names no speaker
-    ("According to Jo, what does space smell like?", None),  # "like" as a preposition
+    ("Jo, what does space smell like?", None),  # "like" as a preposition
+    ("According to Jo, what did the 10k do for Sam?", "jo"),  # a view attributed to someone
+    ("Does Sam regard Jo's ticket as fair?", "sam"),
+    ("In Jo's estimation, was the price fair?", "jo"),
+    ("What are Sam's goals with regards to his career?", None),  # a speaker named only as an owner
     ("Jo's husband hopes to study where?", None),      # a speaker named only as an owner: someone else's stance
 ])
 def test_the_stance_holder_is_the_person_the_stance_word_belongs_to(question: str, holder: str | None) -> None:

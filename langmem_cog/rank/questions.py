@@ -44,13 +44,13 @@ STANCE = re.compile(
     r"|like[sd]?|love[sd]?|hate[sd]?|enjoy(?:s|ed)?|dislike[sd]?|prefer(?:s|red)?|suspicious|skeptical"
     r"|sceptical|proud|annoyed|regret(?:s|ted)?|blame[sd]?|responsible|foresee[sn]?|assess(?:es|ed|ment)?"
     r"|estimation|estimate[sd]?|conclu(?:de[sd]?|sions?)|convinced|on\s+board|make\s+of"
-    r"|suspect(?:s|ed)?|doubt(?:s|ed)?|fear(?:s|ed)?|concerned|reckoning)\b",
+    r"|suspect(?:s|ed)?|doubt(?:s|ed)?|fear(?:s|ed)?|concerned|reckoning|regard(?:s|ed)?|according\s+to)\b",
     _F,
 )
 # A stance noun right after an owner: "Tom's view", "Elena's take on", "Priya's verdict".
 _OWNED_STANCE = re.compile(
     r"^'s\s+(?:view|opinion|take|verdict|thoughts?|feelings?|reaction|prediction|advice|attitude|stance|"
-    r"impression|expectations?|worry|worries|hope|hopes|judgement|judgment)\b", _F)
+    r"impression|expectations?|worry|worries|hope|hopes|judgement|judgment|estimation|assessment|eyes|mind)\b", _F)
 # Words that ask how things stand now; of them, "lately", "today", "latest" and "most recent" ask for
 # what happened last rather than for a state that may have changed.
 _STATE_NOW = (r"now|nowadays|currently|current|still|these\s+days|at\s+the\s+moment|at\s+present|presently"
