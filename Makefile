@@ -31,8 +31,8 @@ ui: setup
 	$(CLI) ui --demo
 
 lint: setup
-	$(VENV)/bin/ruff check langmem_cog tests integrations examples
-	$(VENV)/bin/mypy langmem_cog integrations
+	$(VENV)/bin/ruff check langmem_cog tests examples benchmarks
+	$(VENV)/bin/mypy langmem_cog
 
 test: lint
 	$(VENV)/bin/pytest -q

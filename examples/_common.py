@@ -14,8 +14,8 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from integrations.offline import CHAT_MODEL_ENV, OfflineEvidenceChatModel, load_chat_model
 from langmem_cog import CogMemConfig
+from langmem_cog.integrations.offline import CHAT_MODEL_ENV, OfflineEvidenceChatModel, load_chat_model
 from langmem_cog.memory import CogMemory
 
 

@@ -63,8 +63,8 @@ def main(argv: Sequence[str] | None = None, *, embeddings: Any = None, model: An
     from langchain.agents import create_agent
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from integrations.langgraph import CogMemoryMiddleware, MemoryContext
-    from integrations.langgraph.tools import user_namespace
+    from langmem_cog.integrations.langgraph import CogMemoryMiddleware, MemoryContext
+    from langmem_cog.integrations.langgraph.tools import user_namespace
 
     try:
         memory = make_memory(args.data_dir, embeddings=embeddings, embedder=args.embedder)

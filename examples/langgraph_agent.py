@@ -71,8 +71,8 @@ def main(argv: Sequence[str] | None = None, *, embeddings: Any = None, model: An
 
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from integrations.langgraph import MemoryContext, build_memory_agent_graph, create_memory_tools
-    from integrations.langgraph.tools import user_namespace
+    from langmem_cog.integrations.langgraph import MemoryContext, build_memory_agent_graph, create_memory_tools
+    from langmem_cog.integrations.langgraph.tools import user_namespace
 
     try:
         memory = make_memory(args.data_dir, embeddings=embeddings, embedder=args.embedder)

@@ -61,9 +61,9 @@ def main(argv: Sequence[str] | None = None, *, embeddings: Any = None, model: An
 
     from langchain_core.messages import HumanMessage, SystemMessage
 
-    from integrations.evidence import format_evidence, search_evidence
     from langmem_cog import load_locomo
     from langmem_cog.graph.loop import graph_search
+    from langmem_cog.integrations.evidence import format_evidence, search_evidence
 
     try:
         conv = pick(load_locomo(args.data or sample_path(), namespace_prefix="replay-"), args.conversation)

@@ -37,8 +37,8 @@ def main(argv: Sequence[str] | None = None, *, embeddings: Any = None, model: An
     add_common_args(parser)
     args = parser.parse_args(argv)
 
-    from integrations.langchain import create_memory_retriever_tool, create_rag_chain
     from langmem_cog import CogMemRetriever, load_locomo
+    from langmem_cog.integrations.langchain import create_memory_retriever_tool, create_rag_chain
 
     try:
         memory = make_memory(None, embeddings=embeddings, embedder=args.embedder)

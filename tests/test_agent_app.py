@@ -22,10 +22,10 @@ from langchain.agents import create_agent  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
-from integrations.langgraph import CogMemoryMiddleware, MemoryContext, create_memory_tools  # noqa: E402
-from integrations.langgraph.tools import user_id_of, user_namespace  # noqa: E402
 from langmem_cog import CogMemConfig, CogMemRetriever  # noqa: E402
 from langmem_cog.errors import InvalidInputError  # noqa: E402
+from langmem_cog.integrations.langgraph import CogMemoryMiddleware, MemoryContext, create_memory_tools  # noqa: E402
+from langmem_cog.integrations.langgraph.tools import user_id_of, user_namespace  # noqa: E402
 from langmem_cog.memory import CogMemory  # noqa: E402
 from langmem_cog.records import NAMESPACE_PATTERN  # noqa: E402
 
@@ -171,7 +171,7 @@ def test_distinct_user_ids_never_share_a_namespace(a: str, b: str) -> None:
 
 
 def test_the_graph_agent_dates_its_turns_by_the_context_now() -> None:
-    from integrations.langgraph import build_memory_agent_graph
+    from langmem_cog.integrations.langgraph import build_memory_agent_graph
 
     memory = CogMemory(CogMemConfig.preset("ephemeral"))
     app = build_memory_agent_graph(memory, scripted("A fine plan for the spring."), context_schema=MemoryContext)

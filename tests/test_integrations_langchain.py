@@ -14,12 +14,18 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.prompts import ChatPromptTemplate
 
-from integrations.evidence import format_evidence, parse_evidence_line, parse_time, resolve_time, search_evidence
-from integrations.langchain import create_memory_retriever_tool, create_rag_chain
-from integrations.langchain.rag import NO_CONTEXT
-from integrations.offline import NO_MEMORY_ANSWER, OfflineEvidenceChatModel, load_chat_model
 from langmem_cog import CogMemConfig, CogMemRetriever, TurnStore
 from langmem_cog.errors import InvalidInputError
+from langmem_cog.integrations.evidence import (
+    format_evidence,
+    parse_evidence_line,
+    parse_time,
+    resolve_time,
+    search_evidence,
+)
+from langmem_cog.integrations.langchain import create_memory_retriever_tool, create_rag_chain
+from langmem_cog.integrations.langchain.rag import NO_CONTEXT
+from langmem_cog.integrations.offline import NO_MEMORY_ANSWER, OfflineEvidenceChatModel, load_chat_model
 
 TEXTS = [
     "I adopted a terrier called Pickle last week.",

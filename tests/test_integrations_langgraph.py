@@ -25,19 +25,19 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 
-from integrations.evidence import parse_evidence_line
-from integrations.langgraph import (
+from langmem_cog import CogMemConfig
+from langmem_cog.errors import InvalidInputError
+from langmem_cog.graph.resolve import canonical_person_id
+from langmem_cog.integrations.evidence import parse_evidence_line
+from langmem_cog.integrations.langgraph import (
     CogMemoryMiddleware,
     CogMemStore,
     MemoryContext,
     build_memory_agent_graph,
     create_memory_tools,
 )
-from integrations.langgraph.tools import MemoryToolError, store_new_turns
-from integrations.offline import OfflineEvidenceChatModel
-from langmem_cog import CogMemConfig
-from langmem_cog.errors import InvalidInputError
-from langmem_cog.graph.resolve import canonical_person_id
+from langmem_cog.integrations.langgraph.tools import MemoryToolError, store_new_turns
+from langmem_cog.integrations.offline import OfflineEvidenceChatModel
 from langmem_cog.memory import CogMemory
 from langmem_cog.records import MAX_TEXT_CHARS, make_turn
 
@@ -345,7 +345,7 @@ def test_the_graph_agent_answers_a_user_message_without_text(memory: CogMemory, 
 def test_the_graph_agent_without_langchain_keeps_raw_message_ids(
     memory: CogMemory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setitem(sys.modules, "integrations.langgraph.middleware", None)  # as if langchain were missing
+    monkeypatch.setitem(sys.modules, "langmem_cog.integrations.langgraph.middleware", None)  # as if langchain were missing
     with caplog.at_level(logging.WARNING):
         app = build_memory_agent_graph(memory, scripted(AIMessage(content="Tea, noted.", id="r-1")))
     assert "langchain is not installed" in caplog.text

@@ -21,10 +21,10 @@ from langgraph.store.base import BaseStore, PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 from test_reliability_crash import worker_env
 
-import integrations.langgraph.store as store_module
-from integrations.langgraph import CogMemStore
-from integrations.langgraph.store import INNER_STORE_FILE, default_namespace_mapper
+import langmem_cog.integrations.langgraph.store as store_module
 from langmem_cog import CogMemConfig
+from langmem_cog.integrations.langgraph import CogMemStore
+from langmem_cog.integrations.langgraph.store import INNER_STORE_FILE, default_namespace_mapper
 from langmem_cog.memory import CogMemory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -180,7 +180,7 @@ def test_puts_acknowledged_before_a_kill_are_kept_and_indexed_by_the_next_store(
     code = textwrap.dedent(f"""
         import os, signal
         from fakes import FakeEmbeddings
-        from integrations.langgraph import CogMemStore
+        from langmem_cog.integrations.langgraph import CogMemStore
         from langmem_cog import CogMemConfig
         from langmem_cog.memory import CogMemory
         store = CogMemStore(CogMemory(CogMemConfig(data_dir={str(tmp_path)!r}), embeddings=FakeEmbeddings()))

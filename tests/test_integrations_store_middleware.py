@@ -21,13 +21,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from test_integrations_langgraph import scripted, system_text
 
-from integrations.evidence import parse_evidence_line
-from integrations.langgraph import CogMemoryMiddleware, CogMemStore, MemoryContext
-from integrations.langgraph.middleware import count_words, is_pure_question, short_scope
-from integrations.langgraph.store import HASHED_PREFIX, INNER_STORE_FILE, default_namespace_mapper
-from integrations.langgraph.tools import store_new_turns
 from langmem_cog import CogMemConfig
 from langmem_cog.errors import ConfigError, InvalidInputError
+from langmem_cog.integrations.evidence import parse_evidence_line
+from langmem_cog.integrations.langgraph import CogMemoryMiddleware, CogMemStore, MemoryContext
+from langmem_cog.integrations.langgraph.middleware import count_words, is_pure_question, short_scope
+from langmem_cog.integrations.langgraph.store import HASHED_PREFIX, INNER_STORE_FILE, default_namespace_mapper
+from langmem_cog.integrations.langgraph.tools import store_new_turns
 from langmem_cog.memory import CogMemory
 from langmem_cog.records import NAMESPACE_PATTERN
 

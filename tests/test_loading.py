@@ -199,8 +199,8 @@ def test_concurrent_users_of_an_agent_after_a_restart_all_get_their_memory(home:
     code = f"""
     import asyncio, json, logging, sys
     from langchain.agents import create_agent
-    from integrations.langgraph import CogMemoryMiddleware, MemoryContext
-    from integrations.offline import OfflineEvidenceChatModel
+    from langmem_cog.integrations.langgraph import CogMemoryMiddleware, MemoryContext
+    from langmem_cog.integrations.offline import OfflineEvidenceChatModel
     from langmem_cog import CogMemConfig
     from langmem_cog.memory import CogMemory
 

@@ -50,6 +50,28 @@ def test_only_the_cli_imports_the_benchmarks() -> None:
     assert offenders == []
 
 
+def test_the_core_never_imports_the_integrations() -> None:
+    """``langmem_cog.integrations`` builds on the core (retriever, memory, store, records, errors); no module
+    outside it imports it, at module level or inside a function, so ``import langmem_cog`` needs no agent
+    framework beyond ``langchain-core`` and ``langgraph``."""
+    import ast
+    from pathlib import Path
+
+    root = Path(langmem_cog.__file__).parent
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("integrations/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [f"{node.module}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom)
+                     else [])
+            offenders += [f"{rel}:{node.lineno} {n}" for n in names
+                          if n.startswith(("langmem_cog.integrations", "integrations"))]
+    assert offenders == []
+
+
 def test_no_function_of_bench_or_rank_takes_more_than_eight_parameters() -> None:
     """Settings travel in small frozen objects (``Recipe``, ``CascadeFit``, ``ScaleWorkload``, ``LmeSelection``),
     not in long parameter lists (``self`` / ``cls`` not counted)."""

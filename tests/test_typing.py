@@ -15,7 +15,7 @@ pytest.importorskip("mypy")
 ROOT = Path(__file__).resolve().parents[1]
 
 USER_CODE = """\
-import integrations.langgraph
+import langmem_cog.integrations.langgraph
 import langmem_cog
 from langmem_cog import CogMemory, CogMemRetriever
 

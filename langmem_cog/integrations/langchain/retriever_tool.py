@@ -24,8 +24,8 @@ from langchain_core.prompts import StringPromptTemplate
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import BaseTool, create_retriever_tool
 
-from integrations.evidence import MemoryToolError, evidence_line, tool_error_content
 from langmem_cog.errors import InvalidInputError
+from langmem_cog.integrations.evidence import MemoryToolError, evidence_line, tool_error_content
 
 __all__ = ["CitedDocumentPrompt", "create_memory_retriever_tool", "DEFAULT_TOOL_DESCRIPTION"]
 
@@ -75,7 +75,7 @@ def create_memory_retriever_tool(
         response_format: ``"content_and_artifact"`` also returns the documents as the artifact.
         handle_tool_errors: Return a query the retriever rejects (empty, too long) to the model as an
             error ``ToolMessage`` it can correct, as ``create_memory_tools`` does; ``False`` raises a
-            :class:`~integrations.evidence.MemoryToolError` (an ``InvalidInputError``) instead.
+            :class:`~langmem_cog.integrations.evidence.MemoryToolError` (an ``InvalidInputError``) instead.
 
     Returns:
         The tool; its output is one ``[turn_id | speaker | date] text`` line per document.

@@ -43,7 +43,9 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt import ToolRuntime
 
-from integrations.evidence import (
+from langmem_cog.config import RetrievalMode
+from langmem_cog.errors import InvalidInputError
+from langmem_cog.integrations.evidence import (
     MemoryToolError,
     evidence_line,
     format_evidence,
@@ -51,8 +53,6 @@ from integrations.evidence import (
     search_evidence,
     tool_error_content,
 )
-from langmem_cog.config import RetrievalMode
-from langmem_cog.errors import InvalidInputError
 from langmem_cog.loaders import message_turn_id, turns_from_messages
 from langmem_cog.records import (
     NAMESPACE_PATTERN,

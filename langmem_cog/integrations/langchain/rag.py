@@ -7,7 +7,7 @@ Example:
     >>> import uuid
     >>> from datetime import datetime, timezone
     >>> from langchain_core.embeddings import DeterministicFakeEmbedding
-    >>> from integrations.offline import OfflineEvidenceChatModel
+    >>> from langmem_cog.integrations.offline import OfflineEvidenceChatModel
     >>> from langmem_cog import CogMemConfig, CogMemRetriever, TurnStore, make_turn
     >>> store = TurnStore(CogMemConfig.preset("ephemeral"), embeddings=DeterministicFakeEmbedding(size=32))
     >>> ns = "doc-rag-" + uuid.uuid4().hex[:8]
@@ -32,7 +32,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable, RunnableLambda, RunnableParallel, RunnablePassthrough
 
-from integrations.evidence import format_evidence
+from langmem_cog.integrations.evidence import format_evidence
 
 __all__ = ["RAG_PROMPT", "create_rag_chain", "NO_CONTEXT"]
 

@@ -15,8 +15,8 @@ Example:
     >>> import uuid
     >>> from langchain.agents import create_agent
     >>> from langchain_core.embeddings import DeterministicFakeEmbedding
-    >>> from integrations.langgraph import MemoryContext
-    >>> from integrations.offline import OfflineEvidenceChatModel
+    >>> from langmem_cog.integrations.langgraph import MemoryContext
+    >>> from langmem_cog.integrations.offline import OfflineEvidenceChatModel
     >>> from langmem_cog import CogMemConfig
     >>> from langmem_cog.memory import CogMemory
     >>> mem = CogMemory(CogMemConfig.preset("ephemeral"), embeddings=DeterministicFakeEmbedding(size=32))
@@ -45,8 +45,10 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
-from integrations.evidence import format_evidence, search_evidence
-from integrations.langgraph.tools import (
+from langmem_cog.config import RetrievalMode
+from langmem_cog.errors import InvalidInputError
+from langmem_cog.integrations.evidence import format_evidence, search_evidence
+from langmem_cog.integrations.langgraph.tools import (
     NamespaceMapper,
     context_value,
     create_memory_tools,
@@ -58,8 +60,6 @@ from integrations.langgraph.tools import (
     unstored_turns,
     user_namespace,
 )
-from langmem_cog.config import RetrievalMode
-from langmem_cog.errors import InvalidInputError
 from langmem_cog.lexical import tokenize
 from langmem_cog.loaders import message_turn_id
 from langmem_cog.records import Turn, storable_text, validate_namespace
@@ -271,7 +271,7 @@ class CogMemoryMiddleware(AgentMiddleware):
             "What is my dog called?", but not "My dog is Rex. What's yours?"); the question is still
             the retrieval query. ``False`` stores them.
         namespace_mapper: Maps the context's user id to a namespace (default
-            :func:`~integrations.langgraph.tools.user_namespace`: any string, int or UUID, e.g.
+            :func:`~langmem_cog.integrations.langgraph.tools.user_namespace`: any string, int or UUID, e.g.
             ``"auth0|5f7c8ec7"`` -> ``"id:auth0_7c5f7c8ec7"``); unused with a fixed ``namespace``.
 
     Which messages are stored: user messages and assistant text replies whose role is in ``roles``,
@@ -475,7 +475,7 @@ class CogMemoryMiddleware(AgentMiddleware):
     def retrieve(self, namespace: str, messages: Sequence[BaseMessage], now: Any = None, *,
                  runtime: Runtime[Any] | None = None) -> list[Document]:
         """Evidence for the last user message (its first
-        :data:`~integrations.langgraph.tools.MAX_QUERY_CHARS` characters), leaving out turns already
+        :data:`~langmem_cog.integrations.langgraph.tools.MAX_QUERY_CHARS` characters), leaving out turns already
         in ``messages`` (their turn ids in the scope of ``runtime``, and raw message ids); relative
         dates in it resolve against ``now`` (``None``: the current time)."""
         query = last_user_text(messages)
@@ -508,7 +508,7 @@ class CogMemoryMiddleware(AgentMiddleware):
 
     def new_turns(self, messages: Sequence[AnyMessage], runtime: Runtime[Any] | None) -> list[Turn]:
         """The turns of ``messages`` that would be stored now: those of :meth:`messages_to_store` the
-        namespace does not hold yet (see :func:`~integrations.langgraph.tools.unstored_turns`)."""
+        namespace does not hold yet (see :func:`~langmem_cog.integrations.langgraph.tools.unstored_turns`)."""
         ctx = runtime.context if runtime is not None else None
         user_name = context_value(ctx, "user_name") if ctx is not None else None
         session = context_value(ctx, "session_id") if ctx is not None else None

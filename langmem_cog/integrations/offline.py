@@ -39,7 +39,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from integrations.evidence import parse_evidence_line
+from langmem_cog.integrations.evidence import parse_evidence_line
 
 __all__ = ["OfflineEvidenceChatModel", "load_chat_model", "CHAT_MODEL_ENV", "NO_MEMORY_ANSWER"]
 

@@ -11,9 +11,9 @@ namespace or the runtime context; ``recall`` *is* the compiled graph of
 with the cited evidence (graph evidence first, topped up with hybrid retrieval) in the system
 message; ``remember`` stores the new turns.
 
-Stored turns are named as :class:`~integrations.langgraph.middleware.CogMemoryMiddleware` names
+Stored turns are named as :class:`~langmem_cog.integrations.langgraph.middleware.CogMemoryMiddleware` names
 them, ``<thread>:<12 hex digits of the message id>`` (see
-:meth:`~integrations.langgraph.middleware.CogMemoryMiddleware.turn_id`; the scope is the
+:meth:`~langmem_cog.integrations.langgraph.middleware.CogMemoryMiddleware.turn_id`; the scope is the
 checkpointer thread, else ``"chat"``), so a thread replayed or invoked again is never stored twice,
 and a turn an earlier version stored under its raw message id is recognised. Every user message and
 assistant text reply is stored (the graph keeps no filler rule). Without the ``langchain`` package
@@ -22,7 +22,7 @@ assistant text reply is stored (the graph keeps no filler rule). Without the ``l
 Example:
     >>> import uuid
     >>> from langchain_core.embeddings import DeterministicFakeEmbedding
-    >>> from integrations.offline import OfflineEvidenceChatModel
+    >>> from langmem_cog.integrations.offline import OfflineEvidenceChatModel
     >>> from langmem_cog import CogMemConfig
     >>> from langmem_cog.memory import CogMemory
     >>> mem = CogMemory(CogMemConfig.preset("ephemeral"), embeddings=DeterministicFakeEmbedding(size=32))
@@ -47,8 +47,10 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from integrations.evidence import format_evidence, search_evidence
-from integrations.langgraph.tools import (
+from langmem_cog.errors import InvalidInputError
+from langmem_cog.graph.loop import build_operator_graph
+from langmem_cog.integrations.evidence import format_evidence, search_evidence
+from langmem_cog.integrations.langgraph.tools import (
     context_value,
     last_user_text,
     message_turn_ids,
@@ -56,12 +58,10 @@ from integrations.langgraph.tools import (
     now_from_context,
     store_new_turns,
 )
-from langmem_cog.errors import InvalidInputError
-from langmem_cog.graph.loop import build_operator_graph
 from langmem_cog.records import validate_namespace
 
 if TYPE_CHECKING:
-    from integrations.langgraph.middleware import CogMemoryMiddleware
+    from langmem_cog.integrations.langgraph.middleware import CogMemoryMiddleware
     from langmem_cog.memory import CogMemory
 
 __all__ = ["MemoryAgentState", "build_memory_agent_graph", "DEFAULT_SYSTEM_PROMPT"]
@@ -89,7 +89,7 @@ def _turn_namer(memory: CogMemory) -> Callable[[str], CogMemoryMiddleware] | Non
     user message and assistant text reply, less replies that only restate memory or say it holds
     nothing: no filler rule, questions kept); ``None`` without ``langchain``, which the middleware needs."""
     try:
-        from integrations.langgraph.middleware import CogMemoryMiddleware
+        from langmem_cog.integrations.langgraph.middleware import CogMemoryMiddleware
     except ImportError:
         return None
     return lambda namespace: CogMemoryMiddleware(memory, namespace=namespace, min_words=0, min_chars=0,

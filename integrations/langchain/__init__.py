@@ -1,9 +1,0 @@
-"""LangChain integrations: a cited retriever tool and an LCEL RAG chain.
-
-Import this package by its full name, ``integrations.langchain``.
-"""
-
-from integrations.langchain.rag import RAG_PROMPT, create_rag_chain
-from integrations.langchain.retriever_tool import CitedDocumentPrompt, create_memory_retriever_tool
-
-__all__ = ["CitedDocumentPrompt", "RAG_PROMPT", "create_memory_retriever_tool", "create_rag_chain"]
