@@ -134,6 +134,9 @@ def test_a_change_told_without_the_questions_words_ranks_first_for_now_and_the_o
     retriever = CogMemRetriever(memory=memory, namespace="cars", k=5, now=T0 + timedelta(days=340))
     assert retriever.invoke("What does Marcus drive now?")[0].metadata["turn_id"] == new
     assert retriever.invoke("What car did Marcus drive at first?")[0].metadata["turn_id"] == "t0"
+    # a filter holds for the moved turn too
+    assert retriever.invoke("What does Marcus drive now?", exclude_ids=[new])[0].metadata["turn_id"] != new
+    assert all(d.metadata["turn_id"] != new for d in retriever.invoke("What does Marcus drive now?", speaker="Elena"))
     # plain hybrid search finds the old state first: its words are the question's
     hybrid = CogMemRetriever(memory=memory, namespace="cars", k=5, mode="hybrid", now=T0 + timedelta(days=340))
     assert hybrid.invoke("What does Marcus drive now?")[0].metadata["turn_id"] == "t0"

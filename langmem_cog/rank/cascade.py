@@ -301,19 +301,21 @@ class Cascade:
                 annotate_records(d, signals.records.get(d.metadata["turn_id"]))
         docs = [at[t] for t in ranked] + docs[head_size:]
         if tense == "now" and asks_state_now(query):  # a state now: the same person's later word on it first
-            docs = self._echo_first(docs, pool, signals, fused, hybrid, holder)
+            docs = self._echo_first(docs, pool, signals, fused, hybrid, holder, allowed)
         for r, d in enumerate(docs, 1):
             d.metadata["rank"] = r
         return docs[:k]
 
     def _echo_first(self, docs: list[Document], pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
-                    hybrid: np.ndarray, holder: str | None) -> list[Document]:
+                    hybrid: np.ndarray, holder: str | None, allowed: Sequence[int] | None) -> list[Document]:
         """A leading turn's later echo first (:func:`~langmem_cog.rank.updates.echo_first`), as a new
-        document when it ranked below the documents at hand."""
+        document when it ranked below the documents at hand; only a turn the filter allows (``allowed``:
+        the pool indices that pass it, ``None``: all) can move."""
         if not pool.echoes or not docs:
             return docs
         ids = [d.metadata["turn_id"] for d in docs]
-        turns = {t.id: t for t in pool.turns}
+        passing = None if allowed is None else set(allowed)
+        turns = {t.id: t for i, t in enumerate(pool.turns) if passing is None or i in passing}
         moved = echo_first(ids, pool.echoes, turns, holder=holder)
         if moved[0] == ids[0]:
             return docs
