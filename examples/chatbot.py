@@ -7,8 +7,8 @@ stand-in model; set ``LMC_CHAT_MODEL=openai:gpt-4o-mini`` (and the provider's ke
 
 Run (from the repository root)::
 
-    python -m examples.chatbot --user alice --say "My dog is called Rex."      # session 1
-    python -m examples.chatbot --user alice --say "What is my dog called?"     # session 2, a new process
+    python -m examples.chatbot --user alice --say "My dog is called Rex."      # first run
+    python -m examples.chatbot --user alice --say "What is my dog called?"     # second run, a new process
     python -m examples.chatbot --user alice                                    # interactive (/quit, /forget)
 """
 

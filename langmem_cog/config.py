@@ -143,16 +143,17 @@ class CogMemConfig(BaseModel):
         rerank_threads: Threads while the shipped cross-encoder scores (``None``: torch's
             setting). With ``OMP_NUM_THREADS=1`` and ``rerank_threads=2`` the first stage runs on
             one thread and the rerank on two; which split is fastest depends on the machine
-            (docs/BENCHMARKS.md, session 10).
+            (docs/BENCHMARKS.md, "The retrieval cascade": "A 4-layer reranker, and torch's threads per stage").
         rerank_precision: Arithmetic of the cross-encoder: ``auto`` (the default: ``int8`` where it runs
             on ONNX Runtime, else ``fp32``), ``fp32`` or ``int8`` (weights per channel in int8, derived
             from the fp32 export: about half the time per query on 2 cores, rankings within ~0.001
-            MRR of fp32's on LoCoMo and LongMemEval; docs/BENCHMARKS.md, session 24).
+            MRR of fp32's on LoCoMo and LongMemEval; docs/BENCHMARKS.md, "The int8 cross-encoder becomes the
+            default").
         embed_precision: Arithmetic of the embedder: ``auto`` (the default: ``int8`` where it runs
             on ONNX Runtime, else ``fp32``), ``fp32`` or ``int8`` (weights per channel in int8,
             derived from the fp32 export, one text per call: a cold ingest about 1.5 times as fast,
             vectors within ~0.02 cosine of fp32's, LoCoMo's rankings within their noise;
-            docs/BENCHMARKS.md, session 20). A data directory's
+            docs/BENCHMARKS.md, "The int8 embedder by default"). A data directory's
             stored vectors keep the precision they were written with; the two mix safely.
         search: How plain search of the raw store ranks (:class:`SearchSettings`).
         retriever: What a retriever built on this memory runs by default (:class:`RetrieverSettings`).

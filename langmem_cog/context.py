@@ -53,7 +53,8 @@ __all__ = ["CONTEXT_TURNS", "ContextIndex", "context_text", "context_texts", "co
 logger = logging.getLogger(__name__)
 
 #: How many previous turns of its session a turn's context holds. Chosen by train-half
-#: cross-validation on LoCoMo (``benchmarks/context_variants.py``; docs/BENCHMARKS.md, session 7).
+#: cross-validation on LoCoMo (``benchmarks/context_variants.py``; docs/BENCHMARKS.md, "The retrieval
+#: cascade": "Two previous turns, and BM25 over the context texts").
 CONTEXT_TURNS = 2
 
 #: Separates the previous-turn ids of a row's key (turn ids never hold control characters).

@@ -165,7 +165,7 @@ class LocalSentenceEmbeddings(Embeddings):
             per item (:func:`~langmem_cog.runtime.quantize_per_item`), so a vector depends on its
             text alone, bit for bit. A cold
             ingest runs about 1.5 times as fast as in fp32; vectors move by ~0.01 cosine, and LoCoMo's
-            rankings by less than their noise (docs/BENCHMARKS.md, session 20).
+            rankings by less than their noise (docs/BENCHMARKS.md, "The int8 embedder by default").
             The resolved precision is in :attr:`precision`.
 
     Raises:
@@ -264,7 +264,7 @@ class LocalSentenceEmbeddings(Embeddings):
 
 #: Padded tokens per ONNX Runtime batch: a batch takes texts (shortest first) until it would pass this
 #: many, so short texts (graph node names) go in large batches and long turns in small ones, where a
-#: CPU runs a transformer fastest (docs/BENCHMARKS.md, session 19).
+#: CPU runs a transformer fastest (docs/BENCHMARKS.md, "Token-budget embedding batches (ingest)").
 EMBED_TOKEN_BUDGET = 512
 
 
@@ -292,7 +292,7 @@ def token_batches(lengths: Sequence[int], max_texts: int, budget: int) -> list[l
 #: text 0.65 times a lone call at 4 tokens, 0.81 at 8, 0.97 at 24, 1.00 at 32 and 1.09 at 96: the
 #: per-item graph's extra operators outweigh the saved calls on longer texts. On LoCoMo's texts with two
 #: workers, turns embed in 18.7 s instead of 21.8 and graph node texts in 5.4 s instead of 8.0
-#: (docs/BENCHMARKS.md, session 30).
+#: (docs/BENCHMARKS.md, "Short texts embed in int8 batches, every vector unchanged").
 INT8_BATCH_MAX_TOKENS = 24
 
 

@@ -72,9 +72,10 @@ def git_commit(path: str | Path = ".") -> str | None:
 
 #: The features the shipped fusion scorer weighs: the raw scores, the next-turn window, the operator
 #: loop's signals, the named speaker and the question's words and names found in the turn. Chosen by
-#: leaving one dataset out (docs/BENCHMARKS.md, session 13): a scorer fitted on either dataset with these
-#: alone beat hybrid on the other, where the style features (length, question mark, position), the
-#: session statistics, the per-channel windows and the answer-type matches fitted one dataset's style
+#: leaving one dataset out (docs/BENCHMARKS.md, "The default retriever: a fitted fusion on features that
+#: transfer"): a scorer fitted on either dataset with these alone beat hybrid on the other, where the style
+#: features (length, question mark, position), the session statistics, the per-channel windows and the
+#: answer-type matches fitted one dataset's style
 #: (all 35 fitted on LoCoMo: LongMemEval MRR 0.35, hybrid's 0.57).
 TRANSFER_FEATURES: tuple[str, ...] = (
     "dense_z", "lexical_z", "window1",
@@ -131,7 +132,7 @@ class Recipe:
         train: Cross-encoder fine-tuning settings (from the packaged MiniLM): the per-seed ``full`` recipe
             (4 layers, mean pooling, 2 epochs, lr 2e-4), on a seeded sample of 800 lists, every layer
             trained (``freeze_layers=0``: a larger compressor gain than one frozen layer with each dataset
-            left out, docs/BENCHMARKS.md, session 22).
+            left out, docs/BENCHMARKS.md, "One settings object per concern").
         score_max_length: Token limit per pair when the cross-encoder scores.
         list_depth: How deep each training list reaches into the fused ranking (its top ``list_depth``,
             plus missed gold). The compressor reorders the top 10 (:data:`~langmem_cog.rank.head.RERANK_DEPTH`,
@@ -139,26 +140,27 @@ class Recipe:
         pair_positions: The cross-encoder's pairs carry the turns' positions (``QUERY_TIME: 495.`` /
             ``MEMORY_TIME: 37.``, ConvMemory v2's format); ``False`` (the recipe's): the plain (question,
             turn) pair. Without them the cross-encoder scored better on held-out questions of both
-            datasets (docs/BENCHMARKS.md, session 17): a turn's place in one dataset's conversations
-            is a style of that dataset, as the fusion's ``position`` feature was.
+            datasets (docs/BENCHMARKS.md, "Blend weight cross-fitted on small data"): a turn's place in one
+            dataset's conversations is a style of that dataset, as the fusion's ``position`` feature was.
             Recorded in ``cascade.json`` so that the compressor formats pairs as the model was trained.
         name_speakers: The share of assistant-chat training lists (speakers ``user`` / ``assistant``) told as
             chats between two named people (:func:`~langmem_cog.rank.data.name_speakers`: names for the
             speakers, the question's "I" / "you" as those names), drawn per list with ``seed``; lists of
             named speakers are never changed. 0 (the recipe's): every list as it is. Half named left
-            the LongMemEval-only cross-encoder's LoCoMo figures unchanged (docs/BENCHMARKS.md, session 18).
+            the LongMemEval-only cross-encoder's LoCoMo figures unchanged (docs/BENCHMARKS.md,
+            "Named speakers in the cross-encoder's training lists").
         same_role: Tell each assistant-chat training list within its gold's role
             (:func:`~langmem_cog.rank.data.same_role`): its first ``list_depth`` candidates of the gold turns'
             speaker (``user`` or ``assistant``) in the fused top ``SAME_ROLE_REACH * list_depth``, plus missed
             gold. Lists of named speakers are never changed. ``False`` (the recipe's): every list as it is.
             Same-role lists carried over worse to LoCoMo and fitted LongMemEval worse (docs/BENCHMARKS.md,
-            session 27).
+            "A pre-registered left-out test of same-role training lists").
         blend_scale: How the cross-encoder's and the first stage's scores are put on one scale before
             they are blended (:func:`~langmem_cog.rank.compressor.head_scale`): ``z``, z-scores
             within the head (this dataclass's default); ``center`` (the shipped recipe's), centred logits (a
             model's spread, how sure it is, kept). The blend weight is chosen on that scale; ``cascade.json``
             records it. Centred logits won the test written for them on a third dataset, real two-person
-            chats, with both left-out fits (docs/BENCHMARKS.md, session 31).
+            chats, with both left-out fits (docs/BENCHMARKS.md, "A third labelled set, real two-person chats").
         tune_queries: Held-out questions (unseen by the cross-encoder) that choose its blend weight (at
             most a sixth of the questions).
         min_held_out: When the held-out slice (a sixth of the questions, at most ``tune_queries``) would
@@ -169,7 +171,8 @@ class Recipe:
         blend_rule: How the held-out MRR picks the cross-encoder's blend weight
             (:func:`~langmem_cog.bench.cascade.best_blend`): ``one_se`` (the recipe's), the smallest weight
             within one standard error of the best; ``best``, the best weight. Held-out questions of the
-            fitted data overrate a cross-encoder on other conversations (docs/BENCHMARKS.md, session 21).
+            fitted data overrate a cross-encoder on other conversations (docs/BENCHMARKS.md,
+            "The blend weight by the one-standard-error rule").
         fit_fusion: Fit the fusion scorer on the pools; ``False`` keeps the untrained prior
             (:meth:`FusionScorer.untrained`: z(dense) + z(BM25) + 0.5 window2), which fits nothing.
     """
@@ -224,8 +227,8 @@ class Recipe:
 
 #: The recipe of the shipped models: the fusion scorer fitted on :data:`TRANSFER_FEATURES` only (L2 0.03,
 #: chosen by leaving one dataset out), then the cross-encoder on its top 10, blended with the first stage
-#: as centred logits (chosen on a third dataset, session 31). With every feature the fitted scorers do not
-#: carry over between LoCoMo and LongMemEval (docs/BENCHMARKS.md).
+#: as centred logits (chosen on a third dataset of real two-person chats). With every feature the fitted
+#: scorers do not carry over between LoCoMo and LongMemEval (docs/BENCHMARKS.md).
 SHIPPED_RECIPE = Recipe(drop_features=("nontransfer",), l2=0.03, blend_scale="center")
 
 

@@ -30,8 +30,9 @@ __all__ = ["RERANK_DEPTH", "RAW_PROTECT", "head_order"]
 #: How many fused turns the compressor reorders (ConvMemory v2 protects this top 10).
 RERANK_DEPTH = 10
 #: How many of plain hybrid search's best turns the fused top ``RERANK_DEPTH`` always holds. Chosen by
-#: leaving one dataset out (docs/BENCHMARKS.md, session 13): 8 kept the Hit@10 memory tax under 1% of
-#: hybrid's hits in both directions, where the unguarded fusion lost 1-2%.
+#: leaving one dataset out (docs/BENCHMARKS.md, "The default retriever: a fitted fusion on features that
+#: transfer"): 8 kept the Hit@10 memory tax under 1% of hybrid's hits in both directions, where the
+#: unguarded fusion lost 1-2%.
 RAW_PROTECT = 8
 
 
