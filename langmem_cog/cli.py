@@ -251,6 +251,9 @@ def cmd_search(args: argparse.Namespace) -> int:
 #: ``search``'s note under rows that the claim rules placed away from their place by score.
 _CLAIM_RULE = ("claim rule: the cascade puts a current claim before the claim it superseded, and someone else's "
                "opinion after the turn of the person a question names, whatever their scores")
+#: ``search``'s note under a row placed first as a person's later word on the matter.
+_LATER_WORD = ("later word: for a question about a state now, the cascade puts the same person's later turn on the "
+               "matter (one that echoes a leading turn, from another session) first, whatever its score")
 
 
 def _search_rows(docs: Sequence[Any]) -> list[str]:
@@ -259,8 +262,9 @@ def _search_rows(docs: Sequence[Any]) -> list[str]:
     Each row shows its rank in that order, the turn id, time, speaker, claim status (metadata
     ``claim_status``, where the graph holds a claim from the turn), stage and the score that ordered
     it: ``rerank`` for a turn the cross-encoder reordered, else the first-stage ``score``. A row away
-    from its place by that score also shows the place, and, where it holds a claim, that the claim
-    rule placed it; a note on the rule then follows the rows.
+    from its place by that score also shows the place, and which rule placed it (the later word on
+    the matter, metadata ``placed_by``; else, where it holds a claim, the claim rule); a note on each
+    rule that placed a row then follows the rows.
     """
     def ordering(m: dict[str, Any]) -> tuple[int, float]:
         # The cross-encoder's head comes before the tail it left in first-stage order.
@@ -268,18 +272,21 @@ def _search_rows(docs: Sequence[Any]) -> list[str]:
 
     by_score = sorted(range(len(docs)), key=lambda i: ordering(docs[i].metadata))
     place = {i: p for p, i in enumerate(by_score, 1)}
-    rows, claim_moved = [], False
+    rows, claim_moved, later_word = [], False, False
     for rank, d in enumerate(docs, 1):
         m = d.metadata
         score = f"rerank {m['relevance_score']:.3f}" if m.get("reranked") else f"score {m['score']:.3f}"
         status = f"  [{m['claim_status']}]" if m.get("claim_status") else ""
         note = ""
         if place[rank - 1] != rank:
-            claim_moved |= bool(status)
-            note = f"  (#{place[rank - 1]} by score" + ("; placed by the claim rule)" if status else ")")
+            placed_later = m.get("placed_by") == "later_word"
+            later_word |= placed_later
+            claim_moved |= bool(status) and not placed_later
+            why = "; placed as the later word)" if placed_later else "; placed by the claim rule)" if status else ")"
+            note = f"  (#{place[rank - 1]} by score{why}"
         rows.append(f"{rank:>3}. [{m['turn_id']}] {m['timestamp']}  {m['speaker']}{status}  {m['stage']}  "
                     f"{score}{note}\n     {d.page_content}")
-    return [*rows, _CLAIM_RULE] if claim_moved else rows
+    return [*rows, *([_CLAIM_RULE] if claim_moved else []), *([_LATER_WORD] if later_word else [])]
 
 
 def _search_trace(cfg: Any, args: argparse.Namespace, where: str) -> int:

@@ -246,7 +246,8 @@ def test_search_system_runs_the_named_mode(system: str, mode: str, tmp_path: Pat
     assert seen["mode"] == mode and seen["namespace"] == "u1"
 
 
-def _doc(turn_id: str, score: float, *, rerank: float | None = None, claim: str | None = None) -> object:
+def _doc(turn_id: str, score: float, *, rerank: float | None = None, claim: str | None = None,
+         placed_by: str | None = None) -> object:
     from langchain_core.documents import Document
 
     meta = {"turn_id": turn_id, "timestamp": "2024-05-01T09:30:00+00:00", "speaker": "Maya", "stage": "raw+graph",
@@ -254,6 +255,8 @@ def _doc(turn_id: str, score: float, *, rerank: float | None = None, claim: str 
             "relevance_score": rerank if rerank is not None else -9.0}  # the compressor's tail gets a stand-in
     if claim:
         meta["claim_status"] = claim
+    if placed_by:
+        meta["placed_by"] = placed_by
     return Document(page_content=f"Maya: turn {turn_id}", metadata=meta)
 
 
@@ -266,6 +269,9 @@ def _doc(turn_id: str, score: float, *, rerank: float | None = None, claim: str 
         # in score order (a tail after the reranked head, scored by the first stage): nothing to explain
         ([_doc("t4", 0.9, rerank=1.804), _doc("t5", 0.1, rerank=0.167, claim="CURRENT"), _doc("t9", 0.7)],
          ["", "", ""]),
+        # a person's later word on the matter, placed first from below the head
+        ([_doc("t8", 0.2, placed_by="later_word"), _doc("t4", 0.9, rerank=1.804), _doc("t5", 0.1, rerank=0.167)],
+         ["(#3 by score; placed as the later word)", "(#1 by score)", "(#2 by score)"]),
     ],
 )
 def test_search_rows_show_rank_speaker_claim_status_and_moves(docs: list[object], notes: list[str], tmp_path: Path,
@@ -294,7 +300,9 @@ def test_search_rows_show_rank_speaker_claim_status_and_moves(docs: list[object]
         # a reranked turn shows the score that ordered it; the tail, its first-stage score (never the stand-in)
         assert (f"rerank {m['relevance_score']:.3f}" if m["reranked"] else f"score {m['score']:.3f}") in row
         assert row.endswith(note) and ("by score" in row) == bool(note)
-    assert ("claim rule: the cascade puts a current claim before the claim it superseded" in out) == any(notes)
+    assert ("claim rule: the cascade puts a current claim before the claim it superseded" in out) == \
+        any("claim rule" in n for n in notes)
+    assert ("later word: for a question about a state now" in out) == any("later word" in n for n in notes)
 
 
 def test_trace_loads_the_models_before_the_traced_query(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -118,7 +118,7 @@ the parking garage raised its prices""".splitlines()
 def _chat() -> list[tuple[int, str, str]]:
     """A year of small talk in which Marcus's car changes, the change told without the question's words."""
     rows = [(0, "Marcus", "still driving the corolla, it makes a grinding noise every time i turn left"),
-            (0, "Elena", "you need to get that looked at before it falls apart on the highway")]
+            (0, "Elena", "the way you drive that car, get it looked at before it falls apart on the highway")]
     rows += [(30 * (1 + i // 4), "Elena" if i % 2 else "Marcus", line) for i, line in enumerate(FILLER)]
     rows += [(330, "Marcus", "my news: the grinding noise won, i traded in the corolla friday and got a used outback"),
              (330, "Elena", "heated seats! fancy. congrats")]
@@ -132,7 +132,8 @@ def test_a_change_told_without_the_questions_words_ranks_first_for_now_and_the_o
     memory.add_turns(turns)
     new = next(t.id for t in turns if "outback" in t.text)
     retriever = CogMemRetriever(memory=memory, namespace="cars", k=5, now=T0 + timedelta(days=340))
-    assert retriever.invoke("What does Marcus drive now?")[0].metadata["turn_id"] == new
+    first = retriever.invoke("What does Marcus drive now?")[0]
+    assert first.metadata["turn_id"] == new and first.metadata["placed_by"] == "later_word"
     assert retriever.invoke("What car did Marcus drive at first?")[0].metadata["turn_id"] == "t0"
     # a filter holds for the moved turn too
     assert retriever.invoke("What does Marcus drive now?", exclude_ids=[new])[0].metadata["turn_id"] != new

@@ -309,8 +309,8 @@ class Cascade:
     def _echo_first(self, docs: list[Document], pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
                     hybrid: np.ndarray, holder: str | None, allowed: Sequence[int] | None) -> list[Document]:
         """A leading turn's later echo first (:func:`~langmem_cog.rank.updates.echo_first`), as a new
-        document when it ranked below the documents at hand; only a turn the filter allows (``allowed``:
-        the pool indices that pass it, ``None``: all) can move."""
+        document when it ranked below the documents at hand, marked ``placed_by="later_word"``; only a
+        turn the filter allows (``allowed``: the pool indices that pass it, ``None``: all) can move."""
         if not pool.echoes or not docs:
             return docs
         ids = [d.metadata["turn_id"] for d in docs]
@@ -326,6 +326,7 @@ class Cascade:
             first = self._documents(pool, signals, fused, [idx], hybrid)[0]
             if signals is not None and signals.records:
                 annotate_records(first, signals.records.get(moved[0]))
+        first.metadata["placed_by"] = "later_word"
         return [first] + [d for d in docs if d.metadata["turn_id"] != moved[0]]
 
     def _documents(self, pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
