@@ -2380,6 +2380,20 @@ class TurnStore:
         return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64),
                           context=context_dense, context_lexical=context_lexical)
 
+    def _stored_rows(self, namespace: str, ids: Iterable[str]) -> tuple[list[str], np.ndarray | None, np.ndarray | None]:
+        """The ids of ``ids`` the namespace holds (each once, in order), their stored vectors (a copy;
+        ``None`` when none is held) and the namespace's whole vector matrix (``None`` when empty).
+
+        Raises:
+            UnknownNamespaceError: If the namespace does not exist.
+        """
+        with self._ns_lock(namespace):
+            cache = self._require(namespace)
+            found = [(i, cache.pos[i]) for i in dict.fromkeys(ids) if i in cache.pos]
+            emb = cache.emb
+            rows = emb[[r for _, r in found]] if emb is not None and found else None
+        return [i for i, _ in found], rows, emb
+
     def dense_scores(self, namespace: str, ids: Iterable[str], query_vector: np.ndarray) -> dict[str, float]:
         """The cosine of ``query_vector`` to each of a few stored turns (the ones of ``ids`` the namespace
         holds), without scoring the rest of the namespace.
@@ -2388,16 +2402,12 @@ class TurnStore:
             UnknownNamespaceError: If the namespace does not exist.
             ConfigError: If the vector's dimension is not that of the namespace's stored vectors.
         """
-        with self._ns_lock(namespace):
-            cache = self._require(namespace)
-            found = [(i, cache.pos[i]) for i in dict.fromkeys(ids) if i in cache.pos]
-            emb = cache.emb
-            if emb is not None:
-                self._check_dimension(namespace, emb, np.shape(query_vector)[-1])
-            rows = emb[[r for _, r in found]] if emb is not None and found else None
+        found, rows, emb = self._stored_rows(namespace, ids)
+        if emb is not None:
+            self._check_dimension(namespace, emb, np.shape(query_vector)[-1])
         if rows is None:
             return {}
-        return {i: float(d) for (i, _), d in zip(found, rows @ query_vector, strict=True)}
+        return {i: float(d) for i, d in zip(found, rows @ query_vector, strict=True)}
 
     def stored_vectors(self, namespace: str, ids: Iterable[str]) -> dict[str, np.ndarray]:
         """The stored vectors of a few turns (those of ``ids`` the namespace holds), by turn id.
@@ -2405,12 +2415,8 @@ class TurnStore:
         Raises:
             UnknownNamespaceError: If the namespace does not exist.
         """
-        with self._ns_lock(namespace):
-            cache = self._require(namespace)
-            emb = cache.emb
-            if emb is None:
-                return {}
-            return {i: np.array(emb[cache.pos[i]]) for i in dict.fromkeys(ids) if i in cache.pos}
+        found, rows, _ = self._stored_rows(namespace, ids)
+        return {} if rows is None else dict(zip(found, rows, strict=True))
 
     @_public_unknown
     @_one_check

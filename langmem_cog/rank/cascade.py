@@ -315,15 +315,14 @@ class Cascade:
             return docs
         ids = [d.metadata["turn_id"] for d in docs]
         passing = None if allowed is None else set(allowed)
-        turns = {t.id: t for i, t in enumerate(pool.turns) if passing is None or i in passing}
-        moved = echo_first(ids, pool.echoes, turns, holder=holder)
+        at = {t.id: i for i, t in enumerate(pool.turns) if passing is None or i in passing}
+        moved = echo_first(ids, pool.echoes, {t: pool.turns[i] for t, i in at.items()}, holder=holder)
         if moved[0] == ids[0]:
             return docs
         have = {d.metadata["turn_id"]: d for d in docs}
         first = have.get(moved[0])
         if first is None:
-            idx = next(i for i, t in enumerate(pool.turns) if t.id == moved[0])
-            first = self._documents(pool, signals, fused, [idx], hybrid)[0]
+            first = self._documents(pool, signals, fused, [at[moved[0]]], hybrid)[0]
             if signals is not None and signals.records:
                 annotate_records(first, signals.records.get(moved[0]))
         first.metadata["placed_by"] = "later_word"

@@ -59,8 +59,9 @@ _NOW = re.compile(rf"\b(?:{_STATE_NOW}|today|lately|latest|most\s+recent(?:ly)?)
 _STATE_NOW_RE = re.compile(rf"\b(?:{_STATE_NOW})\b", _F)
 # "before" asks for an earlier state only as an adverb ("Where did Jo live before?", "... before that?"), not
 # as a preposition ("What did Jo do before meeting Sam?").
-_BEFORE = re.compile(r"\b(?:used\s+to|before(?=\s*(?:[?.!,;]|$|(?:that|then|this|now)\b))|originally|original|previously|at\s+first|back\s+when|back\s+then"
-                     r"|formerly|initially|first\s+(?:impression|reaction|take))\b", _F)
+_BEFORE = re.compile(r"\b(?:used\s+to|before(?=\s*(?:[?.!,;]|$|(?:that|then|this|now)\b))|originally|original"
+                     r"|previously|at\s+first|back\s+when|back\s+then|formerly|initially"
+                     r"|first\s+(?:impression|reaction|take))\b", _F)
 
 
 # A speaker's own stance in a turn: a first-person stance verb, a hedge that marks an opinion, or
