@@ -254,6 +254,9 @@ _CLAIM_RULE = ("claim rule: the cascade puts a current claim before the claim it
 #: ``search``'s note under a row placed first as a person's later word on the matter.
 _LATER_WORD = ("later word: for a question about a state now, the cascade puts the same person's later turn on the "
                "matter (one that echoes a leading turn, from another session) first, whatever its score")
+_REACTION = ("reaction: for a question about what a named person thinks, the cascade puts that person's stance on "
+             "what someone else told (the turn most like a leading turn of the other's) first, whatever its score")
+_PLACED = {"later_word": ("placed as the later word", _LATER_WORD), "reaction": ("placed as the reaction", _REACTION)}
 
 
 def _search_rows(docs: Sequence[Any]) -> list[str]:
@@ -262,9 +265,9 @@ def _search_rows(docs: Sequence[Any]) -> list[str]:
     Each row shows its rank in that order, the turn id, time, speaker, claim status (metadata
     ``claim_status``, where the graph holds a claim from the turn), stage and the score that ordered
     it: ``rerank`` for a turn the cross-encoder reordered, else the first-stage ``score``. A row away
-    from its place by that score also shows the place, and which rule placed it (the later word on
-    the matter, metadata ``placed_by``; else, where it holds a claim, the claim rule); a note on each
-    rule that placed a row then follows the rows.
+    from its place by that score also shows the place, and which rule placed it (metadata
+    ``placed_by``: the later word on the matter, or the holder's reaction; else, where it holds a
+    claim, the claim rule); a note on each rule that placed a row then follows the rows.
     """
     def ordering(m: dict[str, Any]) -> tuple[int, float]:
         # The cross-encoder's head comes before the tail it left in first-stage order.
@@ -272,21 +275,22 @@ def _search_rows(docs: Sequence[Any]) -> list[str]:
 
     by_score = sorted(range(len(docs)), key=lambda i: ordering(docs[i].metadata))
     place = {i: p for p, i in enumerate(by_score, 1)}
-    rows, claim_moved, later_word = [], False, False
+    rows, claim_moved, placed = [], False, []
     for rank, d in enumerate(docs, 1):
         m = d.metadata
         score = f"rerank {m['relevance_score']:.3f}" if m.get("reranked") else f"score {m['score']:.3f}"
         status = f"  [{m['claim_status']}]" if m.get("claim_status") else ""
         note = ""
         if place[rank - 1] != rank:
-            placed_later = m.get("placed_by") == "later_word"
-            later_word |= placed_later
-            claim_moved |= bool(status) and not placed_later
-            why = "; placed as the later word)" if placed_later else "; placed by the claim rule)" if status else ")"
+            rule = _PLACED.get(str(m.get("placed_by")))
+            if rule is not None and rule[1] not in placed:
+                placed.append(rule[1])
+            claim_moved |= bool(status) and rule is None
+            why = f"; {rule[0]})" if rule is not None else "; placed by the claim rule)" if status else ")"
             note = f"  (#{place[rank - 1]} by score{why}"
         rows.append(f"{rank:>3}. [{m['turn_id']}] {m['timestamp']}  {m['speaker']}{status}  {m['stage']}  "
                     f"{score}{note}\n     {d.page_content}")
-    return [*rows, *([_CLAIM_RULE] if claim_moved else []), *([_LATER_WORD] if later_word else [])]
+    return [*rows, *([_CLAIM_RULE] if claim_moved else []), *placed]
 
 
 def _search_trace(cfg: Any, args: argparse.Namespace, where: str) -> int:

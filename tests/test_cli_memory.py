@@ -272,6 +272,9 @@ def _doc(turn_id: str, score: float, *, rerank: float | None = None, claim: str 
         # a person's later word on the matter, placed first from below the head
         ([_doc("t8", 0.2, placed_by="later_word"), _doc("t4", 0.9, rerank=1.804), _doc("t5", 0.1, rerank=0.167)],
          ["(#3 by score; placed as the later word)", "(#1 by score)", "(#2 by score)"]),
+        # the holder's reaction to someone else's news, placed first
+        ([_doc("t7", 0.3, placed_by="reaction"), _doc("t4", 0.9, rerank=1.804)],
+         ["(#2 by score; placed as the reaction)", "(#1 by score)"]),
     ],
 )
 def test_search_rows_show_rank_speaker_claim_status_and_moves(docs: list[object], notes: list[str], tmp_path: Path,
@@ -303,6 +306,7 @@ def test_search_rows_show_rank_speaker_claim_status_and_moves(docs: list[object]
     assert ("claim rule: the cascade puts a current claim before the claim it superseded" in out) == \
         any("claim rule" in n for n in notes)
     assert ("later word: for a question about a state now" in out) == any("later word" in n for n in notes)
+    assert ("reaction: for a question about what a named person thinks" in out) == any("reaction" in n for n in notes)
 
 
 def test_trace_loads_the_models_before_the_traced_query(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

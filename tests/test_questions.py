@@ -13,7 +13,7 @@ from langmem_cog import CogMemConfig, CogMemRetriever
 from langmem_cog.bench.memset import load_memset, run_memset, split_ids
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.memory import CogMemory
-from langmem_cog.rank.questions import by_tense, holder_first, stance_holder, state_tense, states_stance
+from langmem_cog.rank.questions import asks_judgement, by_tense, holder_first, stance_holder, state_tense, states_stance
 from langmem_cog.records import make_turn
 
 SPEAKERS = ["Sam", "Jo"]
@@ -53,6 +53,21 @@ def test_state_tense(question: str, tense: str | None) -> None:
     assert state_tense(question) == tense
 
 
+@pytest.mark.parametrize(("question", "judgement"), [
+    ("What does Jo think about Sam selling his car?", True),
+    ("Does Tom expect the move to work out?", True),
+    ("How impressed is Marcus by the poster?", True),
+    ("In Tom's view, was it wise?", True),
+    ("Which sports teams does Morgan like?", False),
+    ("Would Jordan enjoy going tubing on a lake?", False),
+    ("Which cheese did Jordan fall in love with?", False),
+    ("According to Morgan, how was the leader getting his chats in?", False),
+    ("What did Tom sell last month?", False),
+])
+def test_asks_judgement(question: str, judgement: bool) -> None:
+    assert asks_judgement(question) is judgement
+
+
 def test_orders_keep_every_turn_once() -> None:
     ids = ["a", "b", "c", "d"]
     assert holder_first(ids, {"c", "d"}, {"d"}) == ["d", "a", "b", "c"]       # the holder's stance leads
@@ -60,6 +75,10 @@ def test_orders_keep_every_turn_once() -> None:
     assert holder_first(["c", "a", "d"], {"c", "d"}, {"d"}) == ["c", "a", "d"]  # the holder leads already
     assert holder_first(["a", "d"], {"d"}, {"a", "d"}) == ["a", "d"]          # someone else's opinion leads
     assert holder_first(["a", "d"], {"d"}, {"a", "d"}, {"d"}) == ["d", "a"]   # news told with an evaluative word
+    # a judgement: the holder's stance before the holder's plain turn; a taste or a report keeps the plain turn
+    assert holder_first(["c", "a", "d"], {"c", "d"}, {"d"}, judgement=True) == ["d", "c", "a"]
+    assert holder_first(["d", "a", "c"], {"c", "d"}, {"d"}, judgement=True) == ["d", "a", "c"]
+    assert holder_first(["c", "a"], {"c"}, {"a"}, judgement=True) == ["c", "a"]  # no stance of the holder's
     assert by_tense(ids, {"a": 1, "b": 3, "c": 2, "d": 0}, "now", window=2) == ["b", "a", "c", "d"]
     assert by_tense(ids, {"a": 1, "b": 3, "c": 2, "d": 0}, "before", window=3) == ["a", "c", "b", "d"]
     assert by_tense(ids, {"a": 1, "b": 3}, "now", {"a": "Sam", "b": "Jo"}, window=2) == ids  # two people

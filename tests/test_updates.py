@@ -1,5 +1,6 @@
-"""A person's later (or earlier) word on the same matter (langmem_cog/rank/updates.py): the pure
-functions, and a change of state said without the question's words, through the default retriever."""
+"""A person's later (or earlier) word on the same matter, and a person's word on someone else's matter
+(langmem_cog/rank/updates.py): the pure functions; through the default retriever, a change of state said
+without the question's words, and an opinion of news someone else told."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 
 from langmem_cog import CogMemConfig, CogMemRetriever
 from langmem_cog.memory import CogMemory
-from langmem_cog.rank.updates import Echo, echo_first, find_echoes
+from langmem_cog.rank.cascade import Cascade
+from langmem_cog.rank.updates import Echo, echo_first, find_echoes, find_reactions, reaction_first
 from langmem_cog.records import Turn, make_turn
 
 T0 = datetime(2024, 1, 1, 9, tzinfo=UTC)
@@ -141,3 +143,71 @@ def test_a_change_told_without_the_questions_words_ranks_first_for_now_and_the_o
     # plain hybrid search finds the old state first: its words are the question's
     hybrid = CogMemRetriever(memory=memory, namespace="cars", k=5, mode="hybrid", now=T0 + timedelta(days=340))
     assert hybrid.invoke("What does Marcus drive now?")[0].metadata["turn_id"] == "t0"
+
+
+def test_reactions_are_the_holders_turns_said_with_or_after_the_anchor_strongest_first() -> None:
+    turns = [_turn("news", "Sam", "I sold my car", 10, "2"),
+             _turn("reply", "Jo", "wow, already?", 10, "2"),
+             _turn("later", "Jo", "selling the car was a mistake", 40, "4"),
+             _turn("earlier", "Jo", "sell the car", 1, "1"),
+             _turn("sam-again", "Sam", "the car is gone", 50, "5")]
+    likeness = np.array([9.0, 1.0, 3.5, 6.0, 5.0])
+    assert find_reactions(turns[0], turns, likeness, "jo") == (Echo("news", "later", 3.5), Echo("news", "reply", 1.0))
+    assert find_reactions(turns[0], turns, likeness, "jo", keep=1) == (Echo("news", "later", 3.5),)
+    assert find_reactions(turns[0], turns, likeness, "kim") == ()
+    with pytest.raises(ValueError):  # likeness must align with the turns
+        find_reactions(turns[0], turns, np.array([1.0]), "jo")
+
+
+def test_reaction_first_moves_the_strongest_stated_stance_on_a_leading_turn() -> None:
+    turns = {t.id: t for t in [
+        _turn("take", "Jo", "Honestly, selling your car before winter was a mistake", 40, "4"),
+        _turn("plain", "Jo", "you sold the car to Dave from work", 41, "4"),
+        _turn("asks", "Jo", "Honestly, was selling the car a mistake?", 42, "4")]}
+    strong = [Echo("news", "plain", 6.0), Echo("news", "asks", 5.0), Echo("news", "take", 3.5)]
+    # a turn that states no stance, or asks, does not move; the strongest that states one does
+    assert reaction_first(["news", "x", "take"], strong, turns, "jo") == ["take", "news", "x"]
+    assert reaction_first(["news", "x"], strong, turns, "jo", threshold=4.0) == ["news", "x"]  # too weak
+    # the anchor must be among the leading turns
+    assert reaction_first(["x", "y", "z", "news"], strong, turns, "jo") == ["x", "y", "z", "news"]
+    assert reaction_first(["x", "news"], strong, turns, "jo", lead=1) == ["x", "news"]
+    assert reaction_first(["take", "news"], strong, turns, "jo") == ["take", "news"]  # already first
+    assert reaction_first(["news"], strong, {}, "jo") == ["news"]  # a reaction the filter removed stays out
+    assert reaction_first([], strong, turns, "jo") == []
+    # the holder's first-person stance leads already: it stays first when it is a strong reaction too
+    own = {**turns, "mine": _turn("mine", "Jo", "Honestly, I think the bus is fine", 43, "4")}
+    assert reaction_first(["mine", "news", "take"], strong, own, "jo") == ["take", "mine", "news"]
+    assert reaction_first(["mine", "news", "take"], [*strong, Echo("news", "mine", 3.2)], own, "jo") == \
+        ["mine", "news", "take"]
+
+
+def _car_chat() -> list[tuple[int, str, str]]:
+    """Months of small talk in which Sam tells he sold his car and, two months on, Jo says what she
+    thinks of it in other words; Sam also says what he thinks."""
+    rows = [(0, "Sam", "I sold my car last week to a guy from work, the old blue hatchback"),
+            (0, "Jo", "wait, you sold the car? what are you going to drive now"),
+            (0, "Sam", "honestly I think selling it was the best thing I did all year, no more repair bills")]
+    rows += [(20 * (1 + i // 4), "Jo" if i % 2 else "Sam", line) for i, line in enumerate(FILLER)]
+    rows += [(120, "Jo", "I still think you let that old blue hatchback go to the guy from work too cheap, "
+                         "and right before winter too")]
+    return rows
+
+
+def test_the_holders_opinion_of_news_another_told_ranks_first() -> None:
+    memory = CogMemory(CogMemConfig.preset("ephemeral"))
+    turns = [make_turn(id=f"t{i}", namespace="car", speaker=who, text=text, timestamp=T0 + timedelta(days=day),
+                       position=i, session_id=f"s{day}") for i, (day, who, text) in enumerate(_car_chat())]
+    memory.add_turns(turns)
+    take = turns[-1].id
+    question = "What does Jo think about Sam selling his car?"
+    # Jo's take is the strongest reaction to Sam's news, which leads plain hybrid search with Jo's first reply
+    pool, _ = Cascade(store=memory.store, memory=memory).candidates("car", question)
+    assert max(pool.reactions, key=lambda e: e.z) == Echo("t0", take, pytest.approx(4.5, abs=1.5))
+    hybrid = CogMemRetriever(memory=memory, namespace="car", k=5, mode="hybrid", now=T0 + timedelta(days=130))
+    assert take not in [d.metadata["turn_id"] for d in hybrid.invoke(question)[:3]]
+    retriever = CogMemRetriever(memory=memory, namespace="car", k=5, now=T0 + timedelta(days=130))
+    assert retriever.invoke(question)[0].metadata["turn_id"] == take
+    # a record question keeps the news first
+    assert retriever.invoke("What did Sam sell last month?")[0].metadata["turn_id"] == "t0"
+    # a filter holds for the moved turn too
+    assert retriever.invoke(question, exclude_ids=[take])[0].metadata["turn_id"] != take

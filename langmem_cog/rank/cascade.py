@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -36,12 +36,22 @@ from langmem_cog.fusion import zscore_fuse
 from langmem_cog.graph.provenance import TurnRecords, prefer_current, prefer_records, turn_records
 from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features, first_name, name_tokens
 from langmem_cog.rank.head import RAW_PROTECT, RERANK_DEPTH, head_order
-from langmem_cog.rank.questions import asks_state_now, by_tense, holder_first, stance_holder, state_tense, states_stance
+from langmem_cog.rank.questions import (
+    asks_judgement,
+    asks_state_now,
+    by_tense,
+    holder_first,
+    named_others,
+    stance_holder,
+    state_tense,
+    states_stance,
+)
 from langmem_cog.rank.scorer import FusionScorer
-from langmem_cog.rank.updates import ECHO_ANCHORS, Echo, echo_first, find_echoes
+from langmem_cog.rank.updates import ECHO_ANCHORS, Echo, echo_first, find_echoes, find_reactions, reaction_first
 
 if TYPE_CHECKING:
     from langmem_cog.memory import CogMemory
+    from langmem_cog.records import Turn
     from langmem_cog.store import TurnStore
 
 __all__ = ["Cascade", "CascadeResult", "CascadeSettings", "annotate_records", "pool_documents"]
@@ -192,14 +202,24 @@ class Cascade:
         pool = CandidatePool(turns=turns, dense=dense, lexical=lexical, context=context_s,
                              context_lexical=context_lexical)
         if asks_state_now(query):  # a state now: the same person's later word on the matter
-            pool.echoes = self._echoes(namespace, pool)
+            pool.echoes = self._later_words(namespace, pool)
+        if asks_judgement(query):  # what a named person thinks of another's matter: their word on it
+            speakers = {t.speaker for t in pool.turns}
+            holder = stance_holder(query, speakers)
+            others = [] if holder is None else named_others(query, speakers, holder)
+            if holder is not None and others:
+                pool.reactions = self._later_words(namespace, pool, holder, set(others))
         return pool, signals
 
-    def _echoes(self, namespace: str, pool: CandidatePool) -> tuple[Echo, ...]:
-        """The echoes (:func:`~langmem_cog.rank.updates.find_echoes`) of the pool's best
-        :data:`~langmem_cog.rank.updates.ECHO_ANCHORS` hybrid candidates, among the pool's turns."""
-        best = np.argsort(-pool.hybrid(self.store.config.search.lexical_weight), kind="stable")[:ECHO_ANCHORS]
-        anchors = [pool.turns[int(i)] for i in best]
+    def _later_words(self, namespace: str, pool: CandidatePool, holder: str | None = None,
+                     others: set[str] | None = None) -> tuple[Echo, ...]:
+        """Without a ``holder``: the echoes (:func:`~langmem_cog.rank.updates.find_echoes`) of the pool's
+        best :data:`~langmem_cog.rank.updates.ECHO_ANCHORS` hybrid candidates; with one: the holder's
+        reactions (:func:`~langmem_cog.rank.updates.find_reactions`) to the best as many that the
+        ``others`` (first names) said. Both among the pool's turns."""
+        order = np.argsort(-pool.hybrid(self.store.config.search.lexical_weight), kind="stable")
+        anchors = [pool.turns[int(i)] for i in order
+                   if holder is None or first_name(pool.turns[int(i)].speaker) in (others or ())][:ECHO_ANCHORS]
         vectors = self.store.stored_vectors(namespace, [a.id for a in anchors])
         at = {t.id: i for i, t in enumerate(pool.turns)}
         out: list[Echo] = []
@@ -209,7 +229,8 @@ class Cascade:
             ps = self.store.pool_scores(namespace, anchor.text, query_vector=vectors[anchor.id])
             likeness = zscore_fuse([ps.dense, ps.lexical], [1.0, 1.0])
             mine = [(at[t], float(z)) for t, z in zip(ps.ids, likeness, strict=True) if t in at]
-            out.extend(find_echoes(anchor, [pool.turns[i] for i, _ in mine], np.array([z for _, z in mine])))
+            turns, z = [pool.turns[i] for i, _ in mine], np.array([z for _, z in mine])
+            out.extend(find_echoes(anchor, turns, z) if holder is None else find_reactions(anchor, turns, z, holder))
         return tuple(out)
 
     def first_stage(self, namespace: str, query: str, *, now: datetime | str | None = None,
@@ -272,14 +293,20 @@ class Cascade:
             docs = list(self.compressor.compress_documents(docs, query))
         at = {d.metadata["turn_id"]: d for d in docs[:head_size]}
         ranked = list(at)
-        holder = stance_holder(query, {str(d.metadata.get("speaker") or "") for d in at.values()})
+        speakers = {str(d.metadata.get("speaker") or "") for d in at.values()}
+        holder = stance_holder(query, speakers)
         if holder is not None:  # where a named person stands: their own turns first
             claims = {t for t in at if signals is not None and t in signals.records and signals.records[t].claims}
             stances = claims | {t for t, d in at.items() if states_stance(d.page_content)}
-            opinions = claims | {t for t, d in at.items() if states_stance(d.page_content, evaluative=False)}
+            # a judgement of another's matter: the holder's stance before the holder's plain turn, and the
+            # other's turn leads unmoved only when it states an opinion in the first person (news told
+            # with an evaluative word often yields a Claim: "My first real outdoor route!")
+            of_another = asks_judgement(query) and bool(named_others(query, speakers, holder))
+            opinions = (set() if of_another else claims) | {t for t, d in at.items()
+                                                            if states_stance(d.page_content, evaluative=False)}
             ranked = holder_first(ranked, {t for t, d in at.items()
                                            if first_name(str(d.metadata.get("speaker") or "")) == holder},
-                                  stances, opinions)
+                                  stances, opinions, judgement=of_another)
         tense = state_tense(query) if signals is None or signals.window is None else None
         if tense is not None:  # a state now, or before: of the best matches, the latest (or earliest) first
             ranked = by_tense(ranked, {t: d.metadata["timestamp"] for t, d in at.items()}, tense,
@@ -300,23 +327,29 @@ class Cascade:
             for d in docs:
                 annotate_records(d, signals.records.get(d.metadata["turn_id"]))
         docs = [at[t] for t in ranked] + docs[head_size:]
+        if holder is not None and pool.reactions:  # the holder's word on the matter another told first
+            docs = self._word_first(docs, pool, signals, fused, hybrid, allowed, "reaction",
+                                    lambda ids, turns: reaction_first(ids, pool.reactions, turns, holder))
         if tense == "now" and asks_state_now(query):  # a state now: the same person's later word on it first
-            docs = self._echo_first(docs, pool, signals, fused, hybrid, holder, allowed)
+            docs = self._word_first(docs, pool, signals, fused, hybrid, allowed, "later_word",
+                                    lambda ids, turns: echo_first(ids, pool.echoes, turns, holder=holder))
         for r, d in enumerate(docs, 1):
             d.metadata["rank"] = r
         return docs[:k]
 
-    def _echo_first(self, docs: list[Document], pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
-                    hybrid: np.ndarray, holder: str | None, allowed: Sequence[int] | None) -> list[Document]:
-        """A leading turn's later echo first (:func:`~langmem_cog.rank.updates.echo_first`), as a new
-        document when it ranked below the documents at hand, marked ``placed_by="later_word"``; only a
-        turn the filter allows (``allowed``: the pool indices that pass it, ``None``: all) can move."""
-        if not pool.echoes or not docs:
+    def _word_first(self, docs: list[Document], pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
+                    hybrid: np.ndarray, allowed: Sequence[int] | None, placed_by: str,
+                    reorder: Callable[[list[str], dict[str, Turn]], list[str]]) -> list[Document]:
+        """The turn ``reorder`` puts first (:func:`~langmem_cog.rank.updates.echo_first` or
+        :func:`~langmem_cog.rank.updates.reaction_first`), as a new document when it ranked below the
+        documents at hand, marked ``placed_by``; only a turn the filter allows (``allowed``: the pool
+        indices that pass it, ``None``: all) can move."""
+        if not docs:
             return docs
         ids = [d.metadata["turn_id"] for d in docs]
         passing = None if allowed is None else set(allowed)
         at = {t.id: i for i, t in enumerate(pool.turns) if passing is None or i in passing}
-        moved = echo_first(ids, pool.echoes, {t: pool.turns[i] for t, i in at.items()}, holder=holder)
+        moved = reorder(ids, {t: pool.turns[i] for t, i in at.items()})
         if moved[0] == ids[0]:
             return docs
         have = {d.metadata["turn_id"]: d for d in docs}
@@ -325,7 +358,7 @@ class Cascade:
             first = self._documents(pool, signals, fused, [at[moved[0]]], hybrid)[0]
             if signals is not None and signals.records:
                 annotate_records(first, signals.records.get(moved[0]))
-        first.metadata["placed_by"] = "later_word"
+        first.metadata["placed_by"] = placed_by
         return [first] + [d for d in docs if d.metadata["turn_id"] != moved[0]]
 
     def _documents(self, pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,

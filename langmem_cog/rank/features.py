@@ -111,6 +111,8 @@ class CandidatePool:
             ``context_lex_rr`` at zero.
         echoes: For a question about a state now, the best candidates' echoes: their speakers' most
             similar later turns of other sessions (:func:`~langmem_cog.rank.updates.find_echoes`).
+        reactions: For a question about a named person's judgement, that person's turns most like the
+            best candidates someone else said (:func:`~langmem_cog.rank.updates.find_reactions`).
     """
 
     turns: Sequence[Turn]
@@ -119,6 +121,7 @@ class CandidatePool:
     context: np.ndarray | None = None
     context_lexical: np.ndarray | None = None
     echoes: tuple[Echo, ...] = ()
+    reactions: tuple[Echo, ...] = ()
 
     def __post_init__(self) -> None:
         self.dense = np.asarray(self.dense, dtype=np.float64)

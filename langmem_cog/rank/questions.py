@@ -8,6 +8,8 @@ Two readings the cascade's last step uses (:meth:`~langmem_cog.rank.cascade.Casc
   owner of a stance noun ("In Tom's view", "Elena's take on ..."), else the first person named who
   is not only an owner of the topic ("Tom" in "How does Tom feel about Priya's tattoo?"); a question
   that names speakers only as owners ("Jordan's husband hopes ...") asks someone else's stance.
+  Of those, :func:`asks_judgement` tells a question about a judgement ("What does Jo think of ...",
+  "Does Tom expect ...") from one about a taste ("Does Jo like ...") or a report ("according to Jo").
 * :func:`state_tense`: the question asks for a state as it is now ("now", "currently", "still",
   "these days", "anymore") or as it was before ("used to", "before", "originally", "at first").
 
@@ -31,7 +33,8 @@ from typing import Literal
 from langmem_cog.graph.rules.lexicon import EVAL
 from langmem_cog.rank.features import first_name
 
-__all__ = ["STANCE", "TENSE_WINDOW", "asks_state_now", "by_tense", "holder_first", "states_stance", "stance_holder", "state_tense"]
+__all__ = ["STANCE", "TENSE_WINDOW", "asks_judgement", "asks_state_now", "by_tense", "holder_first", "named_others",
+           "states_stance", "stance_holder", "state_tense"]
 
 _F = re.IGNORECASE
 #: Words of stance: what someone thinks, feels, expects or judges (verbs, nouns and adjectives).
@@ -141,6 +144,45 @@ def stance_holder(query: str, speakers: Iterable[str]) -> str | None:
     return free[0] if free else None  # only owners ("Jordan's husband hopes ..."): someone else's stance
 
 
+# Stance words that ask for a taste, or for a report of what was said, rather than a judgement.
+_TASTE_OR_REPORT = frozenset({"like", "likes", "liked", "love", "loves", "loved", "enjoy", "enjoys", "enjoyed", "prefer",
+                              "prefers", "preferred", "hate", "hates", "hated", "dislike", "dislikes", "disliked",
+                              "fan of", "keen on", "mind", "according to", "advice", "advise", "advises", "advised",
+                              "recommend", "recommends", "recommended", "recommendation"})
+
+
+def asks_judgement(query: str) -> bool:
+    """Whether ``query`` holds a stance word that asks for a judgement (what someone thinks, expects,
+    worries about, makes of something: :data:`STANCE` less the words of taste, "like", "love",
+    "enjoy", "prefer", "hate", ..., and of report, "according to", "advice", "recommend"). The answer
+    to such a question is a turn that states the holder's stance; the answer to "What does Jo like?"
+    is often a plain statement ("I watch every Jazz game"), and to "What did Jo recommend?" the turn
+    that recommended it.
+
+    Example:
+        >>> asks_judgement("What does Jo think of Sam selling his car?"), asks_judgement("Which teams does Jo like?")
+        (True, False)
+        >>> asks_judgement("According to Morgan, when did the announcement come?")
+        False
+    """
+    return any(_is_stance(m, query) and " ".join(m.group(0).lower().split()) not in _TASTE_OR_REPORT
+               for m in STANCE.finditer(query))
+
+
+def named_others(query: str, speakers: Iterable[str], holder: str) -> list[str]:
+    """The first names (lower-cased) of the speakers other than ``holder`` that ``query`` names, in order:
+    for a question about the holder's stance, the people whose matter it is ("Sam" in "What does Jo
+    think about Sam selling his car?").
+
+    Example:
+        >>> named_others("What does Jo think about Sam selling his car?", ["Sam", "Jo"], "jo")
+        ['sam']
+        >>> named_others("How did Jo feel after the accident?", ["Sam", "Jo"], "jo")
+        []
+    """
+    return list(dict.fromkeys(name for _, name, _ in _mentions(query, speakers) if name != holder))
+
+
 def state_tense(query: str) -> Literal["now", "before"] | None:
     """``"now"`` when ``query`` asks for a state as it is now, ``"before"`` as it was before, else ``None``
     (both or neither)."""
@@ -163,11 +205,13 @@ def asks_state_now(query: str) -> bool:
 
 
 def holder_first(turn_ids: list[str], by_holder: set[str], stances: set[str] | frozenset[str] = frozenset(),
-                 opinions: set[str] | frozenset[str] | None = None) -> list[str]:
+                 opinions: set[str] | frozenset[str] | None = None, *, judgement: bool = False) -> list[str]:
     """For a question about a named person's stance, when someone else's turn that states no stance
     leads (such as the news the stance is about): the holder's best turn that states a stance (else
-    the holder's best turn) moves to the front; the others keep their order. A list that the holder,
-    or a stance of someone else's (perhaps reporting the holder's), leads is left as it is.
+    the holder's best turn) moves to the front; the others keep their order. A list that someone
+    else's stance leads (perhaps reporting the holder's) is left as it is; so is one the holder leads,
+    unless the question asks for a judgement (``judgement``) and the holder's leading turn states no
+    stance while a later one of theirs does: that one moves to the front.
 
     Args:
         turn_ids: The turn ids, best first.
@@ -175,17 +219,27 @@ def holder_first(turn_ids: list[str], by_holder: set[str], stances: set[str] | f
         stances: The turns that state a stance (a Claim in the graph, or :func:`states_stance`).
         opinions: The turns whose lead is left alone: those that plainly state an opinion (default:
             ``stances``).
+        judgement: The question asks for a judgement (:func:`asks_judgement`), not a taste or a report
+            (the cascade sets it for a judgement of another speaker's matter, :func:`named_others`).
 
     Example:
         >>> holder_first(["t1", "t4", "t2", "t3"], {"t2", "t3"}, {"t3"})
         ['t3', 't1', 't4', 't2']
         >>> holder_first(["t2", "t1", "t3"], {"t2", "t3"}, {"t3"})
         ['t2', 't1', 't3']
+        >>> holder_first(["t2", "t1", "t3"], {"t2", "t3"}, {"t3"}, judgement=True)
+        ['t3', 't2', 't1']
     """
-    if not turn_ids or turn_ids[0] in by_holder or turn_ids[0] in (stances if opinions is None else opinions):
-        return list(turn_ids)
+    if not turn_ids:
+        return []
+    lead = turn_ids[0]
     mine = [t for t in turn_ids if t in by_holder]
-    best = next((t for t in mine if t in stances), mine[0] if mine else None)
+    if lead in by_holder:
+        best = next((t for t in mine if t in stances), None) if judgement and lead not in stances else None
+    elif lead in (stances if opinions is None else opinions):
+        best = None
+    else:
+        best = next((t for t in mine if t in stances), mine[0] if mine else None)
     return list(turn_ids) if best is None else [best] + [t for t in turn_ids if t != best]
 
 

@@ -14,6 +14,16 @@ on the matter.
   says something rather than asks it, and, for a question about someone's stance, states the
   holder's stance, moves to the front.
 
+The same likeness finds a person's word on someone else's matter. For a question about where a named
+person stands ("What does Jo think of Sam selling his car?"), the turns that lead the ranking are often
+the other person's telling of the matter ("I sold my car last week"), and the holder's opinion of it
+shares its words ("selling your car right before winter was a mistake"):
+
+* :func:`find_reactions` (at the candidate stage, for the best hybrid candidates someone other than the
+  holder said): the holder's turns, said then or later, most like each of them.
+* :func:`reaction_first` (at the last step): the strongest reaction to a leading turn that is strong
+  enough and states a stance moves to the front.
+
 Example:
     >>> from datetime import datetime, timezone
     >>> from langmem_cog.records import Turn
@@ -40,7 +50,8 @@ from langmem_cog.rank.features import Echo, first_name
 from langmem_cog.rank.questions import states_stance
 from langmem_cog.records import Turn
 
-__all__ = ["ECHO_ANCHORS", "ECHO_LEAD", "ECHO_THRESHOLD", "Echo", "echo_first", "find_echoes"]
+__all__ = ["ECHO_ANCHORS", "ECHO_LEAD", "ECHO_THRESHOLD", "Echo", "echo_first", "find_echoes", "find_reactions",
+           "reaction_first"]
 
 #: How many of the best hybrid candidates are anchors (the leading turns of the final ranking are
 #: usually among them).
@@ -116,3 +127,73 @@ def echo_first(turn_ids: list[str], echoes: Sequence[Echo], turns: Mapping[str, 
                 break  # the leading turn is already as new as the newest word on this matter
             return [best.turn] + [t for t in turn_ids if t != best.turn]
     return list(turn_ids)
+
+
+def find_reactions(anchor: Turn, turns: Sequence[Turn], likeness: np.ndarray, holder: str, *,
+                   keep: int = ECHO_KEEP) -> tuple[Echo, ...]:
+    """The holder's turns said with or after the anchor (someone else's turn) that are most like it:
+    the best ``keep``, strongest first.
+
+    Args:
+        anchor: The anchor turn (said by someone other than the holder).
+        turns: The turns to search (the namespace's, or a pool of them).
+        likeness: Each turn's likeness to the anchor (aligned with ``turns``), as for :func:`find_echoes`.
+        holder: The holder's first name, lower-cased.
+        keep: How many reactions to keep.
+
+    Raises:
+        ValueError: If ``likeness`` is not aligned with ``turns``.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> from langmem_cog.records import Turn
+        >>> day = lambda d: datetime(2024, 1, d, tzinfo=timezone.utc)
+        >>> sold = Turn(id="a", namespace="n", speaker="Sam", text="I sold my car", timestamp=day(1), session_id="1")
+        >>> take = Turn(id="b", namespace="n", speaker="Jo", text="Selling your car was a mistake, I think",
+        ...             timestamp=day(9), session_id="2")
+        >>> find_reactions(sold, [sold, take], np.array([6.0, 3.4]), "jo")
+        (Echo(anchor='a', turn='b', z=3.4),)
+    """
+    z = np.asarray(likeness, dtype=np.float64)
+    found = [Echo(anchor.id, t.id, float(score)) for t, score in zip(turns, z, strict=True)
+             if t.id != anchor.id and first_name(t.speaker) == holder and t.timestamp >= anchor.timestamp]
+    return tuple(sorted(found, key=lambda e: -e.z)[:keep])
+
+
+def reaction_first(turn_ids: list[str], reactions: Sequence[Echo], turns: Mapping[str, Turn], holder: str, *,
+                   threshold: float = ECHO_THRESHOLD, lead: int = ECHO_LEAD) -> list[str]:
+    """For a question about where a named person stands on something: the strongest of the holder's
+    reactions to the leading ``lead`` turns that reaches ``threshold``, says something rather than
+    asks it and states a stance (:func:`~langmem_cog.rank.questions.states_stance`) moves to the
+    front, the others keeping their order. Without one, or when a strong reaction that states the
+    holder's stance in the first person leads already, the list is left as it is.
+
+    Args:
+        turn_ids: The ranking, best first.
+        reactions: The reactions :func:`find_reactions` found.
+        turns: The turns by id (a reaction not among them is skipped).
+        holder: The holder's first name, lower-cased.
+        threshold: The least likeness (z) of a reaction that moves.
+        lead: How many leading turns may be anchors.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> from langmem_cog.records import Turn
+        >>> at = datetime(2024, 1, 9, tzinfo=timezone.utc)
+        >>> take = Turn(id="b", namespace="n", speaker="Jo", text="Selling your car was a mistake, I think",
+        ...             timestamp=at, session_id="2")
+        >>> reaction_first(["a", "c", "b"], [Echo("a", "b", 3.4)], {"b": take}, "jo")
+        ['b', 'a', 'c']
+    """
+    anchors = set(turn_ids[:lead])
+    strong = [e for e in sorted(reactions, key=lambda e: -e.z)
+              if e.anchor in anchors and e.z >= threshold and e.turn in turns
+              and not turns[e.turn].text.strip().endswith("?") and states_stance(turns[e.turn].text)]
+    if not strong or strong[0].turn == turn_ids[0]:
+        return list(turn_ids)
+    leader = turns.get(turn_ids[0])
+    if leader is not None and first_name(leader.speaker) == holder and states_stance(leader.text, evaluative=False) \
+            and any(e.turn == leader.id for e in strong):
+        return list(turn_ids)  # the holder's own stance on the matter leads already
+    best = strong[0]
+    return [best.turn] + [t for t in turn_ids if t != best.turn]
