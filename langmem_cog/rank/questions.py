@@ -9,7 +9,9 @@ Two readings the cascade's last step uses (:meth:`~langmem_cog.rank.cascade.Casc
   is not only an owner of the topic ("Tom" in "How does Tom feel about Priya's tattoo?"); a question
   that names speakers only as owners ("Jordan's husband hopes ...") asks someone else's stance.
   Of those, :func:`asks_judgement` tells a question about a judgement ("What does Jo think of ...",
-  "Does Tom expect ...") from one about a taste ("Does Jo like ...") or a report ("according to Jo").
+  "Does Tom expect ...") from one about a taste ("Does Jo like ...") or a report ("according to Jo"),
+  and :func:`named_others` names whose matter it is ("Sam" in "What does Jo think about Sam selling
+  his car?").
 * :func:`state_tense`: the question asks for a state as it is now ("now", "currently", "still",
   "these days", "anymore") or as it was before ("used to", "before", "originally", "at first").
 
