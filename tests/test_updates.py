@@ -127,11 +127,17 @@ def _chat() -> list[tuple[int, str, str]]:
     return rows
 
 
-def test_a_change_told_without_the_questions_words_ranks_first_for_now_and_the_old_state_for_before() -> None:
+def _remember(rows: list[tuple[int, str, str]], namespace: str) -> tuple[CogMemory, list[Turn]]:
+    """An ephemeral memory holding ``rows`` (day, speaker, text) as turns ``t0``, ``t1``, ..., one session a day."""
     memory = CogMemory(CogMemConfig.preset("ephemeral"))
-    turns = [make_turn(id=f"t{i}", namespace="cars", speaker=who, text=text, timestamp=T0 + timedelta(days=day),
-                       position=i, session_id=f"s{day}") for i, (day, who, text) in enumerate(_chat())]
+    turns = [make_turn(id=f"t{i}", namespace=namespace, speaker=who, text=text, timestamp=T0 + timedelta(days=day),
+                       position=i, session_id=f"s{day}") for i, (day, who, text) in enumerate(rows)]
     memory.add_turns(turns)
+    return memory, turns
+
+
+def test_a_change_told_without_the_questions_words_ranks_first_for_now_and_the_old_state_for_before() -> None:
+    memory, turns = _remember(_chat(), "cars")
     new = next(t.id for t in turns if "outback" in t.text)
     retriever = CogMemRetriever(memory=memory, namespace="cars", k=5, now=T0 + timedelta(days=340))
     first = retriever.invoke("What does Marcus drive now?")[0]
@@ -194,10 +200,7 @@ def _car_chat() -> list[tuple[int, str, str]]:
 
 
 def test_the_holders_opinion_of_news_another_told_ranks_first() -> None:
-    memory = CogMemory(CogMemConfig.preset("ephemeral"))
-    turns = [make_turn(id=f"t{i}", namespace="car", speaker=who, text=text, timestamp=T0 + timedelta(days=day),
-                       position=i, session_id=f"s{day}") for i, (day, who, text) in enumerate(_car_chat())]
-    memory.add_turns(turns)
+    memory, turns = _remember(_car_chat(), "car")
     take = turns[-1].id
     question = "What does Jo think about Sam selling his car?"
     # Jo's take is the strongest reaction to Sam's news, which leads plain hybrid search with Jo's first reply
