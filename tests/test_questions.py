@@ -13,7 +13,15 @@ from langmem_cog import CogMemConfig, CogMemRetriever
 from langmem_cog.bench.memset import load_memset, run_memset, split_ids
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.memory import CogMemory
-from langmem_cog.rank.questions import asks_judgement, by_tense, holder_first, stance_holder, state_tense, states_stance
+from langmem_cog.rank.questions import (
+    asks_judgement,
+    by_tense,
+    holder_first,
+    stance_holder,
+    state_tense,
+    states_stance,
+    window_first,
+)
 from langmem_cog.records import make_turn
 
 SPEAKERS = ["Sam", "Jo"]
@@ -68,6 +76,20 @@ def test_asks_judgement(question: str, judgement: bool) -> None:
     assert asks_judgement(question) is judgement
 
 
+def test_window_first_puts_the_best_turn_said_in_the_window_first() -> None:
+    def day(month: int, d: int) -> datetime:
+        return datetime(2023, month, d, 12, tzinfo=UTC)
+
+    times = {"sep": day(9, 1), "mar": day(3, 12), "mar2": day(3, 20), "jan": day(1, 5)}
+    march = (day(3, 1), day(3, 31))
+    assert window_first(["sep", "jan", "mar2", "mar"], times, march) == ["mar2", "sep", "jan", "mar"]
+    assert window_first(["mar", "sep", "mar2"], times, march) == ["mar", "sep", "mar2"]  # said in it already
+    assert window_first(["sep", "jan"], times, march) == ["sep", "jan"]  # nothing said in it
+    assert window_first(["sep", "jan", "mar"], times, (None, day(2, 1))) == ["jan", "sep", "mar"]  # open start
+    assert window_first(["jan", "mar", "sep"], times, (day(6, 1), None)) == ["sep", "jan", "mar"]  # open end
+    assert window_first([], times, march) == []
+
+
 def test_orders_keep_every_turn_once() -> None:
     ids = ["a", "b", "c", "d"]
     assert holder_first(ids, {"c", "d"}, {"d"}) == ["d", "a", "b", "c"]       # the holder's stance leads
@@ -112,6 +134,18 @@ def test_a_now_question_gets_the_newer_of_the_two_best_states() -> None:
     retriever = CogMemRetriever(memory=_memory(rows, "moves"), namespace="moves", k=4)
     assert retriever.invoke("Where does Sam live now?")[0].metadata["turn_id"] == "t2"
     assert retriever.invoke("Where did Sam live before?")[0].metadata["turn_id"] == "t0"
+
+
+def test_a_question_with_a_time_window_gets_a_turn_said_in_it_first() -> None:
+    rows = [(datetime(2023, 3, 1, 9, tzinfo=UTC), "Sam", "Still in the flat above the launderette, everything smells of soap."),
+            (datetime(2023, 3, 1, 9, 1, tzinfo=UTC), "Jo", "Ha, could be worse."),
+            (datetime(2023, 9, 9, 9, tzinfo=UTC), "Sam", "Big news: I live in a little terrace in York now, I moved on Friday."),
+            (datetime(2023, 9, 9, 9, 1, tzinfo=UTC), "Jo", "York! Send photos of the Minster.")]
+    memory = _memory(rows, "window")
+    question = "Where did Sam live back in March 2023?"
+    hybrid = CogMemRetriever(memory=memory, namespace="window", k=4, mode="hybrid")
+    assert hybrid.invoke(question)[0].metadata["turn_id"] == "t2"  # the question's words are September's
+    assert CogMemRetriever(memory=memory, namespace="window", k=4).invoke(question)[0].metadata["turn_id"] == "t0"
 
 
 def _write_set(folder: Path, qa: list[dict[str, object]]) -> None:

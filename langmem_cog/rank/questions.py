@@ -29,14 +29,15 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Literal
 
 from langmem_cog.graph.rules.lexicon import EVAL
 from langmem_cog.rank.features import first_name
 
 __all__ = ["STANCE", "TENSE_WINDOW", "asks_judgement", "asks_state_now", "by_tense", "holder_first", "named_others",
-           "states_stance", "stance_holder", "state_tense"]
+           "states_stance", "stance_holder", "state_tense", "window_first"]
 
 _F = re.IGNORECASE
 #: Words of stance: what someone thinks, feels, expects or judges (verbs, nouns and adjectives).
@@ -279,3 +280,33 @@ def by_tense(turn_ids: list[str], times: dict[str, object], tense: Literal["now"
     if sessions is not None and len({sessions[t] for t in head}) < len(head):
         return list(turn_ids)
     return sorted(head, key=lambda t: times[t], reverse=tense == "now") + turn_ids[window:]  # type: ignore[arg-type,return-value]
+
+
+def window_first(turn_ids: list[str], times: Mapping[str, datetime], window: tuple[datetime | None, datetime | None]) -> list[str]:
+    """For a question with a time window ("back in March 2023", "on February 7, 2022"): when the
+    leading turn was said outside the window, the best turn said inside it moves to the front; the
+    others keep their order. A list with no turn said in the window is left as it is.
+
+    Args:
+        turn_ids: The turn ids, best first.
+        times: Each turn's time (timezone-aware, as the window's bounds).
+        window: The window's ``(start, end)``, inclusive; either may be ``None`` (open).
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> day = lambda m, d: datetime(2023, m, d, tzinfo=timezone.utc)
+        >>> times = {"a": day(9, 1), "b": day(3, 12), "c": day(3, 20)}
+        >>> window_first(["a", "b", "c"], times, (day(3, 1), day(3, 31)))
+        ['b', 'a', 'c']
+        >>> window_first(["b", "a"], times, (day(3, 1), day(3, 31)))
+        ['b', 'a']
+    """
+    start, end = window
+
+    def inside(t: str) -> bool:
+        return (start is None or times[t] >= start) and (end is None or times[t] <= end)
+
+    if not turn_ids or inside(turn_ids[0]):
+        return list(turn_ids)
+    best = next((t for t in turn_ids if inside(t)), None)
+    return list(turn_ids) if best is None else [best] + [t for t in turn_ids if t != best]
