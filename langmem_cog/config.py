@@ -6,9 +6,13 @@
 * :class:`RetrieverSettings` (``CogMemConfig.retriever``): what a retriever built on the memory runs when
   not told otherwise, and so every integration.
 
-The cascade's own sizes are :class:`~langmem_cog.rank.cascade.CascadeSettings`. Nothing here reads the
-environment at import time: build a config explicitly, from a preset, or with :meth:`CogMemConfig.from_env`
-when you want environment variables to count.
+The cascade's own sizes are :class:`~langmem_cog.rank.cascade.CascadeSettings`.
+
+Where files go: ``data_dir`` holds what is stored (:func:`default_data_dir`), ``cache_dir`` what can be
+made again, such as the ONNX graphs exported from the local models (:func:`default_cache_dir`). Nothing
+here reads the environment at import time (the defaults are computed when a config is used): build a
+config explicitly, from a preset, or with :meth:`CogMemConfig.from_env` when you want environment
+variables to count.
 
 Example:
     >>> cfg = CogMemConfig.preset("ephemeral")
@@ -18,6 +22,8 @@ Example:
     0.5
     >>> CogMemConfig(retriever={"mode": "hybrid"}).retriever.mode
     'hybrid'
+    >>> CogMemConfig(cache_dir="/tmp/lmc-cache").resolved_cache_dir().as_posix()
+    '/tmp/lmc-cache'
 """
 
 from __future__ import annotations
@@ -31,7 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from langmem_cog.errors import ConfigError
 
-__all__ = ["CogMemConfig", "FusionRule", "PRESETS", "RetrievalMode", "RetrieverSettings", "SearchSettings", "default_data_dir"]
+__all__ = ["CogMemConfig", "FusionRule", "PRESETS", "RetrievalMode", "RetrieverSettings", "SearchSettings",
+           "default_cache_dir", "default_data_dir"]
 
 #: The retrieval paths of :class:`~langmem_cog.retriever.CogMemRetriever`: the shipped cascade, or
 #: plain search of the raw store (hybrid, dense only, BM25 only).
@@ -46,6 +53,16 @@ def default_data_dir() -> Path:
     Read when called, never at import.
     """
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "langmem-cog"
+
+
+def default_cache_dir() -> Path:
+    """The default cache directory: ``$XDG_CACHE_HOME/langmem-cog`` or ``~/.cache/langmem-cog``.
+
+    It holds what can be made again (the exported ONNX graphs under ``onnx/``). Read when called,
+    never at import.
+    """
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "langmem-cog"
 
 
@@ -115,6 +132,10 @@ class CogMemConfig(BaseModel):
         data_dir: Where the embedded Chroma database, the BM25 indexes and the graphs live.
             ``None`` means :func:`default_data_dir`. Unused in ``ephemeral`` mode, except for
             nothing at all: ephemeral stores never touch the disk.
+        cache_dir: Where files that can be made again are kept: the ONNX graphs exported from the
+            local models (embedder and cross-encoder), under ``<cache_dir>/onnx/``
+            (:func:`~langmem_cog.runtime.onnx_cache_dir`). ``None`` means :func:`default_cache_dir`.
+            Used in every mode, ``ephemeral`` included.
         chroma_mode: ``persistent`` (embedded ``PersistentClient``), ``ephemeral`` (in memory,
             for tests) or ``http`` (a Chroma server, the scale-out path).
         chroma_host: Host of the Chroma server in ``http`` mode.
@@ -166,6 +187,7 @@ class CogMemConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     data_dir: Path | None = None
+    cache_dir: Path | None = None
     chroma_mode: Literal["persistent", "ephemeral", "http"] = "persistent"
     chroma_host: str = "localhost"
     chroma_port: int = Field(default=8000, ge=1, le=65535)
@@ -204,6 +226,10 @@ class CogMemConfig(BaseModel):
         """The data directory, with the default filled in and ``~`` expanded."""
         return (self.data_dir or default_data_dir()).expanduser()
 
+    def resolved_cache_dir(self) -> Path:
+        """The cache directory, with the default (:func:`default_cache_dir`) filled in and ``~`` expanded."""
+        return (self.cache_dir or default_cache_dir()).expanduser()
+
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> CogMemConfig:
         """Build a config from a named preset, with field overrides.
@@ -231,11 +257,11 @@ class CogMemConfig(BaseModel):
     def from_env(cls, preset: str = "default", environ: dict[str, str] | None = None) -> CogMemConfig:
         """Build a config from a preset plus ``LANGMEM_COG_*`` environment variables.
 
-        Recognised: ``LANGMEM_COG_DATA_DIR``, ``LANGMEM_COG_EMBEDDER``, ``LANGMEM_COG_CHROMA_URL``
-        (``http://host:port``, switches to ``http`` mode), ``LANGMEM_COG_RETRIEVAL`` (``cascade`` or
-        ``hybrid``, ``dense``, ``lexical``), ``LANGMEM_COG_INFERENCE_BACKEND`` (``auto``, ``onnx``,
-        ``torch``), ``LANGMEM_COG_RERANK_PRECISION`` (``fp32``, ``int8``) and ``LANGMEM_COG_EMBED_PRECISION``
-        (``auto``, ``fp32``, ``int8``).
+        Recognised: ``LANGMEM_COG_DATA_DIR``, ``LANGMEM_COG_CACHE_DIR`` (``cache_dir``), ``LANGMEM_COG_EMBEDDER``,
+        ``LANGMEM_COG_CHROMA_URL`` (``http://host:port``, switches to ``http`` mode), ``LANGMEM_COG_RETRIEVAL``
+        (``cascade`` or ``hybrid``, ``dense``, ``lexical``), ``LANGMEM_COG_INFERENCE_BACKEND`` (``auto``,
+        ``onnx``, ``torch``), ``LANGMEM_COG_RERANK_PRECISION`` (``fp32``, ``int8``) and
+        ``LANGMEM_COG_EMBED_PRECISION`` (``auto``, ``fp32``, ``int8``).
 
         Args:
             preset: The preset to start from.
@@ -243,6 +269,14 @@ class CogMemConfig(BaseModel):
 
         Returns:
             The config.
+
+        Raises:
+            ConfigError: If a variable's value is invalid; the message names the variable to fix.
+
+        Example:
+            >>> cfg = CogMemConfig.from_env(environ={"LANGMEM_COG_CACHE_DIR": "/tmp/lmc-cache"})
+            >>> cfg.cache_dir.as_posix()
+            '/tmp/lmc-cache'
         """
         env = os.environ if environ is None else environ
         try:
@@ -258,6 +292,8 @@ class CogMemConfig(BaseModel):
         overrides: dict[str, Any] = {}
         if env.get("LANGMEM_COG_DATA_DIR"):
             overrides["data_dir"] = Path(env["LANGMEM_COG_DATA_DIR"])
+        if env.get("LANGMEM_COG_CACHE_DIR"):
+            overrides["cache_dir"] = Path(env["LANGMEM_COG_CACHE_DIR"])
         if env.get("LANGMEM_COG_EMBEDDER"):
             overrides["embedder"] = env["LANGMEM_COG_EMBEDDER"].strip()
         if env.get("LANGMEM_COG_CHROMA_URL"):
@@ -276,7 +312,8 @@ class CogMemConfig(BaseModel):
 
 #: The environment variables :meth:`CogMemConfig.from_env` reads.
 _ENV_VARIABLES = {  # variable -> what its error messages name
-    "LANGMEM_COG_DATA_DIR": "data_dir", "LANGMEM_COG_EMBEDDER": "embedder", "LANGMEM_COG_CHROMA_URL": "Chroma URL",
+    "LANGMEM_COG_DATA_DIR": "data_dir", "LANGMEM_COG_CACHE_DIR": "cache_dir", "LANGMEM_COG_EMBEDDER": "embedder",
+    "LANGMEM_COG_CHROMA_URL": "Chroma URL",
     "LANGMEM_COG_RETRIEVAL": "retriever.mode", "LANGMEM_COG_INFERENCE_BACKEND": "inference_backend",
     "LANGMEM_COG_RERANK_PRECISION": "rerank_precision", "LANGMEM_COG_EMBED_PRECISION": "embed_precision",
 }

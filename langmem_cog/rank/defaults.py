@@ -56,7 +56,8 @@ def _scorer_at(models_dir: Path) -> FusionScorer:
 
 
 def default_compressor(*, threads: int | None = None, models_dir: str | Path | None = None, backend: str = "auto",
-                       precision: str = "auto", **kwargs: Any) -> ConvMemoryCompressor:
+                       precision: str = "auto", cache_dir: str | Path | None = None,
+                       **kwargs: Any) -> ConvMemoryCompressor:
     """ConvMemory v2 over the cross-encoder of a models folder (default: the shipped one) with its
     blend weights.
 
@@ -66,6 +67,8 @@ def default_compressor(*, threads: int | None = None, models_dir: str | Path | N
         backend: The cross-encoder's runtime (:data:`langmem_cog.runtime.BACKENDS`).
         precision: ``auto`` (``int8`` where the cross-encoder runs on ONNX Runtime, else ``fp32``), ``fp32``
             or ``int8`` (``CogMemConfig.rerank_precision``).
+        cache_dir: The cache directory its exported ONNX graph goes to (``CogMemConfig.cache_dir``;
+            ``None``: :func:`~langmem_cog.config.default_cache_dir`).
         **kwargs: Passed to :class:`ConvMemoryCompressor` (they override the folder's weights).
 
     Raises:
@@ -83,19 +86,26 @@ def default_compressor(*, threads: int | None = None, models_dir: str | Path | N
         from langmem_cog.runtime import resolve_backend
 
         precision = "int8" if resolve_backend(backend) == "onnx" else "fp32"
-    ce = shipped_cross_encoder(int(settings.get("max_length", 128)), threads, reranker, backend, precision == "int8")
+    ce = shipped_cross_encoder(int(settings.get("max_length", 128)), threads, reranker, backend, precision == "int8",
+                               cache_dir=cache_dir)
     return ConvMemoryCompressor(cross_encoder=ce, **kwargs)
 
 
 def shipped_cross_encoder(max_length: int, threads: int | None = None, path: str | None = None,
-                          backend: str = "auto", quantize: bool = False) -> LocalCrossEncoder:
+                          backend: str = "auto", quantize: bool = False, *,
+                          cache_dir: str | Path | None = None) -> LocalCrossEncoder:
     """A cross-encoder checkpoint (default: the shipped one), loaded once per process per setting
     (every retriever shares it; threads that ask together wait for one load,
     :func:`~langmem_cog.loading.load_once`).
 
+    ``cache_dir`` is :class:`~langmem_cog.rank.cross_encoder.LocalCrossEncoder`'s (where its exported
+    ONNX graph goes).
+
     Raises:
         ModelNotFoundError: If the reranker checkpoint is missing.
     """
-    key = ("cross-encoder", max_length, threads, path, backend, quantize)
+    cache = str(Path(cache_dir).expanduser()) if cache_dir else None
+    key = ("cross-encoder", max_length, threads, path, backend, quantize, cache)
     return load_once(key, lambda: LocalCrossEncoder(path or default_reranker_path(), max_length=max_length,
-                                                    threads=threads, backend=backend, quantize=quantize))
+                                                    threads=threads, backend=backend, quantize=quantize,
+                                                    cache_dir=cache))
