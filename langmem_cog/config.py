@@ -5,8 +5,8 @@
 * :class:`SearchSettings` (``CogMemConfig.search``): how plain search of the raw store ranks.
 * :class:`RetrieverSettings` (``CogMemConfig.retriever``): what a retriever built on the memory runs when
   not told otherwise, and so every integration.
-
-The cascade's own sizes are :class:`~langmem_cog.rank.cascade.CascadeSettings`.
+* :class:`~langmem_cog.rank.settings.CascadeSettings` (``CogMemConfig.cascade``): the retrieval cascade's
+  sizes (rerank depth, raw protection, pool sizes).
 
 Where files go: ``data_dir`` holds what is stored (:func:`default_data_dir`), ``cache_dir`` what can be
 made again, such as the ONNX graphs exported from the local models (:func:`default_cache_dir`). Nothing
@@ -22,6 +22,8 @@ Example:
     0.5
     >>> CogMemConfig(retriever={"mode": "hybrid"}).retriever.mode
     'hybrid'
+    >>> CogMemConfig(cascade=CascadeSettings(rerank_depth=20)).cascade.rerank_depth
+    20
     >>> CogMemConfig(cache_dir="/tmp/lmc-cache").resolved_cache_dir().as_posix()
     '/tmp/lmc-cache'
 """
@@ -36,9 +38,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from langmem_cog.errors import ConfigError
+from langmem_cog.rank.settings import CascadeSettings
 
-__all__ = ["CogMemConfig", "FusionRule", "PRESETS", "RetrievalMode", "RetrieverSettings", "SearchSettings",
-           "default_cache_dir", "default_data_dir"]
+__all__ = ["CascadeSettings", "CogMemConfig", "FusionRule", "PRESETS", "RetrievalMode", "RetrieverSettings",
+           "SearchSettings", "default_cache_dir", "default_data_dir"]
 
 #: The retrieval paths of :class:`~langmem_cog.retriever.CogMemRetriever`: the shipped cascade, or
 #: plain search of the raw store (hybrid, dense only, BM25 only).
@@ -122,11 +125,14 @@ class RetrieverSettings(BaseModel):
 NESTED_FIELDS: dict[str, tuple[str, str]] = {
     **{f: ("search", f) for f in ("fusion", "lexical_weight", "rrf_k", "exact_search_max", "candidates")},
     "retrieval": ("retriever", "mode"), "k": ("retriever", "k"), "max_tokens": ("retriever", "max_tokens"),
+    **{f: ("cascade", f) for f in ("rerank_depth", "raw_protect", "raw_candidates", "feature_pool_max", "pool_cut")},
 }
+#: The class of each nested settings group, named in those errors.
+_GROUP_CLASSES = {"search": "SearchSettings", "retriever": "RetrieverSettings", "cascade": "CascadeSettings"}
 
 
 class CogMemConfig(BaseModel):
-    """Configuration of a memory: the raw store's storage and the models, plus two nested settings objects.
+    """Configuration of a memory: the raw store's storage and the models, plus three nested settings objects.
 
     Attributes:
         data_dir: Where the embedded Chroma database, the BM25 indexes and the graphs live.
@@ -178,10 +184,23 @@ class CogMemConfig(BaseModel):
             stored vectors keep the precision they were written with; the two mix safely.
         search: How plain search of the raw store ranks (:class:`SearchSettings`).
         retriever: What a retriever built on this memory runs by default (:class:`RetrieverSettings`).
+        cascade: The retrieval cascade's sizes (:class:`~langmem_cog.rank.settings.CascadeSettings`:
+            rerank depth, raw protection, pool sizes), used by every retriever on this memory. The
+            defaults are the sizes the shipped models were chosen with.
 
     Raises:
         ConfigError: (wrapped in pydantic's ``ValidationError`` when built directly) for a field of
-            ``search`` or ``retriever`` passed flat, naming where it belongs.
+            ``search``, ``retriever`` or ``cascade`` passed flat, naming where it belongs.
+        InvalidInputError: (likewise wrapped) for a bad size in a ``cascade`` given as a dict.
+
+    Example:
+        >>> cfg = CogMemConfig.preset("ephemeral", cache_dir="/tmp/lmc-cache", cascade={"raw_protect": 6})
+        >>> cfg.cascade.raw_protect, cfg.cascade.rerank_depth
+        (6, 10)
+        >>> CogMemConfig.preset("ephemeral", cascade={"rerank_depth": 0})
+        Traceback (most recent call last):
+        ...
+        langmem_cog.errors.ConfigError: invalid config override cascade: Value error, rerank_depth=0 is invalid: pass a positive integer
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -204,6 +223,7 @@ class CogMemConfig(BaseModel):
     embed_precision: Literal["auto", "fp32", "int8"] = "auto"
     search: SearchSettings = Field(default_factory=SearchSettings)
     retriever: RetrieverSettings = Field(default_factory=RetrieverSettings)
+    cascade: CascadeSettings = Field(default_factory=CascadeSettings)
 
     @model_validator(mode="before")
     @classmethod
@@ -211,9 +231,8 @@ class CogMemConfig(BaseModel):
         if isinstance(data, dict):
             for name, (group, field) in NESTED_FIELDS.items():
                 if name in data:
-                    kind = "SearchSettings" if group == "search" else "RetrieverSettings"
                     raise ConfigError(f"{name!r} is not a field of CogMemConfig: pass "
-                                      f"{group}={kind}({field}={data[name]!r})")
+                                      f"{group}={_GROUP_CLASSES[group]}({field}={data[name]!r})")
         return data
 
     @model_validator(mode="after")

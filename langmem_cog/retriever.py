@@ -111,8 +111,8 @@ class CogMemRetriever(BaseRetriever):
 
     * ``"cascade"`` (the default on a :class:`~langmem_cog.memory.CogMemory`): raw + graph candidates
       -> the shipped fusion scorer -> the ConvMemory v2 compressor with the shipped cross-encoder
-      (:class:`~langmem_cog.rank.cascade.Cascade`). ``use_graph``, ``fusion`` and ``compressor``
-      swap or turn off a stage (``compressor=None``: no rerank).
+      (:class:`~langmem_cog.rank.cascade.Cascade`, with the store's ``CogMemConfig.cascade`` sizes).
+      ``use_graph``, ``fusion`` and ``compressor`` swap or turn off a stage (``compressor=None``: no rerank).
     * ``"hybrid"`` (the default on a bare ``store``), ``"dense"`` or ``"lexical"``: plain search of
       the raw store.
 
@@ -322,7 +322,8 @@ class CogMemRetriever(BaseRetriever):
 
                 if self._cascade is None:  # built once: the operator loop's compiled graph is reused
                     self._cascade = Cascade(store=store, memory=self.memory, scorer=self.fusion,
-                                            compressor=self.compressor, use_graph=bool(self.use_graph))
+                                            compressor=self.compressor, use_graph=bool(self.use_graph),
+                                            settings=store.config.cascade)
                 when = self.now if now is None else now
                 docs = self._cascade.rank(self.namespace, query, k=k_eff, now=when, where=where).documents
             else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -14,8 +15,15 @@ import pytest
 from pydantic import ValidationError
 
 import langmem_cog
-from langmem_cog.config import NESTED_FIELDS, CogMemConfig, RetrieverSettings, SearchSettings, default_cache_dir
-from langmem_cog.errors import ConfigError
+from langmem_cog.config import (
+    NESTED_FIELDS,
+    CascadeSettings,
+    CogMemConfig,
+    RetrieverSettings,
+    SearchSettings,
+    default_cache_dir,
+)
+from langmem_cog.errors import ConfigError, InvalidInputError
 
 
 def test_defaults_and_nesting() -> None:
@@ -58,7 +66,7 @@ def test_every_setting_is_read_by_the_library(model: type) -> None:
     """A field no library code reads is a setting that does nothing (``config.py`` itself not counted)."""
     root = Path(langmem_cog.__file__).parent
     source = "\n".join(p.read_text(encoding="utf-8") for p in root.rglob("*.py") if p.name != "config.py")
-    unread = [f for f in model.model_fields if f not in ("search", "retriever")
+    unread = [f for f in model.model_fields if f not in ("search", "retriever", "cascade")
               and not re.search(rf"\.{f}\b", source)]
     assert unread == []
 
@@ -125,6 +133,26 @@ def test_importing_the_library_reads_no_setting_from_the_environment() -> None:
                           env=env, cwd=root)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+def test_the_cascade_sizes_are_a_frozen_checked_part_of_the_config() -> None:
+    cfg = CogMemConfig()
+    assert cfg.cascade == CascadeSettings()
+    # today's sizes, which the shipped models were chosen with: every ranking stays as it was
+    assert dataclasses.astuple(cfg.cascade) == (10, 8, 50, 2000, 200)
+    assert CogMemConfig(cascade={"rerank_depth": 20}).cascade == CascadeSettings(rerank_depth=20)
+    sizes = CascadeSettings(raw_protect=0, pool_cut=50)
+    assert CogMemConfig.preset("ephemeral", cascade=sizes).cascade is sizes
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.cascade.rerank_depth = 3  # type: ignore[misc]
+    with pytest.raises(ConfigError, match="override cascade: .*rerank_depth=0 is invalid: pass a positive"):
+        CogMemConfig.preset("ephemeral", cascade={"rerank_depth": 0})
+    with pytest.raises(ConfigError, match="cascade.depth"):
+        CogMemConfig.preset("ephemeral", cascade={"depth": 5})
+    with pytest.raises(InvalidInputError, match="raw_protect=-1"):
+        CascadeSettings(raw_protect=-1)
+    with pytest.raises(ValidationError, match="pool_cut=0"):
+        CogMemConfig(cascade={"pool_cut": 0})
 
 
 @pytest.mark.parametrize(("env", "needles"), [

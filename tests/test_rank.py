@@ -459,6 +459,27 @@ def test_cascade_top10_holds_hybrids_best_8(memory, ns):
         assert len(set(top) & set(hybrid[:8])) == expect, protect
 
 
+def test_the_retriever_takes_the_cascade_sizes_from_the_config(ns):
+    """``CogMemConfig.cascade`` reaches the cascade a retriever builds: ``raw_protect=0`` lets a backwards
+    fusion push hybrid's best 8 out of the top 10; the default keeps them (as the Cascade test above)."""
+    texts = [f"note {i}: shellfish allergy " + "shellfish " * (20 - i) for i in range(20)]
+    t0 = datetime(2023, 5, 8, tzinfo=UTC)
+    turns = [make_turn(id=f"h{i}", namespace=ns, speaker="Leo", text=x, position=i, session_id=str(i),
+                       timestamp=t0 + timedelta(minutes=i)) for i, x in enumerate(texts)]
+    backwards = FusionScorer(weights=-FusionScorer.untrained().weights)
+    for sizes, expect in ((CascadeSettings(raw_protect=0), 0), (None, 8)):
+        overrides = {} if sizes is None else {"cascade": sizes}
+        mem = CogMemory(CogMemConfig.preset("ephemeral", **overrides), embeddings=FakeEmbeddings())
+        mem.add_turns(turns)
+        hybrid = [s.turn.id for s in mem.store.search(ns, "shellfish allergy", k=20)]
+        retriever = CogMemRetriever(memory=mem, namespace=ns, fusion=backwards, compressor=None, use_graph=False)
+        top = [d.metadata["turn_id"] for d in retriever.invoke("shellfish allergy", k=10)]
+        assert retriever._cascade.settings == mem.config.cascade == (sizes or CascadeSettings())
+        assert len(set(top) & set(hybrid[:8])) == expect, sizes
+    plain = Cascade(store=mem.store, use_graph=False)  # built without settings: the store's
+    assert plain.settings is mem.config.cascade and plain.sizes == CascadeSettings()
+
+
 def test_cascade_refuses_bad_k(memory, ns):
     _fill(memory, ns)
     with pytest.raises(InvalidInputError, match="k=0"):
