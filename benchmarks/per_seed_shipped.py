@@ -40,7 +40,7 @@ from langmem_cog.bench.runner import row, splits
 from langmem_cog.config import CogMemConfig
 from langmem_cog.rank.compressor import SCALES, ConvMemoryCompressor
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder
-from langmem_cog.rank.defaults import cascade_settings
+from langmem_cog.rank.defaults import load_blend_settings
 
 
 def _print_summary(rows: list[dict]) -> None:
@@ -84,9 +84,9 @@ def main() -> None:
     recipe = dataclasses.replace(SHIPPED_RECIPE, blend_rule=args.blend_rule, blend_scale=args.blend_scale)
     positions = SHIPPED_RECIPE.pair_positions  # the pair format of the cross-encoders fitted here
     if not args.fit_cross_encoder:
-        settings = cascade_settings(args.reranker_models)
-        positions = bool(settings.get("use_positions", True))  # that folder's pair format
-        ce = LocalCrossEncoder(Path(args.reranker_models) / "reranker", max_length=int(settings.get("max_length", 64)),
+        blend = load_blend_settings(args.reranker_models)
+        positions = blend.use_positions  # that folder's pair format
+        ce = LocalCrossEncoder(Path(args.reranker_models) / "reranker", max_length=blend.max_length,
                                quantize=quantize)
     cfg = CogMemConfig.preset("ephemeral")
     rows, report = [], {}

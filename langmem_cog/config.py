@@ -5,10 +5,14 @@
 * :class:`SearchSettings` (``CogMemConfig.search``): how plain search of the raw store ranks.
 * :class:`RetrieverSettings` (``CogMemConfig.retriever``): what a retriever built on the memory runs when
   not told otherwise, and so every integration.
+* :class:`~langmem_cog.rank.settings.CascadeSettings` (``CogMemConfig.cascade``): the retrieval cascade's
+  sizes (rerank depth, raw protection, pool sizes).
 
-The cascade's own sizes are :class:`~langmem_cog.rank.cascade.CascadeSettings`. Nothing here reads the
-environment at import time: build a config explicitly, from a preset, or with :meth:`CogMemConfig.from_env`
-when you want environment variables to count.
+Where files go: ``data_dir`` holds what is stored (:func:`default_data_dir`), ``cache_dir`` what can be
+made again, such as the ONNX graphs exported from the local models (:func:`default_cache_dir`). Nothing
+here reads the environment at import time (the defaults are computed when a config is used): build a
+config explicitly, from a preset, or with :meth:`CogMemConfig.from_env` when you want environment
+variables to count.
 
 Example:
     >>> cfg = CogMemConfig.preset("ephemeral")
@@ -18,6 +22,10 @@ Example:
     0.5
     >>> CogMemConfig(retriever={"mode": "hybrid"}).retriever.mode
     'hybrid'
+    >>> CogMemConfig(cascade=CascadeSettings(rerank_depth=20)).cascade.rerank_depth
+    20
+    >>> CogMemConfig(cache_dir="/tmp/lmc-cache").resolved_cache_dir().as_posix()
+    '/tmp/lmc-cache'
 """
 
 from __future__ import annotations
@@ -30,8 +38,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from langmem_cog.errors import ConfigError
+from langmem_cog.rank.settings import CascadeSettings
 
-__all__ = ["CogMemConfig", "FusionRule", "PRESETS", "RetrievalMode", "RetrieverSettings", "SearchSettings", "default_data_dir"]
+__all__ = ["CascadeSettings", "CogMemConfig", "FusionRule", "PRESETS", "RetrievalMode", "RetrieverSettings",
+           "SearchSettings", "default_cache_dir", "default_data_dir"]
 
 #: The retrieval paths of :class:`~langmem_cog.retriever.CogMemRetriever`: the shipped cascade, or
 #: plain search of the raw store (hybrid, dense only, BM25 only).
@@ -46,6 +56,16 @@ def default_data_dir() -> Path:
     Read when called, never at import.
     """
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "langmem-cog"
+
+
+def default_cache_dir() -> Path:
+    """The default cache directory: ``$XDG_CACHE_HOME/langmem-cog`` or ``~/.cache/langmem-cog``.
+
+    It holds what can be made again (the exported ONNX graphs under ``onnx/``). Read when called,
+    never at import.
+    """
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "langmem-cog"
 
 
@@ -105,16 +125,23 @@ class RetrieverSettings(BaseModel):
 NESTED_FIELDS: dict[str, tuple[str, str]] = {
     **{f: ("search", f) for f in ("fusion", "lexical_weight", "rrf_k", "exact_search_max", "candidates")},
     "retrieval": ("retriever", "mode"), "k": ("retriever", "k"), "max_tokens": ("retriever", "max_tokens"),
+    **{f: ("cascade", f) for f in ("rerank_depth", "raw_protect", "raw_candidates", "feature_pool_max", "pool_cut")},
 }
+#: The class of each nested settings group, named in those errors.
+_GROUP_CLASSES = {"search": "SearchSettings", "retriever": "RetrieverSettings", "cascade": "CascadeSettings"}
 
 
 class CogMemConfig(BaseModel):
-    """Configuration of a memory: the raw store's storage and the models, plus two nested settings objects.
+    """Configuration of a memory: the raw store's storage and the models, plus three nested settings objects.
 
     Attributes:
         data_dir: Where the embedded Chroma database, the BM25 indexes and the graphs live.
             ``None`` means :func:`default_data_dir`. Unused in ``ephemeral`` mode, except for
             nothing at all: ephemeral stores never touch the disk.
+        cache_dir: Where files that can be made again are kept: the ONNX graphs exported from the
+            local models (embedder and cross-encoder), under ``<cache_dir>/onnx/``
+            (:func:`~langmem_cog.runtime.onnx_cache_dir`). ``None`` means :func:`default_cache_dir`.
+            Used in every mode, ``ephemeral`` included.
         chroma_mode: ``persistent`` (embedded ``PersistentClient``), ``ephemeral`` (in memory,
             for tests) or ``http`` (a Chroma server, the scale-out path).
         chroma_host: Host of the Chroma server in ``http`` mode.
@@ -157,15 +184,29 @@ class CogMemConfig(BaseModel):
             stored vectors keep the precision they were written with; the two mix safely.
         search: How plain search of the raw store ranks (:class:`SearchSettings`).
         retriever: What a retriever built on this memory runs by default (:class:`RetrieverSettings`).
+        cascade: The retrieval cascade's sizes (:class:`~langmem_cog.rank.settings.CascadeSettings`:
+            rerank depth, raw protection, pool sizes), used by every retriever on this memory. The
+            defaults are the sizes the shipped models were chosen with.
 
     Raises:
         ConfigError: (wrapped in pydantic's ``ValidationError`` when built directly) for a field of
-            ``search`` or ``retriever`` passed flat, naming where it belongs.
+            ``search``, ``retriever`` or ``cascade`` passed flat, naming where it belongs.
+        InvalidInputError: (likewise wrapped) for a bad size in a ``cascade`` given as a dict.
+
+    Example:
+        >>> cfg = CogMemConfig.preset("ephemeral", cache_dir="/tmp/lmc-cache", cascade={"raw_protect": 6})
+        >>> cfg.cascade.raw_protect, cfg.cascade.rerank_depth
+        (6, 10)
+        >>> CogMemConfig.preset("ephemeral", cascade={"rerank_depth": 0})
+        Traceback (most recent call last):
+        ...
+        langmem_cog.errors.ConfigError: invalid config override cascade: Value error, rerank_depth=0 is invalid: pass a positive integer
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     data_dir: Path | None = None
+    cache_dir: Path | None = None
     chroma_mode: Literal["persistent", "ephemeral", "http"] = "persistent"
     chroma_host: str = "localhost"
     chroma_port: int = Field(default=8000, ge=1, le=65535)
@@ -182,6 +223,7 @@ class CogMemConfig(BaseModel):
     embed_precision: Literal["auto", "fp32", "int8"] = "auto"
     search: SearchSettings = Field(default_factory=SearchSettings)
     retriever: RetrieverSettings = Field(default_factory=RetrieverSettings)
+    cascade: CascadeSettings = Field(default_factory=CascadeSettings)
 
     @model_validator(mode="before")
     @classmethod
@@ -189,9 +231,8 @@ class CogMemConfig(BaseModel):
         if isinstance(data, dict):
             for name, (group, field) in NESTED_FIELDS.items():
                 if name in data:
-                    kind = "SearchSettings" if group == "search" else "RetrieverSettings"
                     raise ConfigError(f"{name!r} is not a field of CogMemConfig: pass "
-                                      f"{group}={kind}({field}={data[name]!r})")
+                                      f"{group}={_GROUP_CLASSES[group]}({field}={data[name]!r})")
         return data
 
     @model_validator(mode="after")
@@ -203,6 +244,10 @@ class CogMemConfig(BaseModel):
     def resolved_data_dir(self) -> Path:
         """The data directory, with the default filled in and ``~`` expanded."""
         return (self.data_dir or default_data_dir()).expanduser()
+
+    def resolved_cache_dir(self) -> Path:
+        """The cache directory, with the default (:func:`default_cache_dir`) filled in and ``~`` expanded."""
+        return (self.cache_dir or default_cache_dir()).expanduser()
 
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> CogMemConfig:
@@ -231,11 +276,11 @@ class CogMemConfig(BaseModel):
     def from_env(cls, preset: str = "default", environ: dict[str, str] | None = None) -> CogMemConfig:
         """Build a config from a preset plus ``LANGMEM_COG_*`` environment variables.
 
-        Recognised: ``LANGMEM_COG_DATA_DIR``, ``LANGMEM_COG_EMBEDDER``, ``LANGMEM_COG_CHROMA_URL``
-        (``http://host:port``, switches to ``http`` mode), ``LANGMEM_COG_RETRIEVAL`` (``cascade`` or
-        ``hybrid``, ``dense``, ``lexical``), ``LANGMEM_COG_INFERENCE_BACKEND`` (``auto``, ``onnx``,
-        ``torch``), ``LANGMEM_COG_RERANK_PRECISION`` (``fp32``, ``int8``) and ``LANGMEM_COG_EMBED_PRECISION``
-        (``auto``, ``fp32``, ``int8``).
+        Recognised: ``LANGMEM_COG_DATA_DIR``, ``LANGMEM_COG_CACHE_DIR`` (``cache_dir``), ``LANGMEM_COG_EMBEDDER``,
+        ``LANGMEM_COG_CHROMA_URL`` (``http://host:port``, switches to ``http`` mode), ``LANGMEM_COG_RETRIEVAL``
+        (``cascade`` or ``hybrid``, ``dense``, ``lexical``), ``LANGMEM_COG_INFERENCE_BACKEND`` (``auto``,
+        ``onnx``, ``torch``), ``LANGMEM_COG_RERANK_PRECISION`` (``fp32``, ``int8``) and
+        ``LANGMEM_COG_EMBED_PRECISION`` (``auto``, ``fp32``, ``int8``).
 
         Args:
             preset: The preset to start from.
@@ -243,6 +288,14 @@ class CogMemConfig(BaseModel):
 
         Returns:
             The config.
+
+        Raises:
+            ConfigError: If a variable's value is invalid; the message names the variable to fix.
+
+        Example:
+            >>> cfg = CogMemConfig.from_env(environ={"LANGMEM_COG_CACHE_DIR": "/tmp/lmc-cache"})
+            >>> cfg.cache_dir.as_posix()
+            '/tmp/lmc-cache'
         """
         env = os.environ if environ is None else environ
         try:
@@ -258,6 +311,8 @@ class CogMemConfig(BaseModel):
         overrides: dict[str, Any] = {}
         if env.get("LANGMEM_COG_DATA_DIR"):
             overrides["data_dir"] = Path(env["LANGMEM_COG_DATA_DIR"])
+        if env.get("LANGMEM_COG_CACHE_DIR"):
+            overrides["cache_dir"] = Path(env["LANGMEM_COG_CACHE_DIR"])
         if env.get("LANGMEM_COG_EMBEDDER"):
             overrides["embedder"] = env["LANGMEM_COG_EMBEDDER"].strip()
         if env.get("LANGMEM_COG_CHROMA_URL"):
@@ -276,7 +331,8 @@ class CogMemConfig(BaseModel):
 
 #: The environment variables :meth:`CogMemConfig.from_env` reads.
 _ENV_VARIABLES = {  # variable -> what its error messages name
-    "LANGMEM_COG_DATA_DIR": "data_dir", "LANGMEM_COG_EMBEDDER": "embedder", "LANGMEM_COG_CHROMA_URL": "Chroma URL",
+    "LANGMEM_COG_DATA_DIR": "data_dir", "LANGMEM_COG_CACHE_DIR": "cache_dir", "LANGMEM_COG_EMBEDDER": "embedder",
+    "LANGMEM_COG_CHROMA_URL": "Chroma URL",
     "LANGMEM_COG_RETRIEVAL": "retriever.mode", "LANGMEM_COG_INFERENCE_BACKEND": "inference_backend",
     "LANGMEM_COG_RERANK_PRECISION": "rerank_precision", "LANGMEM_COG_EMBED_PRECISION": "embed_precision",
 }

@@ -167,6 +167,9 @@ class LocalSentenceEmbeddings(Embeddings):
             ingest runs about 1.5 times as fast as in fp32; vectors move by ~0.01 cosine, and LoCoMo's
             rankings by less than their noise (docs/BENCHMARKS.md, "The int8 embedder by default").
             The resolved precision is in :attr:`precision`.
+        cache_dir: The cache directory (``CogMemConfig.cache_dir``): the ``onnx`` backend keeps the
+            graphs it exports in its ``onnx/`` folder (:func:`~langmem_cog.runtime.onnx_cache_dir`);
+            ``None``: :func:`~langmem_cog.config.default_cache_dir`.
 
     Raises:
         ModelNotFoundError: If ``model_path`` is not a directory.
@@ -182,10 +185,12 @@ class LocalSentenceEmbeddings(Embeddings):
     def __init__(
         self, model_path: str | Path, batch_size: int = 128, device: str = "cpu", max_seq_length: int | None = None,
         single_threads: int | None = 1, backend: str = "auto", precision: str = "auto",
+        cache_dir: str | Path | None = None,
     ) -> None:
         from langmem_cog.runtime import resolve_backend
 
         self.model_path = Path(model_path)
+        self.cache_dir = Path(cache_dir) if cache_dir else None
         self.single_threads = positive_int(single_threads, "single_threads", allow_none=True)
         if not self.model_path.is_dir():
             raise ModelNotFoundError(f"model directory {self.model_path} does not exist")
@@ -242,7 +247,10 @@ class LocalSentenceEmbeddings(Embeddings):
             return None
         with self._onnx_lock:
             if self._onnx is None:
-                encoder = _OnnxSentenceEncoder.for_model(self.model, self.model_path, int8=self.precision == "int8")
+                from langmem_cog.runtime import onnx_cache_dir
+
+                encoder = _OnnxSentenceEncoder.for_model(self.model, self.model_path, int8=self.precision == "int8",
+                                                         onnx_dir=onnx_cache_dir(self.cache_dir))
                 if encoder is None and self.precision == "int8" and not self._auto:
                     raise ConfigError(f"{self.model_path} is not a transformer + mean pooling, so it cannot "
                                       "embed in int8: use precision='fp32'")
@@ -323,17 +331,20 @@ def int8_calls(lengths: Sequence[int], max_texts: int, max_tokens: int = INT8_BA
 class _OnnxSentenceEncoder:
     """``SentenceTransformer.encode`` for a transformer + mean pooling (+ normalisation), in ONNX Runtime."""
 
-    def __init__(self, model: Any, path: Path, normalize: bool, int8: bool = False) -> None:
+    def __init__(self, model: Any, path: Path, normalize: bool, int8: bool = False,
+                 onnx_dir: Path | None = None) -> None:
         self.model = model
         self.int8 = int8
         self.path = path
+        self.onnx_dir = onnx_dir  # where the exported graphs are kept (None: runtime.onnx_cache_dir())
         self.tokenizer = model.tokenizer
         self.max_length = int(model.max_seq_length or self.tokenizer.model_max_length)
         self.normalize = normalize
         self._sessions: dict[int | str | None, Any] = {}
 
     @classmethod
-    def for_model(cls, model: Any, path: Path, *, int8: bool = False) -> _OnnxSentenceEncoder | None:
+    def for_model(cls, model: Any, path: Path, *, int8: bool = False,
+                  onnx_dir: Path | None = None) -> _OnnxSentenceEncoder | None:
         """The encoder of a loaded ``SentenceTransformer``, or ``None`` if its modules are not the supported ones."""
         modules = list(model)
         names = [type(m).__name__ for m in modules]
@@ -345,7 +356,7 @@ class _OnnxSentenceEncoder:
             and not any(getattr(pooling, f"pooling_mode_{m}", False) for m in ("cls_token", "max_tokens", "lasttoken")))
         if not mean or getattr(modules[0], "auto_model", None) is None:
             return None
-        return cls(model, path, normalize=len(modules) == 3, int8=int8)
+        return cls(model, path, normalize=len(modules) == 3, int8=int8, onnx_dir=onnx_dir)
 
     def _session(self, threads: int | None) -> Any:
         session = self._sessions.get(threads)
@@ -353,7 +364,7 @@ class _OnnxSentenceEncoder:
             from langmem_cog.runtime import onnx_session
 
             session = self._sessions[threads] = onnx_session(self.path, kind="hidden", build=self._module, threads=threads,
-                                                             int8=self.int8)
+                                                             int8=self.int8, cache_dir=self.onnx_dir)
         return session
 
     def _module(self) -> Any:
@@ -436,7 +447,7 @@ class _OnnxSentenceEncoder:
 
             try:
                 self._sessions["items"] = onnx_session(self.path, kind="hidden", build=self._module, threads=1,
-                                                       int8=True, per_item=True)
+                                                       int8=True, per_item=True, cache_dir=self.onnx_dir)
             except ValueError as exc:
                 logger.warning("%s: int8 texts embed one per call (%s)", self.path, exc)
                 self._sessions["items"] = None
@@ -573,9 +584,11 @@ class CachedEmbeddings(Embeddings):
 
 def resolve_embedder(
     spec: str = "minilm", batch_size: int = 128, device: str = "cpu", max_seq_length: int | None = None,
-    backend: str = "auto", precision: str = "auto",
+    backend: str = "auto", precision: str = "auto", cache_dir: str | Path | None = None,
 ) -> LocalSentenceEmbeddings:
     """Build the embedder named by ``spec`` (``minilm``, ``mpnet`` or a path).
+
+    The other arguments are :class:`LocalSentenceEmbeddings`'s.
 
     Raises:
         ModelNotFoundError: If the model is not installed.
@@ -583,12 +596,13 @@ def resolve_embedder(
     """
     return LocalSentenceEmbeddings(
         resolve_model_path(spec), batch_size=batch_size, device=device, max_seq_length=max_seq_length, backend=backend,
-        precision=precision,
+        precision=precision, cache_dir=cache_dir,
     )
 
 
 def config_embedder(config: Any, *, max_seq_length: int | None = None) -> LocalSentenceEmbeddings:
-    """The embedder a :class:`~langmem_cog.config.CogMemConfig` describes (model, batch size, backend, precision).
+    """The embedder a :class:`~langmem_cog.config.CogMemConfig` describes (model, batch size, backend, precision,
+    and the cache directory its exported ONNX graphs go to).
 
     Args:
         config: The config.
@@ -600,7 +614,7 @@ def config_embedder(config: Any, *, max_seq_length: int | None = None) -> LocalS
     """
     return resolve_embedder(config.embedder, batch_size=config.embed_batch_size,
                             max_seq_length=max_seq_length, backend=config.inference_backend,
-                            precision=config.embed_precision)
+                            precision=config.embed_precision, cache_dir=config.resolved_cache_dir())
 
 
 def install_mpnet(target: Path | None = None, *, python: str | None = None) -> Path:

@@ -111,8 +111,8 @@ class CogMemRetriever(BaseRetriever):
 
     * ``"cascade"`` (the default on a :class:`~langmem_cog.memory.CogMemory`): raw + graph candidates
       -> the shipped fusion scorer -> the ConvMemory v2 compressor with the shipped cross-encoder
-      (:class:`~langmem_cog.rank.cascade.Cascade`). ``use_graph``, ``fusion`` and ``compressor``
-      swap or turn off a stage (``compressor=None``: no rerank).
+      (:class:`~langmem_cog.rank.cascade.Cascade`, with the store's ``CogMemConfig.cascade`` sizes).
+      ``use_graph``, ``fusion`` and ``compressor`` swap or turn off a stage (``compressor=None``: no rerank).
     * ``"hybrid"`` (the default on a bare ``store``), ``"dense"`` or ``"lexical"``: plain search of
       the raw store.
 
@@ -140,7 +140,7 @@ class CogMemRetriever(BaseRetriever):
         fusion: A :class:`~langmem_cog.rank.scorer.FusionScorer` (cascade; default: the shipped one, or
             the one in ``config.models_dir``).
         compressor: The last step (cascade; default: the shipped ConvMemory v2 compressor, or the one of
-            ``config.models_dir``; ``None``: none).
+            ``config.models_dir``, its ONNX graph kept under ``config.cache_dir``; ``None``: none).
         now: When questions are asked (relative dates in questions resolve against it); ``None``: now.
 
     Per call, ``invoke(query, k=..., max_tokens=..., now=..., where=TurnFilter(...))`` or the
@@ -248,7 +248,8 @@ class CogMemRetriever(BaseRetriever):
                 from langmem_cog.rank.defaults import default_compressor
 
                 self.compressor = default_compressor(threads=cfg.rerank_threads, models_dir=cfg.models_dir,
-                                                     backend=cfg.inference_backend, precision=cfg.rerank_precision)
+                                                     backend=cfg.inference_backend, precision=cfg.rerank_precision,
+                                                     cache_dir=cfg.resolved_cache_dir())
             if self.use_graph and self.memory is not None:
                 _ = self.memory.retrieval  # built (imported, compiled) now, not inside the first query
         return self
@@ -321,7 +322,8 @@ class CogMemRetriever(BaseRetriever):
 
                 if self._cascade is None:  # built once: the operator loop's compiled graph is reused
                     self._cascade = Cascade(store=store, memory=self.memory, scorer=self.fusion,
-                                            compressor=self.compressor, use_graph=bool(self.use_graph))
+                                            compressor=self.compressor, use_graph=bool(self.use_graph),
+                                            settings=store.config.cascade)
                 when = self.now if now is None else now
                 docs = self._cascade.rank(self.namespace, query, k=k_eff, now=when, where=where).documents
             else:

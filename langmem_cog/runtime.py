@@ -10,8 +10,10 @@ computes (vectors agree to ~1e-7, logits to ~1e-5), so rankings do not change.
 needed (from the weights on disk, in a few seconds), keeps the ``.onnx`` file under
 ``<cache_dir>/<key>/model.onnx`` and opens an ``onnxruntime.InferenceSession`` on it. The key
 hashes the checkpoint's file names, sizes and modification times, the export kind and the torch /
-onnxruntime versions: a retrained checkpoint exports again. The default cache is
-``<default data dir>/cache/onnx`` (:func:`onnx_cache_dir`).
+onnxruntime versions: a retrained checkpoint exports again. The graphs live under the cache
+directory's ``onnx/`` folder (:func:`onnx_cache_dir`): ``CogMemConfig.cache_dir`` for everything a config
+builds, else :func:`~langmem_cog.config.default_cache_dir` (``$XDG_CACHE_HOME/langmem-cog`` or
+``~/.cache/langmem-cog``).
 
 Backends (:data:`BACKENDS`): ``onnx``, ``torch``, or ``auto`` (``onnx`` when ``onnxruntime`` and
 ``onnx`` import, else ``torch``).
@@ -90,15 +92,20 @@ def resolve_backend(backend: str) -> str:
     return "torch"
 
 
-def onnx_cache_dir() -> Path:
-    """Where exported graphs are kept: ``$LANGMEM_COG_DATA_DIR/cache/onnx`` when that is set, else
-    ``<default data dir>/cache/onnx`` (read when called, never at import)."""
-    import os
+def onnx_cache_dir(cache_dir: str | Path | None = None) -> Path:
+    """Where exported graphs are kept: ``<cache_dir>/onnx``.
 
-    from langmem_cog.config import default_data_dir
+    Args:
+        cache_dir: The cache directory (``CogMemConfig.cache_dir``); ``None``:
+            :func:`~langmem_cog.config.default_cache_dir`, computed when called, never at import.
 
-    base = os.environ.get("LANGMEM_COG_DATA_DIR")
-    return (Path(base) if base else default_data_dir()) / "cache" / "onnx"
+    Example:
+        >>> onnx_cache_dir("/tmp/lmc-cache").as_posix()
+        '/tmp/lmc-cache/onnx'
+    """
+    from langmem_cog.config import default_cache_dir
+
+    return (Path(cache_dir) if cache_dir else default_cache_dir()).expanduser() / "onnx"
 
 
 def _key(path: Path, kind: str) -> str:
@@ -154,7 +161,8 @@ def onnx_session(path: str | Path, *, kind: str, build: Callable[[], Any], threa
         build: Returns the torch module to export (called only when the cache has no file for the key).
             Its ``forward`` takes ``input_ids``, ``attention_mask``, ``token_type_ids``.
         threads: ONNX Runtime intra-op threads (``None``: torch's current setting).
-        cache_dir: Where exported files are kept (default :func:`onnx_cache_dir`).
+        cache_dir: The folder exported files are kept in, ``<key>/model.onnx`` each (default:
+            :func:`onnx_cache_dir`, the default cache directory's ``onnx/``).
         int8: Run the graph with its weight matrices in int8 (:func:`quantize_int8`, derived from
             the fp32 export and cached beside it under its own key).
         per_item: With ``int8``, quantise activations per batch item (:func:`quantize_per_item`,
@@ -173,7 +181,7 @@ def onnx_session(path: str | Path, *, kind: str, build: Callable[[], Any], threa
     with loading():  # onnxruntime and torch import under the load lock too
         path = Path(path).resolve()
         key = _key(path, f"{kind}-int8-items" if per_item else f"{kind}-int8" if int8 else kind)
-        target = Path(cache_dir or onnx_cache_dir()) / key / "model.onnx"
+        target = (Path(cache_dir).expanduser() if cache_dir else onnx_cache_dir()) / key / "model.onnx"
         if threads is None:
             import torch
 

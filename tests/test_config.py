@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 import re
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 import langmem_cog
-from langmem_cog.config import NESTED_FIELDS, CogMemConfig, RetrieverSettings, SearchSettings
-from langmem_cog.errors import ConfigError
+from langmem_cog.config import (
+    NESTED_FIELDS,
+    CascadeSettings,
+    CogMemConfig,
+    RetrieverSettings,
+    SearchSettings,
+    default_cache_dir,
+)
+from langmem_cog.errors import ConfigError, InvalidInputError
 
 
 def test_defaults_and_nesting() -> None:
@@ -53,19 +66,93 @@ def test_every_setting_is_read_by_the_library(model: type) -> None:
     """A field no library code reads is a setting that does nothing (``config.py`` itself not counted)."""
     root = Path(langmem_cog.__file__).parent
     source = "\n".join(p.read_text(encoding="utf-8") for p in root.rglob("*.py") if p.name != "config.py")
-    unread = [f for f in model.model_fields if f not in ("search", "retriever")
+    unread = [f for f in model.model_fields if f not in ("search", "retriever", "cascade")
               and not re.search(rf"\.{f}\b", source)]
     assert unread == []
 
 
-def test_exported_graphs_live_under_the_data_dir_the_user_chose(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_exported_graphs_live_under_the_cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The cache directory is computed when used: ``$XDG_CACHE_HOME/langmem-cog`` else ``~/.cache/langmem-cog``;
+    the data directory's variable does not move it."""
     from langmem_cog.runtime import onnx_cache_dir
 
-    monkeypatch.delenv("LANGMEM_COG_DATA_DIR", raising=False)
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    assert onnx_cache_dir() == tmp_path / "xdg" / "langmem-cog" / "cache" / "onnx"
-    monkeypatch.setenv("LANGMEM_COG_DATA_DIR", str(tmp_path / "mine"))  # nothing written outside it
-    assert onnx_cache_dir() == tmp_path / "mine" / "cache" / "onnx"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("LANGMEM_COG_DATA_DIR", str(tmp_path / "data"))
+    assert default_cache_dir() == CogMemConfig().resolved_cache_dir() == tmp_path / "xdg" / "langmem-cog"
+    assert onnx_cache_dir() == tmp_path / "xdg" / "langmem-cog" / "onnx"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert onnx_cache_dir() == tmp_path / "home" / ".cache" / "langmem-cog" / "onnx"
+    mine = CogMemConfig(cache_dir=tmp_path / "mine")
+    assert onnx_cache_dir(mine.resolved_cache_dir()) == onnx_cache_dir(mine.cache_dir) == tmp_path / "mine" / "onnx"
+    assert CogMemConfig(cache_dir="~/c").resolved_cache_dir() == tmp_path / "home" / "c"
+
+
+def test_from_env_reads_the_cache_dir() -> None:
+    cfg = CogMemConfig.from_env("ephemeral", environ={"LANGMEM_COG_CACHE_DIR": "/srv/lmc-cache",
+                                                      "LANGMEM_COG_DATA_DIR": "/srv/lmc-data"})
+    assert (cfg.cache_dir, cfg.data_dir) == (Path("/srv/lmc-cache"), Path("/srv/lmc-data"))
+    assert CogMemConfig.from_env(environ={}).cache_dir is None
+    assert CogMemConfig.from_env(environ={"LANGMEM_COG_CACHE_DIR": ""}).cache_dir is None
+
+
+def test_importing_the_library_reads_no_setting_from_the_environment() -> None:
+    """No module of the package reads an environment variable at import (the defaults are computed when used)."""
+    code = textwrap.dedent("""
+        import json, os, sys
+        root = os.path.join(sys.argv[1], "langmem_cog")
+        reads = []
+
+        class Spy(dict):
+            def _note(self, key):
+                f = sys._getframe(2)
+                while f is not None and os.path.basename(f.f_code.co_filename) in ("os.py", "<frozen os>"):
+                    f = f.f_back
+                if f is not None and os.path.abspath(f.f_code.co_filename).startswith(root):
+                    reads.append(f"{key} ({os.path.relpath(f.f_code.co_filename, root)}:{f.f_lineno})")
+
+            def get(self, key, default=None):
+                self._note(key)
+                return super().get(key, default)
+
+            def __getitem__(self, key):
+                self._note(key)
+                return super().__getitem__(key)
+
+            def __contains__(self, key):
+                self._note(key)
+                return super().__contains__(key)
+
+        os.environ = Spy(os.environ)
+        import langmem_cog, langmem_cog.config, langmem_cog.runtime, langmem_cog.embeddings, langmem_cog.rank.defaults
+        print(json.dumps(reads))
+    """)
+    root = Path(langmem_cog.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1", "LANGMEM_COG_CACHE_DIR": "/nowhere"}
+    proc = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=300,
+                          env=env, cwd=root)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+def test_the_cascade_sizes_are_a_frozen_checked_part_of_the_config() -> None:
+    cfg = CogMemConfig()
+    assert cfg.cascade == CascadeSettings()
+    # today's sizes, which the shipped models were chosen with: every ranking stays as it was
+    assert dataclasses.astuple(cfg.cascade) == (10, 8, 50, 2000, 200)
+    assert CogMemConfig(cascade={"rerank_depth": 20}).cascade == CascadeSettings(rerank_depth=20)
+    sizes = CascadeSettings(raw_protect=0, pool_cut=50)
+    assert CogMemConfig.preset("ephemeral", cascade=sizes).cascade is sizes
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.cascade.rerank_depth = 3  # type: ignore[misc]
+    with pytest.raises(ConfigError, match="override cascade: .*rerank_depth=0 is invalid: pass a positive"):
+        CogMemConfig.preset("ephemeral", cascade={"rerank_depth": 0})
+    with pytest.raises(ConfigError, match="cascade.depth"):
+        CogMemConfig.preset("ephemeral", cascade={"depth": 5})
+    with pytest.raises(InvalidInputError, match="raw_protect=-1"):
+        CascadeSettings(raw_protect=-1)
+    with pytest.raises(ValidationError, match="pool_cut=0"):
+        CogMemConfig(cascade={"pool_cut": 0})
 
 
 @pytest.mark.parametrize(("env", "needles"), [

@@ -22,7 +22,6 @@ import pytest
 
 from langmem_cog import loading as loading_module
 from langmem_cog.loading import load_once
-from langmem_cog.runtime import onnx_cache_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 THREADS = 8
@@ -52,10 +51,14 @@ for user, (fact, _) in users.items():
 """
 
 
-def run_python(code: str, *args: str, home: Path, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    """Run ``code`` in a fresh Python on this checkout, offline, with ``home`` as the default data dir."""
+def run_python(code: str, *args: str, home: Path, cache: Path | None = None,
+               timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh Python on this checkout, offline, with ``home`` as the default data dir and
+    ``cache`` as ``$XDG_CACHE_HOME`` (``None``: this process's, so the exported ONNX graphs are shared)."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False",
            "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": str(ROOT), "LANGMEM_COG_DATA_DIR": str(home)}
+    if cache is not None:
+        env["XDG_CACHE_HOME"] = str(cache)
     for key in ("LANGMEM_COG_RETRIEVAL", "LANGMEM_COG_CHROMA_URL", "LMC_CHAT_MODEL"):
         env.pop(key, None)
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], cwd=ROOT, env=env,
@@ -64,11 +67,9 @@ def run_python(code: str, *args: str, home: Path, timeout: int = 600) -> subproc
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
-    """A default data dir whose ONNX cache is this process's (the packaged models exported once, not data)."""
-    cache = onnx_cache_dir().parent
-    cache.mkdir(parents=True, exist_ok=True)
+    """An empty default data dir. The ONNX graphs exported from the packaged models are shared with this
+    process through the default cache directory, which the inherited environment leaves where it is."""
     (tmp_path / "home").mkdir()
-    (tmp_path / "home" / "cache").symlink_to(cache, target_is_directory=True)
     return tmp_path / "home"
 
 
@@ -245,7 +246,7 @@ def test_concurrent_users_of_an_agent_after_a_restart_all_get_their_memory(home:
 
 
 def test_the_library_leaves_the_apps_logging_and_stderr_alone(tmp_path: Path) -> None:
-    home = tmp_path / "home"  # no ONNX cache: the models are exported and quantised in this process
+    home, cache = tmp_path / "home", tmp_path / "cache"  # an empty cache: the models are exported and quantised here
     code = """
     import json, logging, sys
     from datetime import datetime, timezone
@@ -268,10 +269,10 @@ def test_the_library_leaves_the_apps_logging_and_stderr_alone(tmp_path: Path) ->
     print(json.dumps({"first": first[0].metadata["turn_id"], "second": second[0].metadata["turn_id"],
                       "handlers": [getattr(h.formatter, "_fmt", None) for h in handlers]}))
     """
-    proc = run_python(code, str(tmp_path / "data"), home=home)
+    proc = run_python(code, str(tmp_path / "data"), home=home, cache=cache)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert list((home / "cache" / "onnx").glob("*-int8-*")), "the quantisation path did not run"
+    assert list((cache / "langmem-cog" / "onnx").glob("*-int8-*")), "the quantisation path did not run"
     assert (out["first"], out["second"]) == ("t0", "t2")
     assert out["handlers"] == ["APP %(message)s"]  # root holds the app's handler, only
     err = proc.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -285,13 +286,13 @@ def test_rerank_examples_add_missed_gold_in_compressor_format():
 def test_the_compressor_formats_pairs_as_its_models_folder_says(tmp_path):
     import shutil
 
-    from langmem_cog.rank.defaults import cascade_settings, default_compressor, models_path
+    from langmem_cog.rank.defaults import default_compressor, load_blend_settings, models_path
 
     shipped = default_compressor()
-    assert shipped.use_positions is cascade_settings().get("use_positions", True)
+    assert shipped.use_positions is load_blend_settings().use_positions
     folder = tmp_path / "models"
     shutil.copytree(models_path(), folder)
-    settings = {**cascade_settings(folder), "use_positions": False}
+    settings = {**dataclasses.asdict(load_blend_settings(folder)), "use_positions": False}
     (folder / "cascade.json").write_text(json.dumps(settings))
     plain = default_compressor(models_dir=folder)
     assert plain.use_positions is False
@@ -299,12 +300,45 @@ def test_the_compressor_formats_pairs_as_its_models_folder_says(tmp_path):
                                                                                       "max_position": 9})]
     assert plain.pairs(docs, "q?") == [("q?", "Leo: I am allergic to shellfish")]
     assert default_compressor(models_dir=folder, use_positions=True).pairs(docs, "q?")[0][0] == "QUERY_TIME: 9. q?"
-    assert plain.scale == shipped.scale == cascade_settings().get("scale", "z") == "center"
+    assert plain.scale == shipped.scale == load_blend_settings().scale == "center"
     (folder / "cascade.json").write_text(json.dumps({**settings, "scale": "z"}))
     assert default_compressor(models_dir=folder).scale == "z"
     del settings["scale"]  # a folder written before the scale was recorded: z-scores
     (folder / "cascade.json").write_text(json.dumps(settings))
     assert default_compressor(models_dir=folder).scale == "z"
+
+
+def test_blend_settings_hold_the_shipped_cascade_json_as_it_is(tmp_path):
+    """``load_blend_settings`` reads every key of the shipped ``cascade.json``, with the values the dict had."""
+    from langmem_cog.rank.defaults import BLEND_KEYS, BlendSettings, load_blend_settings, models_path
+
+    raw = json.loads((models_path() / "cascade.json").read_text(encoding="utf-8"))
+    blend = load_blend_settings()
+    assert set(raw) <= set(BLEND_KEYS)
+    assert {k: getattr(blend, k) for k in raw} == raw
+    assert (blend.cross_encoder_weight, blend.first_stage_weight, blend.max_length) == (0.25, 1.0, 64)
+    assert (blend.use_positions, blend.scale) == (False, "center")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        blend.scale = "z"  # type: ignore[misc]
+    # A folder without cascade.json: the untrained blend the compressor had before (weights 1, z, 128 tokens).
+    assert load_blend_settings(tmp_path) == BlendSettings(1.0, 1.0, 128, True, "z", "")
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ('{"cross_encoder_weight": -1}', "cross_encoder_weight=-1"),
+    ('{"scale": "log"}', "scale='log'"),
+    ('{"max_length": 4}', "max_length=4"),
+    ('{"cross_encoder_weigth": 0.5}', "unknown keys ['cross_encoder_weigth']"),
+    ('[1, 2]', "not a JSON object"),
+    ('{"cross', "cannot be read as JSON"),
+])
+def test_a_bad_cascade_json_is_named_with_what_to_fix(tmp_path, text, needle):
+    from langmem_cog.rank.defaults import load_blend_settings
+
+    (tmp_path / "cascade.json").write_text(text)
+    with pytest.raises(ConfigError, match="cascade.json") as info:
+        load_blend_settings(tmp_path)
+    assert needle in str(info.value)
 
 
 class _FixedCE(BaseCrossEncoder):
@@ -457,6 +491,27 @@ def test_cascade_top10_holds_hybrids_best_8(memory, ns):
                           settings=CascadeSettings(raw_protect=protect))
         top = [d.metadata["turn_id"] for d in cascade.rank(ns, "shellfish allergy", k=10).documents]
         assert len(set(top) & set(hybrid[:8])) == expect, protect
+
+
+def test_the_retriever_takes_the_cascade_sizes_from_the_config(ns):
+    """``CogMemConfig.cascade`` reaches the cascade a retriever builds: ``raw_protect=0`` lets a backwards
+    fusion push hybrid's best 8 out of the top 10; the default keeps them (as the Cascade test above)."""
+    texts = [f"note {i}: shellfish allergy " + "shellfish " * (20 - i) for i in range(20)]
+    t0 = datetime(2023, 5, 8, tzinfo=UTC)
+    turns = [make_turn(id=f"h{i}", namespace=ns, speaker="Leo", text=x, position=i, session_id=str(i),
+                       timestamp=t0 + timedelta(minutes=i)) for i, x in enumerate(texts)]
+    backwards = FusionScorer(weights=-FusionScorer.untrained().weights)
+    for sizes, expect in ((CascadeSettings(raw_protect=0), 0), (None, 8)):
+        overrides = {} if sizes is None else {"cascade": sizes}
+        mem = CogMemory(CogMemConfig.preset("ephemeral", **overrides), embeddings=FakeEmbeddings())
+        mem.add_turns(turns)
+        hybrid = [s.turn.id for s in mem.store.search(ns, "shellfish allergy", k=20)]
+        retriever = CogMemRetriever(memory=mem, namespace=ns, fusion=backwards, compressor=None, use_graph=False)
+        top = [d.metadata["turn_id"] for d in retriever.invoke("shellfish allergy", k=10)]
+        assert retriever._cascade.settings == mem.config.cascade == (sizes or CascadeSettings())
+        assert len(set(top) & set(hybrid[:8])) == expect, sizes
+    plain = Cascade(store=mem.store, use_graph=False)  # built without settings: the store's
+    assert plain.settings is mem.config.cascade and plain.sizes == CascadeSettings()
 
 
 def test_cascade_refuses_bad_k(memory, ns):

@@ -278,3 +278,61 @@ def test_the_config_chooses_the_embed_precision_and_int8_vectors_track_fp32():
         LocalSentenceEmbeddings(resolve_model_path("minilm"), backend="torch", precision="int8")
     torch_auto = LocalSentenceEmbeddings(resolve_model_path("minilm"), backend="torch")  # auto: fp32 off ONNX Runtime
     assert torch_auto.precision == "fp32" and np.abs(torch_auto.embed_array(TEXTS) - b).max() < 1e-5
+
+
+@pytest.fixture
+def tiny_models(tmp_path):
+    """A tiny sentence-transformers embedder and a models folder whose reranker is a tiny cross-encoder
+    (2-layer BERTs with random weights over a 16-word vocabulary: each exports in a fraction of a second)."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertModel, BertTokenizerFast
+
+    try:
+        from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+    except ImportError:  # older sentence-transformers
+        from sentence_transformers.models import Pooling, Transformer
+    from sentence_transformers import SentenceTransformer
+
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "what", "is", "leo", "allergic", "to", "i", "am", "shellfish",
+             "the", "a"]
+    (tmp_path / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    tokenizer = BertTokenizerFast(vocab_file=str(tmp_path / "vocab.txt"))
+    config = {"vocab_size": len(words), "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
+              "intermediate_size": 32, "max_position_embeddings": 64}
+    torch.manual_seed(0)
+    bert, reranker = tmp_path / "bert", tmp_path / "models" / "reranker"
+    BertModel(BertConfig(**config)).eval().save_pretrained(bert)
+    BertForSequenceClassification(BertConfig(**config, num_labels=1)).eval().save_pretrained(reranker)
+    for path in (bert, reranker):
+        tokenizer.save_pretrained(path)
+    (tmp_path / "models" / "cascade.json").write_text('{"max_length": 32}', encoding="utf-8")
+    embedder = tmp_path / "embedder"
+    SentenceTransformer(modules=[Transformer(str(bert)), Pooling(16, pooling_mode="mean")]).save(str(embedder))
+    return embedder, tmp_path / "models"
+
+
+def test_a_configs_cache_dir_is_where_every_exported_graph_lands(tiny_models, tmp_path, monkeypatch):
+    """The embedder and the cross-encoder a config builds export under ``<cache_dir>/onnx``; nothing goes to
+    the default cache directory."""
+    from langmem_cog.config import CogMemConfig
+    from langmem_cog.records import make_turn
+    from langmem_cog.retriever import CogMemRetriever
+    from langmem_cog.store import TurnStore
+
+    embedder, models = tiny_models
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "default-cache"))
+    monkeypatch.setattr(runtime, "_SESSIONS", {})
+    cfg = CogMemConfig.preset("ephemeral", embedder=str(embedder), models_dir=models, cache_dir=tmp_path / "mine",
+                              context_vectors=False)
+    store = TurnStore(cfg)
+    store.add_turns([make_turn(id=f"t{i}", namespace="cache-test", speaker="Leo", text=text, position=i,
+                               session_id="1", timestamp="2024-05-01T12:00:00Z")
+                     for i, text in enumerate(["i am allergic to shellfish", "what is the a"])])
+    retriever = CogMemRetriever(store=store, namespace="cache-test", mode="cascade")
+    docs = retriever.invoke("what is leo allergic to", k=2)
+    assert sorted(d.metadata["turn_id"] for d in docs) == ["t0", "t1"]
+    exported = (tmp_path / "mine" / "onnx").glob("*/model.onnx")
+    kinds = {p.parent.name.split("-", 1)[1].rsplit("-", 1)[0] for p in exported}
+    assert {"hidden", "pair_logit"} <= kinds, kinds  # the embedder's and the cross-encoder's graphs (and int8 ones)
+    assert retriever.compressor.cross_encoder.cache_dir == tmp_path / "mine"
+    assert not (tmp_path / "default-cache").exists()

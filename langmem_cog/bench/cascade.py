@@ -334,6 +334,7 @@ def _models(recipe: CascadeRecipe, seed: int, train: list[str], ps: PoolSet, mat
 
     feats, gold = mats
     score, train_config = fit.score, fit.train
+    cache = run.config.resolved_cache_dir() if run.config is not None else None  # where exported ONNX graphs go
     if recipe.scorer == "shipped":
         scorer = default_scorer()
         entry: dict[str, Any] = {"scorer": scorer.trained_on}
@@ -346,7 +347,7 @@ def _models(recipe: CascadeRecipe, seed: int, train: list[str], ps: PoolSet, mat
     if recipe.reranker == "shipped":
         # The retriever's own compressor: the config's arithmetic (CogMemConfig.rerank_precision), int8 if asked.
         precision = "int8" if score.quantize else run.config.rerank_precision if run.config is not None else "auto"
-        return scorer, default_compressor(threads=score.threads, precision=precision), entry
+        return scorer, default_compressor(threads=score.threads, precision=precision, cache_dir=cache), entry
     cap = 0 if train_config.epochs == 0 else train_config.max_queries or None
     fit_qps, tune_qps = reranker_questions(seed, train, ps, cap, fit.tune_queries, fit.fit_rest and cap != 0)
     examples = reranker_lists(fit_qps, scorer, feats, gold)
@@ -356,7 +357,8 @@ def _models(recipe: CascadeRecipe, seed: int, train: list[str], ps: PoolSet, mat
     if train_config.epochs == 0:  # no fine-tuning: the init checkpoint as it is, shared by every seed
         if not fit.reranker_init:
             raise InvalidInputError("epochs=0 scores with --reranker-init as it is: pass a trained cross-encoder checkpoint")
-        shared = _shared_cross_encoder(backbone, score.max_length or train_config.max_length, score.quantize, score.threads)
+        shared = _shared_cross_encoder(backbone, score.max_length or train_config.max_length, score.quantize,
+                                       score.threads, cache)
         positions = _checkpoint_positions(backbone)  # score in the pair format the checkpoint was trained on
         weight, grid = tune_blend(shared, tune_qps, scorer, feats, gold, positions=positions)
         entry["reranker"] = {"init": str(backbone), "fine_tuned": False, "cross_encoder_weight": weight,
@@ -373,7 +375,7 @@ def _models(recipe: CascadeRecipe, seed: int, train: list[str], ps: PoolSet, mat
                                      provenance={"trained_on": f"LoCoMo seed {seed} train conversations {sorted(train)}"})
     logger.info("seed %s: reranker ready in %.0f s", seed, time.perf_counter() - t0)
     ce = LocalCrossEncoder(out, max_length=score.max_length or train_config.max_length, quantize=score.quantize,
-                           threads=score.threads)
+                           threads=score.threads, cache_dir=cache)
     weight, grid = tune_blend(ce, tune_qps, scorer, feats, gold)
     entry["reranker"] = {**{k: report.get(k) for k in ("examples", "steps", "final_epoch_loss", "uniform_loss",
                                                        "seconds")},
@@ -396,7 +398,7 @@ class _MemoCrossEncoder(BaseCrossEncoder):
         return [self.memo[(q, m)] for q, m in text_pairs]
 
 
-_SHARED: dict[tuple[str, int, bool, int | None], _MemoCrossEncoder] = {}
+_SHARED: dict[tuple[str, int, bool, int | None, str | None], _MemoCrossEncoder] = {}
 
 
 def _checkpoint_positions(path: str | Path) -> bool:
@@ -408,11 +410,12 @@ def _checkpoint_positions(path: str | Path) -> bool:
     return bool(json.loads(report.read_text(encoding="utf-8")).get("pair_positions", True))
 
 
-def _shared_cross_encoder(path: Path, max_length: int, quantize: bool, threads: int | None = None) -> _MemoCrossEncoder:
-    key = (str(path), max_length, quantize, threads)
+def _shared_cross_encoder(path: Path, max_length: int, quantize: bool, threads: int | None = None,
+                          cache_dir: Path | None = None) -> _MemoCrossEncoder:
+    key = (str(path), max_length, quantize, threads, None if cache_dir is None else str(cache_dir))
     if key not in _SHARED:
         _SHARED[key] = _MemoCrossEncoder(LocalCrossEncoder(path, max_length=max_length, quantize=quantize,
-                                                           threads=threads))
+                                                           threads=threads, cache_dir=cache_dir))
     return _SHARED[key]
 
 

@@ -102,7 +102,7 @@ def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, po
     cfg = CogMemConfig.preset("ephemeral", rerank_precision=precision)
     scorer = default_scorer(models_dir)
     compressor = default_compressor(models_dir=models_dir, backend=cfg.inference_backend,
-                                    precision=cfg.rerank_precision)
+                                    precision=cfg.rerank_precision, cache_dir=cfg.resolved_cache_dir())
     shared = _SharedScores(inner=compressor)
     runs: dict[str, list[dict[str, Any]]] = {
         "default": _rows(on, rank_pools(progress(qps, "default", len(qps)), scorer, shared, cfg)),

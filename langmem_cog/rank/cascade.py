@@ -35,7 +35,7 @@ from langmem_cog.filters import TurnFilter
 from langmem_cog.fusion import zscore_fuse
 from langmem_cog.graph.provenance import TurnRecords, prefer_current, prefer_records, turn_records
 from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features, first_name, name_tokens
-from langmem_cog.rank.head import RAW_PROTECT, RERANK_DEPTH, head_order
+from langmem_cog.rank.head import head_order
 from langmem_cog.rank.questions import (
     asks_judgement,
     asks_state_now,
@@ -48,6 +48,7 @@ from langmem_cog.rank.questions import (
     window_first,
 )
 from langmem_cog.rank.scorer import FusionScorer
+from langmem_cog.rank.settings import FEATURE_POOL_MAX, CascadeSettings
 from langmem_cog.rank.updates import ECHO_ANCHORS, Echo, echo_first, find_echoes, find_reactions, reaction_first
 
 if TYPE_CHECKING:
@@ -55,48 +56,9 @@ if TYPE_CHECKING:
     from langmem_cog.records import Turn
     from langmem_cog.store import TurnStore
 
-__all__ = ["Cascade", "CascadeResult", "CascadeSettings", "annotate_records", "pool_documents"]
+__all__ = ["Cascade", "CascadeResult", "CascadeSettings", "FEATURE_POOL_MAX", "annotate_records", "pool_documents"]
 
 logger = logging.getLogger(__name__)
-
-#: Pools larger than this are cut to the best hybrid candidates (plus grounded turns) before features.
-FEATURE_POOL_MAX = 2000
-
-
-@dataclass(frozen=True)
-class CascadeSettings:
-    """The cascade's sizes, in one frozen object.
-
-    Attributes:
-        rerank_depth: How many fused documents go to the compressor, which may reorder them all
-            (ConvMemory v2's protected top 10: Recall@10 is kept by construction).
-        raw_protect: The fused top ``rerank_depth`` always holds plain hybrid search's best ``raw_protect``
-            turns (:func:`~langmem_cog.rank.head.head_order`; 0: the fused order as it is).
-        raw_candidates: Size of the raw top list that decides the ``raw`` / ``graph`` stage label.
-        feature_pool_max: Pools larger than this are cut before features are computed ...
-        pool_cut: ... to their best ``pool_cut`` hybrid candidates, plus the grounded turns (and, with a
-            filter, the best ``pool_cut`` that pass it).
-
-    Raises:
-        InvalidInputError: If a size is not a positive integer (``raw_protect`` may be 0).
-
-    Example:
-        >>> CascadeSettings(rerank_depth=5).raw_protect
-        8
-    """
-
-    rerank_depth: int = RERANK_DEPTH
-    raw_protect: int = RAW_PROTECT
-    raw_candidates: int = 50
-    feature_pool_max: int = FEATURE_POOL_MAX
-    pool_cut: int = 200
-
-    def __post_init__(self) -> None:
-        for name in ("rerank_depth", "raw_candidates", "feature_pool_max", "pool_cut"):
-            positive_int(getattr(self, name), name)
-        if self.raw_protect != 0:
-            positive_int(self.raw_protect, "raw_protect")
-
 
 @dataclass
 class CascadeResult:
@@ -116,7 +78,9 @@ class Cascade:
         scorer: The fusion scorer (``None``: :meth:`FusionScorer.untrained`).
         compressor: The last step (``None``: the fused ranking is returned as is).
         use_graph: Run the operator loop (needs ``memory``).
-        settings: Its sizes (:class:`CascadeSettings`: rerank depth, raw protection, pool cut).
+        settings: Its sizes (:class:`~langmem_cog.rank.settings.CascadeSettings`: rerank depth, raw
+            protection, pool cut); ``None``: the store's ``CogMemConfig.cascade``, which is what a
+            :class:`~langmem_cog.retriever.CogMemRetriever` passes.
 
     Example:
         >>> import uuid
@@ -142,9 +106,18 @@ class Cascade:
     scorer: FusionScorer | None = None
     compressor: BaseDocumentCompressor | None = None
     use_graph: bool = True
-    settings: CascadeSettings = field(default_factory=CascadeSettings)
+    settings: CascadeSettings | None = None
     _retrieval: Any = field(default=None, init=False, repr=False)
     _warned_context: bool = field(default=False, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.settings is None:
+            self.settings = self.store.config.cascade
+
+    @property
+    def sizes(self) -> CascadeSettings:
+        """The sizes in force: ``settings``, or the store's ``CogMemConfig.cascade`` where it is ``None``."""
+        return self.settings if self.settings is not None else self.store.config.cascade
 
     def signals(self, namespace: str, query: str, now: datetime | str | None) -> GraphSignals | None:
         """The operator loop's signals for a query, or ``None`` when the graph stage is off."""
@@ -183,8 +156,8 @@ class Cascade:
         signals = self.signals(namespace, query, now)
         ids = ps.ids
         dense, lexical, context_s, context_lexical = ps.dense, ps.lexical, ps.context, ps.context_lexical
-        cut = self.settings.pool_cut
-        if len(ids) > self.settings.feature_pool_max:
+        cut = self.sizes.pool_cut
+        if len(ids) > self.sizes.feature_pool_max:
             hybrid = zscore_fuse([dense, lexical], [1.0, self.store.config.search.lexical_weight])
             keep = set(np.argsort(-hybrid, kind="stable")[:cut].tolist())
             if signals is not None:
@@ -285,8 +258,8 @@ class Cascade:
         if where is not None and where.active:
             allowed = [i for i, t in enumerate(pool.turns) if where.allows(t)]
         hybrid = pool.hybrid(self.store.config.search.lexical_weight)
-        head_size = self.settings.rerank_depth
-        order = head_order(fused, hybrid, depth=head_size, protect=min(self.settings.raw_protect, head_size),
+        head_size = self.sizes.rerank_depth
+        order = head_order(fused, hybrid, depth=head_size, protect=min(self.sizes.raw_protect, head_size),
                            allowed=allowed)
         depth = max(k, head_size) if self.compressor is not None else k
         docs = self._documents(pool, signals, fused, order[:depth], hybrid)
@@ -366,7 +339,7 @@ class Cascade:
 
     def _documents(self, pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
                    idx: Sequence[int] | np.ndarray, hybrid: np.ndarray) -> list[Document]:
-        return pool_documents(pool, signals, fused, idx, hybrid=hybrid, raw_candidates=self.settings.raw_candidates)
+        return pool_documents(pool, signals, fused, idx, hybrid=hybrid, raw_candidates=self.sizes.raw_candidates)
 
 
 def pool_documents(pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray, idx: Sequence[int] | np.ndarray, *,

@@ -89,13 +89,16 @@ class LocalCrossEncoder(BaseCrossEncoder):
         backend: ``auto`` (``onnx`` when ONNX Runtime is installed), ``onnx`` or ``torch``
             (:mod:`langmem_cog.runtime`). The ``onnx`` backend runs the same fp32 weights, exported
             once by :func:`langmem_cog.runtime.onnx_session`: logits agree with torch's to ~1e-5.
+        cache_dir: The cache directory (``CogMemConfig.cache_dir``): the ``onnx`` backend keeps the
+            graphs it exports in its ``onnx/`` folder (:func:`~langmem_cog.runtime.onnx_cache_dir`);
+            ``None``: :func:`~langmem_cog.config.default_cache_dir`.
 
     Raises:
         ModelNotFoundError: If ``path`` holds no checkpoint.
     """
 
     def __init__(self, path: str | Path, *, max_length: int = 128, batch_size: int = 32, threads: int | None = None,
-                 quantize: bool = False, backend: str = "auto") -> None:
+                 quantize: bool = False, backend: str = "auto", cache_dir: str | Path | None = None) -> None:
         from langmem_cog.runtime import resolve_backend
 
         self.path = Path(path)
@@ -109,6 +112,7 @@ class LocalCrossEncoder(BaseCrossEncoder):
         self.threads = threads
         self.quantize = quantize
         self.backend = resolve_backend(backend)
+        self.cache_dir = Path(cache_dir) if cache_dir else None
         self._model: Any = None
         self._session: Any = None
         self._lock = threading.Lock()
@@ -117,10 +121,11 @@ class LocalCrossEncoder(BaseCrossEncoder):
 
             self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
             if self.backend == "onnx":
-                from langmem_cog.runtime import onnx_session
+                from langmem_cog.runtime import onnx_cache_dir, onnx_session
 
                 self._session = onnx_session(self.path, kind="pair_logit", threads=threads, int8=quantize,
-                                             build=lambda: _pair_logit_module(self._fp32()))
+                                             build=lambda: _pair_logit_module(self._fp32()),
+                                             cache_dir=onnx_cache_dir(self.cache_dir))
             else:
                 _ = self.model
 

@@ -5,22 +5,35 @@ Both live in ``langmem_cog/models/`` and were fitted by ``langmem-cog train-mode
 ``models/reranker/training.json`` records the command, the data hashes, the recipe, the seed and the
 git commit. Any folder written by that command can stand in for them (``models_dir=``,
 ``CogMemConfig.models_dir``). Loading never trains or downloads anything.
+
+A folder's ``cascade.json`` holds how its reranker's scores are blended in (:class:`BlendSettings`,
+read by :func:`load_blend_settings`); the cascade's sizes are a memory's setting instead
+(``CogMemConfig.cascade``, :class:`~langmem_cog.rank.settings.CascadeSettings`).
+
+Example:
+    >>> blend = load_blend_settings()  # the shipped models' cascade.json
+    >>> blend.cross_encoder_weight, blend.scale, blend.max_length
+    (0.25, 'center', 64)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from langmem_cog.errors import InvalidInputError
+from langmem_cog.checks import nonnegative_weight, positive_int
+from langmem_cog.errors import ConfigError, InvalidInputError
 from langmem_cog.loading import load_once
-from langmem_cog.rank.compressor import ConvMemoryCompressor
+from langmem_cog.rank.compressor import SCALES, ConvMemoryCompressor
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder, default_reranker_path
 from langmem_cog.rank.scorer import FusionScorer
 
-__all__ = ["models_path", "default_scorer", "default_compressor", "cascade_settings", "shipped_cross_encoder"]
+__all__ = ["BlendSettings", "models_path", "default_scorer", "default_compressor", "load_blend_settings",
+           "shipped_cross_encoder"]
 
 
 def models_path() -> Path:
@@ -28,13 +41,89 @@ def models_path() -> Path:
     return Path(str(resources.files("langmem_cog") / "models"))
 
 
-def cascade_settings(models_dir: str | Path | None = None) -> dict[str, Any]:
-    """The blend weights of a models folder (``cascade.json``; default: the shipped one), or the
-    untrained defaults."""
+@dataclass(frozen=True)
+class BlendSettings:
+    """How a models folder's reranker is run and blended in: its ``cascade.json``, frozen.
+
+    The defaults are those of a folder without ``cascade.json`` (an untrained blend).
+
+    Attributes:
+        cross_encoder_weight: Weight of the cross-encoder's score in the blend
+            (``ConvMemoryCompressor.cross_encoder_weight``).
+        first_stage_weight: Weight of the fused first-stage score (``ConvMemoryCompressor.first_stage_weight``).
+        max_length: Token limit of a (query, memory) pair, as the reranker was trained.
+        use_positions: Whether pairs carry ``QUERY_TIME`` / ``MEMORY_TIME`` positions, as the reranker was trained.
+        scale: How both scores are put on one scale before the blend (``z`` or ``center``,
+            :func:`~langmem_cog.rank.compressor.head_scale`).
+        note: What the folder says about the blend (free text).
+
+    Raises:
+        InvalidInputError: If a value is out of range (a negative or non-finite weight, ``max_length``
+            under 8, an unknown ``scale``).
+
+    Example:
+        >>> BlendSettings().cross_encoder_weight, BlendSettings().scale
+        (1.0, 'z')
+        >>> BlendSettings(scale="log")
+        Traceback (most recent call last):
+        ...
+        langmem_cog.errors.InvalidInputError: scale='log' is unknown: use one of ['z', 'center']
+    """
+
+    cross_encoder_weight: float = 1.0
+    first_stage_weight: float = 1.0
+    max_length: int = 128
+    use_positions: bool = True
+    scale: str = "z"
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("cross_encoder_weight", "first_stage_weight"):
+            object.__setattr__(self, name, nonnegative_weight(getattr(self, name), name))
+        object.__setattr__(self, "max_length", positive_int(self.max_length, "max_length"))
+        if self.max_length < 8:
+            raise InvalidInputError(f"max_length={self.max_length!r} is too small: use at least 8 tokens")
+        if not isinstance(self.use_positions, bool):
+            raise InvalidInputError(f"use_positions={self.use_positions!r} is invalid: pass true or false")
+        if self.scale not in SCALES:
+            raise InvalidInputError(f"scale={self.scale!r} is unknown: use one of {list(SCALES)}")
+        if not isinstance(self.note, str):
+            raise InvalidInputError(f"note={self.note!r} is invalid: pass a string")
+
+
+#: The fields of :class:`BlendSettings`, the keys ``cascade.json`` may hold.
+BLEND_KEYS = tuple(f.name for f in dataclasses.fields(BlendSettings))
+
+
+def load_blend_settings(models_dir: str | Path | None = None) -> BlendSettings:
+    """The blend settings of a models folder (its ``cascade.json``; default: the shipped models'), or
+    :class:`BlendSettings`'s defaults for a folder without one.
+
+    Args:
+        models_dir: A folder written by ``langmem-cog train-models`` (``None``: the shipped models).
+
+    Raises:
+        ConfigError: If ``cascade.json`` is not a JSON object of :data:`BLEND_KEYS` with valid values;
+            the message names the file and the key.
+    """
     path = Path(models_dir or models_path()) / "cascade.json"
-    if path.exists():
-        return dict(json.loads(path.read_text(encoding="utf-8")))
-    return {"cross_encoder_weight": 1.0, "first_stage_weight": 1.0}
+    if not path.exists():
+        return BlendSettings()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} cannot be read as JSON ({exc}): write it again with "
+                          "langmem-cog train-models") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} holds {type(data).__name__}, not a JSON object: write it again with "
+                          "langmem-cog train-models")
+    unknown = sorted(set(data) - set(BLEND_KEYS))
+    if unknown:
+        raise ConfigError(f"{path}: unknown keys {unknown}; cascade.json holds only {list(BLEND_KEYS)}")
+    try:
+        return BlendSettings(**data)
+    except InvalidInputError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
 
 
 def default_scorer(models_dir: str | Path | None = None) -> FusionScorer:
@@ -56,9 +145,10 @@ def _scorer_at(models_dir: Path) -> FusionScorer:
 
 
 def default_compressor(*, threads: int | None = None, models_dir: str | Path | None = None, backend: str = "auto",
-                       precision: str = "auto", **kwargs: Any) -> ConvMemoryCompressor:
+                       precision: str = "auto", cache_dir: str | Path | None = None,
+                       **kwargs: Any) -> ConvMemoryCompressor:
     """ConvMemory v2 over the cross-encoder of a models folder (default: the shipped one) with its
-    blend weights.
+    blend weights (:func:`load_blend_settings`).
 
     Args:
         threads: Threads while the cross-encoder scores (``None``: torch's setting).
@@ -66,16 +156,19 @@ def default_compressor(*, threads: int | None = None, models_dir: str | Path | N
         backend: The cross-encoder's runtime (:data:`langmem_cog.runtime.BACKENDS`).
         precision: ``auto`` (``int8`` where the cross-encoder runs on ONNX Runtime, else ``fp32``), ``fp32``
             or ``int8`` (``CogMemConfig.rerank_precision``).
+        cache_dir: The cache directory its exported ONNX graph goes to (``CogMemConfig.cache_dir``;
+            ``None``: :func:`~langmem_cog.config.default_cache_dir`).
         **kwargs: Passed to :class:`ConvMemoryCompressor` (they override the folder's weights).
 
     Raises:
         ModelNotFoundError: If the reranker checkpoint is missing.
+        ConfigError: If the folder's ``cascade.json`` is invalid.
     """
-    settings = cascade_settings(models_dir)
-    kwargs.setdefault("cross_encoder_weight", float(settings.get("cross_encoder_weight", 1.0)))
-    kwargs.setdefault("first_stage_weight", float(settings.get("first_stage_weight", 1.0)))
-    kwargs.setdefault("use_positions", bool(settings.get("use_positions", True)))  # the pair format it was trained on
-    kwargs.setdefault("scale", str(settings.get("scale", "z")))  # the scale its blend weight was chosen on
+    blend = load_blend_settings(models_dir)
+    kwargs.setdefault("cross_encoder_weight", blend.cross_encoder_weight)
+    kwargs.setdefault("first_stage_weight", blend.first_stage_weight)
+    kwargs.setdefault("use_positions", blend.use_positions)  # the pair format it was trained on
+    kwargs.setdefault("scale", blend.scale)  # the scale its blend weight was chosen on
     reranker = str((Path(models_dir) / "reranker").resolve()) if models_dir else None
     if precision not in ("auto", "fp32", "int8"):
         raise InvalidInputError(f"precision={precision!r} is unknown: use 'auto', 'fp32' or 'int8'")
@@ -83,19 +176,25 @@ def default_compressor(*, threads: int | None = None, models_dir: str | Path | N
         from langmem_cog.runtime import resolve_backend
 
         precision = "int8" if resolve_backend(backend) == "onnx" else "fp32"
-    ce = shipped_cross_encoder(int(settings.get("max_length", 128)), threads, reranker, backend, precision == "int8")
+    ce = shipped_cross_encoder(blend.max_length, threads, reranker, backend, precision == "int8", cache_dir=cache_dir)
     return ConvMemoryCompressor(cross_encoder=ce, **kwargs)
 
 
 def shipped_cross_encoder(max_length: int, threads: int | None = None, path: str | None = None,
-                          backend: str = "auto", quantize: bool = False) -> LocalCrossEncoder:
+                          backend: str = "auto", quantize: bool = False, *,
+                          cache_dir: str | Path | None = None) -> LocalCrossEncoder:
     """A cross-encoder checkpoint (default: the shipped one), loaded once per process per setting
     (every retriever shares it; threads that ask together wait for one load,
     :func:`~langmem_cog.loading.load_once`).
 
+    ``cache_dir`` is :class:`~langmem_cog.rank.cross_encoder.LocalCrossEncoder`'s (where its exported
+    ONNX graph goes).
+
     Raises:
         ModelNotFoundError: If the reranker checkpoint is missing.
     """
-    key = ("cross-encoder", max_length, threads, path, backend, quantize)
+    cache = str(Path(cache_dir).expanduser()) if cache_dir else None
+    key = ("cross-encoder", max_length, threads, path, backend, quantize, cache)
     return load_once(key, lambda: LocalCrossEncoder(path or default_reranker_path(), max_length=max_length,
-                                                    threads=threads, backend=backend, quantize=quantize))
+                                                    threads=threads, backend=backend, quantize=quantize,
+                                                    cache_dir=cache))
