@@ -17,7 +17,7 @@ from typing import Any
 from langchain_core.documents import Document
 
 from langmem_cog.records import Turn
-from langmem_cog.store import ScoredTurn
+from langmem_cog.storage.types import ScoredTurn
 
 __all__ = ["scored_turn_to_document", "turn_document"]
 

@@ -27,7 +27,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import logging
 import os
@@ -36,23 +35,18 @@ import shutil
 import threading
 import time
 import uuid
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, get_args
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
-from pydantic import ValidationError
 
 from langmem_cog.checks import nonnegative_weight, positive_int, turn_id_list
 from langmem_cog.chroma_files import (
     is_segment_folder,
-    is_segment_name,
     purge_dropped,
     purge_superseded,
     scrub_hnsw_segment,
@@ -61,23 +55,40 @@ from langmem_cog.config import CogMemConfig, FusionRule
 from langmem_cog.context import ContextIndex
 from langmem_cog.errors import (
     ConfigError,
-    DuplicateTurnError,
     InvalidInputError,
     StoreError,
     UnknownNamespaceError,
 )
-from langmem_cog.fusion import rrf_fuse, zscore_fuse
 from langmem_cog.lexical import LexicalIndex
 from langmem_cog.locking import DirLock, fsync_dir
-from langmem_cog.records import Turn, unstorable_values, validate_namespace
+from langmem_cog.records import Turn, validate_namespace
+from langmem_cog.storage.bm25 import lexical_add, remove_stale_temp
+from langmem_cog.storage.cache import Cache
+from langmem_cog.storage.chroma import (
+    COLLECTION_PREFIX,
+    ChromaEmbeddingFunction,
+    NamespaceGone,
+    collection_gone,
+    collection_name,
+    drop_chroma_system,
+    ephemeral_client,
+    open_failure,
+    public_unknown,
+    register_chroma_embedding_function,
+    segment_stamp,
+    turn_from_chroma,
+    turn_metadata,
+)
+from langmem_cog.storage.inputs import check_query, group_by_namespace, order_key, turn_list, unstored
+from langmem_cog.storage.journal import Intent, write_atomic
+from langmem_cog.storage.scoring import fuse
+from langmem_cog.storage.server import ServerRecord, drift_read, one_check, tombstone_collection_name
+from langmem_cog.storage.types import PoolScores, ScoredTurn, SearchMode, StageTimes
 
 __all__ = ["TurnStore", "ScoredTurn", "PoolScores", "SearchMode", "StageTimes"]
 
 logger = logging.getLogger(__name__)
 
-SearchMode = Literal["hybrid", "dense", "lexical"]
-_COLLECTION_PREFIX = "lmc_"
-_EXTRA_PREFIX = "x_"
 _GET_BATCH = 5000
 #: How many recent query vectors :meth:`TurnStore.embed_query` keeps.
 QUERY_VECTOR_CACHE = 256
@@ -92,574 +103,6 @@ _DIMENSION_CLASH = re.compile(r"expecting embedding with dimension of (\d+), got
 #: ``http`` mode: the collection metadata key of a namespace's version token, a fresh uuid written
 #: after every successful write (add, delete) of the namespace by any worker (see :meth:`TurnStore._check_server`).
 _VERSION_KEY = "lmc_version"
-#: ``http`` mode: the prefix of the collection of a namespace collection's delete records (one record per
-#: delete, its document the JSON list of the deleted ids, never text). Not ``lmc_``: it is no namespace.
-_TOMBSTONE_PREFIX = "lmcdel_"
-
-
-@dataclass
-class StageTimes:
-    """Seconds ``add_turns`` spent in each of its steps since the store was opened (or :meth:`reset`).
-
-    ``embed``: the embedder; ``chroma``: Chroma's write; ``bm25``: the BM25 index and its log;
-    ``context``: the context vectors (only for namespaces that have them); ``total``: the whole calls;
-    ``turns``: the turns the calls were given. ``langmem-cog bench ingest`` reports the shares.
-    """
-
-    embed: float = 0.0
-    chroma: float = 0.0
-    bm25: float = 0.0
-    context: float = 0.0
-    total: float = 0.0
-    turns: int = 0
-
-    def reset(self) -> None:
-        """Set every figure back to zero."""
-        self.embed = self.chroma = self.bm25 = self.context = self.total = 0.0
-        self.turns = 0
-
-
-@dataclass(frozen=True)
-class ScoredTurn:
-    """A turn with its retrieval scores.
-
-    Attributes:
-        turn: The raw turn.
-        score: The fused score (higher is better).
-        dense_score: Cosine similarity of the query and the turn.
-        lexical_score: BM25 score.
-        rank: 1-based rank in the result list.
-    """
-
-    turn: Turn
-    score: float
-    dense_score: float
-    lexical_score: float
-    rank: int
-
-
-@dataclass
-class PoolScores:
-    """Dense and lexical scores of every turn of a namespace for one query (aligned arrays)."""
-
-    ids: list[str]
-    dense: np.ndarray
-    lexical: np.ndarray
-    context: np.ndarray | None = None  # cosine to each turn's context vector (None: context vectors off)
-    context_lexical: np.ndarray | None = None  # BM25 against each turn's context text (None: as ``context``)
-
-
-@dataclass(frozen=True)
-class _ServerRecord:
-    """What the freshness check reads of a collection on a Chroma server: its id and metadata."""
-
-    id: str
-    metadata: dict[str, Any] | None
-
-
-class _NamespaceGone(UnknownNamespaceError):
-    """A namespace's collection vanished while it was being read: another process (or store object)
-    forgot it between this store's freshness check and its read of Chroma."""
-
-
-def _collection_gone(exc: BaseException) -> bool:
-    """Whether a Chroma error says the collection no longer exists."""
-    from chromadb.errors import NotFoundError
-
-    return isinstance(exc, NotFoundError) or (isinstance(exc, ValueError) and "does not exist" in str(exc))
-
-
-_T = TypeVar("_T")
-_DRIFT = "Error finding id"
-_DRIFT_DELAYS = (0.05, 0.1, 0.2, 0.4)
-
-
-def _drift_read(read: Callable[[], _T], *, what: str, sleep: Callable[[float], None] = time.sleep) -> _T:
-    """``read()``, tried again while Chroma reports its transient drift between metadata and vectors.
-
-    Chroma applies a write to its metadata and to its vector index one after the other; a read that falls
-    between the two (another worker of a shared server adding or deleting meanwhile) fails with
-    ``InternalError: ... Error finding id`` (chroma-core/chroma#4460). Such a read is tried again after
-    each delay of ``_DRIFT_DELAYS``; any other error, or the drift after the last try, is raised.
-
-    Example:
-        >>> calls = []
-        >>> def read():
-        ...     calls.append(1)
-        ...     if len(calls) < 3:
-        ...         raise RuntimeError("Error executing plan: Internal error: Error finding id")
-        ...     return "ok"
-        >>> _drift_read(read, what="a test read", sleep=lambda s: None), len(calls)
-        ('ok', 3)
-    """
-    for delay in _DRIFT_DELAYS:
-        try:
-            return read()
-        except Exception as exc:  # chromadb's InternalError; only its drift message is retried
-            if _DRIFT not in str(exc):
-                raise
-            logger.warning("%s: Chroma's metadata and vectors disagree for a moment (%s); trying again in %.2f s",
-                           what, exc, delay)
-        sleep(delay)
-    return read()
-
-
-def _public_unknown(method: Callable[..., Any]) -> Callable[..., Any]:
-    """Readers raise a plain :class:`UnknownNamespaceError` for a namespace forgotten while being read."""
-
-    @functools.wraps(method)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(*args, **kwargs)
-        except _NamespaceGone as exc:
-            raise UnknownNamespaceError(str(exc)) from exc.__cause__
-
-    return wrapper
-
-
-def _one_check(method: Callable[..., Any]) -> Callable[..., Any]:
-    """http mode: one freshness check of the namespace (the first argument) for the whole call, whatever
-    reads it makes (:meth:`TurnStore.reading`); other modes: the method as it is."""
-
-    @functools.wraps(method)
-    def wrapper(self: TurnStore, namespace: str, *args: Any, **kwargs: Any) -> Any:
-        if not self._shared:
-            return method(self, namespace, *args, **kwargs)
-        with self.reading(namespace):
-            return method(self, namespace, *args, **kwargs)
-
-    return wrapper
-
-
-def _order_key(turn: Turn) -> tuple[str, int, str]:
-    """The chronological order of a namespace's turns: conversation, position, id."""
-    return (turn.conversation_id, turn.position, turn.id)
-
-
-def _turn_list(turns: Any) -> list[Turn]:
-    """``add_turns``'s argument as a list of turns (one :class:`Turn` is a list of one).
-
-    Raises:
-        InvalidInputError: If it is not a list of :class:`Turn`.
-    """
-    if isinstance(turns, Turn):
-        return [turns]
-    if not isinstance(turns, Sequence) or isinstance(turns, str | bytes):
-        raise InvalidInputError(f"add_turns takes a list of Turn, got {type(turns).__name__}")
-    for i, t in enumerate(turns):
-        if not isinstance(t, Turn):
-            raise InvalidInputError(
-                f"item {i} is a {type(t).__name__}, not a Turn: build turns with langmem_cog.make_turn"
-            )
-        # Turn's validators check these too; a model_copy(update=...) or model_construct skips them.
-        problems = unstorable_values(t.position, t.metadata)
-        if problems:
-            raise InvalidInputError(f"turn {t.id!r} (item {i}) cannot be stored unchanged: {'; '.join(problems)}")
-        try:  # every other field again (a naive timestamp, an empty text, a speaker no graph can name)
-            Turn.model_validate(t.model_dump())
-        except ValidationError as exc:
-            errors = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            raise InvalidInputError(f"turn {t.id!r} (item {i}) is invalid: {errors} (build turns with "
-                                    "langmem_cog.make_turn; model_copy(update=...) skips its checks)") from None
-    return list(turns)
-
-
-def _group_by_namespace(turns: list[Turn]) -> dict[str, list[Turn]]:
-    """The turns of each namespace, in order.
-
-    Raises:
-        DuplicateTurnError: If an id appears twice in one namespace.
-    """
-    by_ns: dict[str, list[Turn]] = {}
-    seen: set[tuple[str, str]] = set()
-    for t in turns:
-        key = (t.namespace, t.id)
-        if key in seen:
-            raise DuplicateTurnError(f"turn id {t.id!r} appears twice in namespace {t.namespace!r}: ids must be unique")
-        seen.add(key)
-        by_ns.setdefault(t.namespace, []).append(t)
-    return by_ns
-
-
-def _content(turn: Turn) -> tuple[str, dict[str, tuple[str, Any]]]:
-    """A turn's content as Chroma stores it (text and metadata), with value types (so 1, 1.0 and True differ)."""
-    meta = _turn_metadata(turn)
-    return turn.text, {k: (type(v).__name__, repr(v) if isinstance(v, float) else v) for k, v in meta.items()}
-
-
-def _unstored(namespace: str, group: list[Turn], stored: dict[str, Turn]) -> list[Turn]:
-    """The turns of ``group`` not in ``stored`` (the namespace's stored turns of those ids).
-
-    Raises:
-        DuplicateTurnError: If a stored turn has the id of one of ``group`` but other content.
-    """
-    clash = [t.id for t in group if t.id in stored and _content(stored[t.id]) != _content(t)]
-    if clash:
-        raise DuplicateTurnError(
-            f"turn ids already stored in namespace {namespace!r} with other content: {clash[:5]}; delete them "
-            "first or use new ids (retrying with identical turns is accepted)"
-        )
-    return [t for t in group if t.id not in stored]
-
-
-def _segment_stamp(folder: Path) -> tuple[int, ...]:
-    """The modification times and sizes of an HNSW segment folder's header and level-0 files (0 when absent)."""
-    out: list[int] = []
-    for name in ("header.bin", "data_level0.bin"):
-        try:
-            st = (folder / name).stat()
-        except OSError:
-            out += [0, 0]
-        else:
-            out += [st.st_mtime_ns, st.st_size]
-    return tuple(out)
-
-
-@dataclass
-class _Cache:
-    ids: list[str] = field(default_factory=list)
-    pos: dict[str, int] = field(default_factory=dict)
-    emb: np.ndarray | None = None
-    turns: list[Turn] = field(default_factory=list)
-    ctx: np.ndarray | None = None  # context vectors aligned with ``ids`` (None: not computed since the last change)
-    tombs: set[str] | None = None  # http mode: the delete records (ids) this cache has applied (None: not tracked)
-
-    def append(self, turns: Sequence[Turn], emb: np.ndarray) -> None:
-        self.ctx = None
-        start = len(self.ids)
-        last = _order_key(self.turns[-1]) if self.turns else None
-        for i, t in enumerate(turns):
-            self.ids.append(t.id)
-            self.pos[t.id] = start + i
-            self.turns.append(t)
-        self._grow(np.asarray(emb, dtype=np.float32))
-        # Keep the same order as a freshly loaded cache (see _load_cache), whatever the order of writes.
-        # The cached turns are always sorted, so only the new ones (and the seam) need checking.
-        keys = ([last] if last is not None else []) + [_order_key(t) for t in turns]
-        if any(a > b for a, b in zip(keys, keys[1:], strict=False)):
-            keys = [_order_key(t) for t in self.turns]
-            order = sorted(range(len(keys)), key=keys.__getitem__)
-            self.ids = [self.ids[j] for j in order]
-            self.turns = [self.turns[j] for j in order]
-            self.pos = {d: j for j, d in enumerate(self.ids)}
-            assert self.emb is not None  # _grow set it
-            self.emb = self.emb[order]
-
-    def _grow(self, emb: np.ndarray) -> None:
-        """Append rows to ``emb`` in amortised O(rows): a buffer with spare capacity, ``emb`` a view of it."""
-        old = self.emb
-        buf: np.ndarray | None = getattr(self, "_buf", None)
-        if old is None or len(old) == 0 or len(emb) == 0:
-            if old is None or len(old) == 0:
-                self.emb = emb
-                self._buf = None
-            return
-        n0 = len(old)
-        if buf is None or old.base is not buf or n0 + len(emb) > len(buf) or buf.shape[1] != emb.shape[1]:
-            buf = np.empty((max(n0 + len(emb), 2 * n0, 1024), old.shape[1]), dtype=np.float32)
-            buf[:n0] = old
-            self._buf = buf
-        buf[n0 : n0 + len(emb)] = emb
-        self.emb = buf[: n0 + len(emb)]
-
-    def remove(self, ids: Iterable[str]) -> None:
-        drop = {self.pos[i] for i in ids if i in self.pos}
-        if not drop:
-            return
-        self.ctx = None
-        keep = [j for j in range(len(self.ids)) if j not in drop]
-        self.ids = [self.ids[j] for j in keep]
-        self.turns = [self.turns[j] for j in keep]
-        self.pos = {d: j for j, d in enumerate(self.ids)}
-        if self.emb is not None:
-            self.emb = self.emb[keep]
-
-
-class _ChromaEmbeddingFunction:
-    """Adapter so Chroma never falls back to its default (downloading) embedding function.
-
-    Chroma records the embedding function of every collection (its :meth:`name` and
-    :meth:`get_config`) in the collection's schema, and rebuilds it from the registry of known
-    embedding functions whenever it reads the schema back (each ``add`` to a collection opened in a
-    new process does). The class is registered there under :meth:`name` (see
-    :func:`_register_chroma_embedding_function`), so that rebuild succeeds instead of warning
-    ``Could not reconstruct embedding function langmem_cog``. The rebuilt function has no embedder:
-    langmem-cog always embeds turns itself and passes its own adapter to every ``get_collection``,
-    so Chroma never needs to call it; if something does, it raises :class:`StoreError` rather than
-    embed with another model.
-
-    Args:
-        embeddings: The store's embedder; ``None`` for the placeholder Chroma rebuilds from a schema.
-    """
-
-    def __init__(self, embeddings: Embeddings | None = None) -> None:
-        self._embeddings = embeddings
-
-    def _require(self) -> Embeddings:
-        if self._embeddings is None:
-            raise StoreError(
-                "this Chroma collection was opened without langmem-cog's embedder: open it through "
-                "langmem_cog.TurnStore (which embeds turns itself) rather than through chromadb directly"
-            )
-        return self._embeddings
-
-    def __call__(self, input: list[str]) -> list[np.ndarray]:  # noqa: A002 - Chroma's signature
-        return [np.asarray(v, dtype=np.float32) for v in self._require().embed_documents(list(input))]
-
-    def embed_query(self, input: list[str]) -> list[np.ndarray]:  # noqa: A002
-        embeddings = self._require()
-        return [np.asarray(embeddings.embed_query(t), dtype=np.float32) for t in input]
-
-    @staticmethod
-    def name() -> str:
-        return _CHROMA_EF_NAME
-
-    def default_space(self) -> str:
-        return "cosine"
-
-    def supported_spaces(self) -> list[str]:
-        return ["cosine"]
-
-    def get_config(self) -> dict[str, Any]:
-        return {}
-
-    @staticmethod
-    def build_from_config(config: dict[str, Any]) -> _ChromaEmbeddingFunction:
-        # What Chroma rebuilds from a stored schema: never its downloading default, never a model.
-        return _ChromaEmbeddingFunction(None)
-
-    @staticmethod
-    def validate_config(config: dict[str, Any]) -> None:
-        return None
-
-    def validate_config_update(self, old_config: dict[str, Any], new_config: dict[str, Any]) -> None:
-        return None
-
-    def is_legacy(self) -> bool:
-        return False
-
-
-_CHROMA_EF_NAME = "langmem_cog"
-
-
-def _register_chroma_embedding_function() -> None:
-    """Register :class:`_ChromaEmbeddingFunction` in Chroma's registry of known embedding functions
-    (idempotent), so collections written by langmem-cog reopen without a warning."""
-    from chromadb.utils.embedding_functions import known_embedding_functions, register_embedding_function
-
-    if known_embedding_functions.get(_CHROMA_EF_NAME) is not _ChromaEmbeddingFunction:
-        register_embedding_function(_ChromaEmbeddingFunction)
-
-
-def _ephemeral_client(settings: Any) -> Any:
-    """An in-memory Chroma client over a database of its own, dropped when the client is collected.
-
-    Chroma runs one in-memory system per process for every ``EphemeralClient`` (its identifier is
-    the constant ``"ephemeral"`` whatever the settings), so two ephemeral clients of the default
-    database see each other's collections. Each ephemeral store therefore gets a fresh database
-    (``lmc_<uuid>``) in that system: its namespaces, counts and forgets are its own.
-    """
-    import chromadb
-
-    admin = chromadb.AdminClient(settings)
-    database = f"{_COLLECTION_PREFIX}{uuid.uuid4().hex}"
-    try:
-        admin.create_database(database)
-        client = chromadb.EphemeralClient(settings=settings, database=database)
-    except Exception as exc:  # chromadb's errors share no base class worth naming
-        raise StoreError(f"cannot create an in-memory Chroma database: {exc}") from exc
-    finalizer = weakref.finalize(client, _drop_ephemeral_database, admin, database)
-    finalizer.atexit = False  # the process's memory goes anyway
-    return client
-
-
-def _drop_ephemeral_database(admin: Any, database: str) -> None:
-    """Free the collections of an ephemeral store's database once nothing uses its client."""
-    try:
-        admin.delete_database(database)
-    except Exception as exc:  # a stopped system (interpreter shutdown), or already gone
-        logger.debug("could not drop the in-memory Chroma database %s: %s", database, exc)
-
-
-def _drop_chroma_system(identifier: str) -> None:
-    """Forget the embedded Chroma system of ``identifier`` (a path) that failed to start, so the next
-    open builds a new one instead of reusing it."""
-    from chromadb.api.shared_system_client import SharedSystemClient
-
-    system = SharedSystemClient._identifier_to_system.pop(identifier, None)
-    SharedSystemClient._identifier_to_refcount.pop(identifier, None)
-    if system is not None:
-        try:
-            system.stop()
-        except Exception as exc:  # it never started: nothing to stop
-            logger.debug("stopping the Chroma system of %s that failed to start: %s", identifier, exc)
-
-
-def _open_failure(db: Path, exc: BaseException) -> str:
-    """The message of an embedded Chroma database that cannot be opened: which file, why, what to do."""
-    text = f"{type(exc).__name__}: {exc}"
-    low = text.lower()
-    if "readonly" in low or "read-only" in low or "permission denied" in low or isinstance(exc, PermissionError):
-        return (
-            f"cannot open the Chroma database {db} for writing ({text}): langmem-cog opens it read-write even "
-            f"to read. Make {db} and its folder writable (e.g. chmod -R u+w {db.parent.parent}), or copy the data "
-            "directory to a writable place and open the copy. Nothing was written"
-        )
-    if "not a database" in low or "malformed" in low or "corrupt" in low or "file is encrypted" in low:
-        return (
-            f"the Chroma database {db} is damaged ({text}): it is not a readable SQLite file. Restore it (the whole "
-            f"folder {db.parent}) from a backup, or move the data directory aside and re-ingest the turns into a "
-            "new one. Nothing was written"
-        )
-    return (
-        f"cannot open the Chroma database {db} ({text}): check that it is a langmem-cog data directory written by "
-        "a compatible chromadb version, that the disk is not full and the files are readable and writable; "
-        "restore it from a backup or re-ingest the turns into a new data directory if it is damaged"
-    )
-
-
-def _lexical_add(namespace: str, index: LexicalIndex, turns: list[Turn], persist: bool, what: str) -> bool:
-    """Add turns to a BM25 index and its log; ``False`` if the log could not be written (the index
-    then holds them in memory only: an unwritable log must not make the namespace unreadable)."""
-    ids, texts = [t.id for t in turns], [t.memory_text for t in turns]
-    try:
-        index.add(ids, texts, persist=persist)
-    except StoreError as exc:
-        logger.warning("namespace %r: %s; BM25 %s in memory only", namespace, exc, what)
-        index.add(ids, texts, persist=False)
-        return False
-    return True
-
-
-def collection_name(namespace: str) -> str:
-    """The Chroma collection of a namespace: a fixed prefix plus a hash (never the raw id)."""
-    return _COLLECTION_PREFIX + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:40]
-
-
-def tombstone_collection_name(collection_id: Any) -> str:
-    """``http`` mode: the Chroma collection of the delete records of one namespace collection (by its id, so
-    a namespace forgotten and created again starts with none; see :data:`_TOMBSTONE_PREFIX`)."""
-    return _TOMBSTONE_PREFIX + uuid.UUID(str(collection_id)).hex
-
-
-@dataclass
-class _Intent:
-    """A delete or forget in progress, as recorded in ``data_dir/intents/<time>-<random>.json``.
-
-    Written (atomically) before the first step and removed after the last; the steps are
-    idempotent, so a replay of a record redoes them all. Only ids are recorded, never text.
-    """
-
-    op: Literal["delete", "forget"]
-    namespace: str
-    ids: list[str] = field(default_factory=list)
-    collection_id: str | None = None  # the namespace's collection when the call ran (None: none)
-    segment_dirs: list[str] = field(default_factory=list)  # its segment folders (forget), read before the drop
-    graph: bool = False  # a finisher (the graph step) must run before the record goes
-    store_done: bool = False  # the store's steps are done; waiting for the finisher
-    pid: int = field(default_factory=os.getpid)
-    path: Path | None = None  # not recorded
-    replay: bool = False  # not recorded: run by a replay (reload the namespace from Chroma first)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "version": 1, "op": self.op, "namespace": self.namespace, "collection": collection_name(self.namespace),
-            "collection_id": self.collection_id, "ids": list(self.ids), "segment_dirs": list(self.segment_dirs),
-            "graph": self.graph, "store_done": self.store_done, "pid": self.pid,
-        }
-
-    @classmethod
-    def parse(cls, raw: Any) -> _Intent:
-        """An intent from its JSON record.
-
-        Raises:
-            ValueError: If the record is not one.
-        """
-        if not isinstance(raw, dict) or raw.get("op") not in ("delete", "forget"):
-            raise ValueError("not an intent record")
-        ids, dirs, col_id = raw.get("ids", []), raw.get("segment_dirs", []), raw.get("collection_id")
-        if not all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in (ids, dirs)):
-            raise ValueError("ids and segment_dirs must be lists of strings")
-        if col_id is not None and not isinstance(col_id, str):
-            raise ValueError("collection_id must be a string")
-        pid = raw.get("pid", 0)
-        return cls(op=raw["op"], namespace=validate_namespace(raw.get("namespace")), ids=ids, collection_id=col_id,
-                   segment_dirs=[d for d in dirs if is_segment_name(d)], graph=raw.get("graph") is True,
-                   store_done=raw.get("store_done") is True, pid=pid if isinstance(pid, int) else 0)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path``: a fsynced temp file renamed over it, then the folder fsynced.
-
-    Raises:
-        OSError: If it cannot be written.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, text.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # e.g. another user's process
-        return True
-    return True
-
-
-def _remove_stale_temp(log: Path | None) -> None:
-    """Remove the temporary copies of a BM25 log (``<log>.<pid>.tmp``) that compactions cut short by a
-    crash left: they hold the tokens of deleted turns. A copy of a live process other than this one
-    (a reader repairing a damaged log) is kept."""
-    if log is None or not log.parent.is_dir():
-        return
-    for tmp in log.parent.glob(log.name + ".*.tmp"):
-        pid = tmp.name[len(log.name) + 1 : -len(".tmp")]
-        if pid.isdigit() and (int(pid) == os.getpid() or not _pid_alive(int(pid))):
-            tmp.unlink(missing_ok=True)
-
-
-def _turn_metadata(turn: Turn) -> dict[str, Any]:
-    meta: dict[str, Any] = {
-        "namespace": turn.namespace,
-        "conversation_id": turn.conversation_id,
-        "session_id": turn.session_id,
-        "speaker": turn.speaker,
-        "timestamp": turn.timestamp.isoformat(),
-        "ts": turn.timestamp.timestamp(),
-        "position": turn.position,
-    }
-    for key, value in turn.metadata.items():
-        meta[_EXTRA_PREFIX + key] = value
-    return meta
-
-
-def _turn_from_chroma(turn_id: str, text: str, meta: dict[str, Any]) -> Turn:
-    extra = {k[len(_EXTRA_PREFIX):]: v for k, v in meta.items() if k.startswith(_EXTRA_PREFIX)}
-    return Turn.model_construct(
-        id=turn_id,
-        namespace=meta["namespace"],
-        conversation_id=meta["conversation_id"],
-        session_id=meta["session_id"],
-        speaker=meta["speaker"],
-        text=text,
-        timestamp=datetime.fromisoformat(meta["timestamp"]),
-        position=int(meta["position"]),
-        metadata=extra,
-    )
 
 
 class TurnStore:
@@ -691,8 +134,8 @@ class TurnStore:
 
             embeddings = config_embedder(self.config)
         self.embeddings = embeddings
-        _register_chroma_embedding_function()
-        self._chroma_ef = _ChromaEmbeddingFunction(embeddings)
+        register_chroma_embedding_function()
+        self._chroma_ef = ChromaEmbeddingFunction(embeddings)
         # Cross-process: writers serialise on a lock file in data_dir; a generation counter
         # tells readers that another process (or another store object) wrote.
         self.dir_lock: DirLock | None = DirLock(self.data_dir) if self.persistent else None
@@ -700,7 +143,7 @@ class TurnStore:
         self._lock = threading.RLock()
         self._ns_locks: dict[str, threading.RLock] = {}
         self._lexical: dict[str, LexicalIndex] = {}
-        self._caches: dict[str, _Cache] = {}
+        self._caches: dict[str, Cache] = {}
         self._contexts: dict[str, ContextIndex] = {}
         self._collections: dict[str, Any] = {}
         self._own_client = client is None
@@ -929,10 +372,10 @@ class TurnStore:
             tenant, database = getattr(self.client, "tenant", None), getattr(self.client, "database", None)
             if callable(request) and isinstance(tenant, str) and isinstance(database, str):
                 raw = request("get", f"/tenants/{tenant}/databases/{database}/collections/{name}")
-                return _ServerRecord(id=str(raw["id"]), metadata=raw.get("metadata"))
+                return ServerRecord(id=str(raw["id"]), metadata=raw.get("metadata"))
             return self.client.get_collection(name=name, embedding_function=self._chroma_ef)
         except Exception as exc:  # chromadb raises NotFoundError / ValueError by version
-            if _collection_gone(exc) or "not found" in str(exc).lower():
+            if collection_gone(exc) or "not found" in str(exc).lower():
                 return None
             raise StoreError(
                 f"cannot read the collection of namespace {namespace!r} from the Chroma server at "
@@ -975,12 +418,12 @@ class TurnStore:
             if cache is not None:
                 try:
                     self._catch_up(namespace, cache)
-                except _NamespaceGone:  # forgotten meanwhile: the next read finds no collection
+                except NamespaceGone:  # forgotten meanwhile: the next read finds no collection
                     self._drop_remote(namespace)
                     return
             self._server_seen[namespace] = key
 
-    def _catch_up(self, namespace: str, cache: _Cache) -> None:
+    def _catch_up(self, namespace: str, cache: Cache) -> None:
         """http mode: apply to ``cache``, the BM25 index and the context vectors what other workers wrote
         (the caller holds the namespace lock): list the ids the server holds, load the turns not cached,
         drop the cached ids it no longer holds, and reload the cached turns that a delete record names
@@ -997,9 +440,9 @@ class TurnStore:
         tombs = self._tombstone_ids(col)  # before the ids: a re-add follows the record of its delete
         assert tombs is not None  # http mode
         try:
-            present = _drift_read(lambda: col.get(include=[])["ids"], what=f"namespace {namespace!r}: listing ids")
+            present = drift_read(lambda: col.get(include=[])["ids"], what=f"namespace {namespace!r}: listing ids")
         except Exception as exc:  # as in _read_cache
-            if _collection_gone(exc):
+            if collection_gone(exc):
                 raise self._gone(namespace) from exc
             raise
         here = set(present)
@@ -1015,7 +458,7 @@ class TurnStore:
                          namespace, len(turns) - len(replaced), len(gone), len(replaced))
         cache.tombs = tombs
 
-    def _apply_remote(self, namespace: str, cache: _Cache, drop: list[str], turns: list[Turn], emb: np.ndarray,
+    def _apply_remote(self, namespace: str, cache: Cache, drop: list[str], turns: list[Turn], emb: np.ndarray,
                       *, replaced: bool) -> None:
         """Remove ``drop`` from and add ``turns`` to the namespace's cache, BM25 index and context vectors."""
         lexical = self._lexical_index(namespace)
@@ -1034,7 +477,7 @@ class TurnStore:
                     self._check_dimension(namespace, cache.emb, int(emb.shape[1]))
                 cache.append(turns, emb)
                 todo = [t for t in turns if t.id not in lexical]
-                if not _lexical_add(namespace, lexical, todo, persist, "updated"):
+                if not lexical_add(namespace, lexical, todo, persist, "updated"):
                     self._lexical_behind.add(namespace)
             if not persist:
                 self._lexical_behind.add(namespace)
@@ -1051,14 +494,14 @@ class TurnStore:
         for start in range(0, len(ids), _GET_BATCH):
             try:
                 batch = ids[start : start + _GET_BATCH]
-                got = _drift_read(functools.partial(col.get, ids=batch, include=["embeddings", "documents", "metadatas"]),
+                got = drift_read(functools.partial(col.get, ids=batch, include=["embeddings", "documents", "metadatas"]),
                                   what=f"namespace {namespace!r}: reading turns")
             except Exception as exc:  # as in _read_cache
-                if _collection_gone(exc):
+                if collection_gone(exc):
                     raise self._gone(namespace) from exc
                 raise
             for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
-                turns.append(_turn_from_chroma(tid, doc, meta))
+                turns.append(turn_from_chroma(tid, doc, meta))
             if len(got["ids"]):
                 embs.append(np.asarray(got["embeddings"], dtype=np.float32))
         return turns, (np.vstack(embs) if embs else np.zeros((0, 0), dtype=np.float32))
@@ -1101,7 +544,7 @@ class TurnStore:
                 try:
                     path = self.data_dir / "lexical" / f"{collection_name(ns)}.jsonl"
                     path.unlink(missing_ok=True)
-                    _remove_stale_temp(path)
+                    remove_stale_temp(path)
                     ContextIndex(self.embed_texts, self._context_path(ns)).forget()
                 except OSError as exc:
                     logger.warning("namespace %r: cannot remove the local files of a forgotten namespace (%s)", ns, exc)
@@ -1138,7 +581,7 @@ class TurnStore:
             # collection's configuration, and Chroma refuses to be given it again).
             col.modify(metadata={"namespace": namespace, _VERSION_KEY: uuid.uuid4().hex})
         except Exception as exc:  # chromadb's errors share no base class worth naming
-            if _collection_gone(exc):
+            if collection_gone(exc):
                 self._unannounced.discard(namespace)
                 return
             self._unannounced.add(namespace)
@@ -1168,7 +611,7 @@ class TurnStore:
             else:
                 found = self.client.get_collection(name=name, embedding_function=self._chroma_ef)
         except Exception as exc:  # chromadb raises NotFoundError / ValueError by version
-            if not create and (_collection_gone(exc) or "not found" in str(exc).lower()):
+            if not create and (collection_gone(exc) or "not found" in str(exc).lower()):
                 return None
             raise
         self._tombstone_cols[key] = found
@@ -1185,7 +628,7 @@ class TurnStore:
             try:
                 return set(tombs.get(include=[])["ids"])
             except Exception as exc:  # chromadb's errors share no base class worth naming
-                if not _collection_gone(exc):
+                if not collection_gone(exc):
                     raise
                 self._tombstone_cols.pop(str(col.id), None)  # dropped (a forget) since it was opened
         return set()
@@ -1198,7 +641,7 @@ class TurnStore:
         try:
             got = tombs.get(ids=sorted(record_ids), include=["documents"])
         except Exception as exc:  # dropped by a forget meanwhile: the namespace's listing says so
-            if _collection_gone(exc):
+            if collection_gone(exc):
                 return set()
             raise
         out: set[str] = set()
@@ -1220,7 +663,7 @@ class TurnStore:
                           documents=[json.dumps(ids, ensure_ascii=False)])
                 return
             except Exception as exc:  # chromadb's errors share no base class worth naming
-                if attempt or not _collection_gone(exc):
+                if attempt or not collection_gone(exc):
                     raise
                 self._tombstone_cols.pop(str(col.id), None)
 
@@ -1230,7 +673,7 @@ class TurnStore:
         try:
             self.client.delete_collection(tombstone_collection_name(collection_id))
         except Exception as exc:  # chromadb raises NotFoundError / ValueError by version
-            if not (_collection_gone(exc) or "not found" in str(exc).lower()):
+            if not (collection_gone(exc) or "not found" in str(exc).lower()):
                 raise
 
     def _server_ids(self, namespace: str, col: Any, ids: list[str]) -> list[str]:
@@ -1240,7 +683,7 @@ class TurnStore:
             try:
                 held.update(col.get(ids=ids[start : start + _GET_BATCH], include=[])["ids"])
             except Exception as exc:  # forgotten meanwhile by another worker: nothing to delete there
-                if _collection_gone(exc):
+                if collection_gone(exc):
                     return []
                 raise
         return [i for i in ids if i in held]
@@ -1253,7 +696,7 @@ class TurnStore:
         settings = Settings(anonymized_telemetry=False, allow_reset=False)
         mode = self.config.chroma_mode
         if mode == "ephemeral":
-            return _ephemeral_client(settings)
+            return ephemeral_client(settings)
         if mode == "http":
             try:
                 return chromadb.HttpClient(
@@ -1285,8 +728,8 @@ class TurnStore:
                 client = chromadb.PersistentClient(path=str(path), settings=settings)
             except Exception as exc:  # chromadb's errors share no base class worth naming
                 if new_system:  # Chroma keeps the system it failed to start: a retry would reuse it
-                    _drop_chroma_system(str(path))
-                raise StoreError(_open_failure(path / "chroma.sqlite3", exc)) from exc
+                    drop_chroma_system(str(path))
+                raise StoreError(open_failure(path / "chroma.sqlite3", exc)) from exc
         with _CHROMA_RELOAD_LOCK:
             if new_system:
                 _CHROMA_SYNCED[key] = gen
@@ -1337,7 +780,7 @@ class TurnStore:
             self._lexical[namespace] = idx
         return idx
 
-    def _load_cache(self, namespace: str) -> _Cache:
+    def _load_cache(self, namespace: str) -> Cache:
         cache = self._caches.get(namespace)
         if cache is not None:
             return cache
@@ -1346,7 +789,7 @@ class TurnStore:
         self._caches[namespace] = cache
         return cache
 
-    def _gone(self, namespace: str) -> _NamespaceGone:
+    def _gone(self, namespace: str) -> NamespaceGone:
         """Drop what this store holds of a namespace whose collection vanished under it (another
         process or store object forgot it); returns the error for readers to raise."""
         with self._lock:
@@ -1355,18 +798,18 @@ class TurnStore:
             self._lexical.pop(namespace, None)
             self._contexts.pop(namespace, None)
         logger.info("namespace %r was forgotten by another process or store while being read", namespace)
-        return _NamespaceGone(
+        return NamespaceGone(
             f"namespace {namespace!r} holds no turns: it was forgotten (by another process or store) while "
             "being read; add turns again, or check the namespace id (TurnStore.namespaces() lists the stored ones)"
         )
 
-    def _read_cache(self, namespace: str, *, persist: bool) -> _Cache:
+    def _read_cache(self, namespace: str, *, persist: bool) -> Cache:
         """Load a namespace from Chroma (an empty cache if it does not exist).
 
         Raises:
             UnknownNamespaceError: If the collection vanished while being read (a concurrent forget).
         """
-        cache = _Cache()
+        cache = Cache()
         col = self._collection(namespace, create=False)
         if col is not None:
             turns: list[Turn] = []
@@ -1376,9 +819,9 @@ class TurnStore:
                 # of the ids and reads by id: other workers' writes cannot shift pages under the read.
                 cache.tombs = self._tombstone_ids(col)
                 try:
-                    ids = _drift_read(lambda: col.get(include=[])["ids"], what=f"namespace {namespace!r}: listing ids")
+                    ids = drift_read(lambda: col.get(include=[])["ids"], what=f"namespace {namespace!r}: listing ids")
                 except Exception as exc:  # as below
-                    if _collection_gone(exc):
+                    if collection_gone(exc):
                         raise self._gone(namespace) from exc
                     raise
                 turns, fetched = self._fetch_turns(namespace, col, ids)
@@ -1390,19 +833,19 @@ class TurnStore:
                         got = col.get(include=["embeddings", "documents", "metadatas"], limit=_GET_BATCH,
                                       offset=offset)
                         for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
-                            turns.append(_turn_from_chroma(tid, doc, meta))
+                            turns.append(turn_from_chroma(tid, doc, meta))
                         embs.append(np.asarray(got["embeddings"], dtype=np.float32))
                 except Exception as exc:  # chromadb's errors share no base class worth naming
-                    if _collection_gone(exc):
+                    if collection_gone(exc):
                         raise self._gone(namespace) from exc
                     raise
-            order = sorted(range(len(turns)), key=lambda i: _order_key(turns[i]))
+            order = sorted(range(len(turns)), key=lambda i: order_key(turns[i]))
             emb = np.vstack(embs)[order] if embs else np.zeros((0, 0), dtype=np.float32)
             cache.append([turns[i] for i in order], emb)
             self._repair_lexical(namespace, cache, persist=persist)
         return cache
 
-    def _repair_lexical(self, namespace: str, cache: _Cache, *, persist: bool) -> None:
+    def _repair_lexical(self, namespace: str, cache: Cache, *, persist: bool) -> None:
         """Bring the BM25 index in line with Chroma (after a crash between the two writes, or, in
         memory only when ``persist`` is false, a write another process is making)."""
         idx = self._lexical_index(namespace)
@@ -1427,7 +870,7 @@ class TurnStore:
                             namespace, len(missing))
             elif persist:
                 logger.warning("namespace %r: re-indexing %d turns missing from BM25", namespace, len(missing))
-            _lexical_add(namespace, idx, missing, persist, "repaired")
+            lexical_add(namespace, idx, missing, persist, "repaired")
 
     # ------------------------------------------------------------------ writes
     def add_turns(self, turns: Sequence[Turn]) -> list[str]:
@@ -1465,16 +908,16 @@ class TurnStore:
             self.stage_times.total += time.perf_counter() - t0
 
     def _add_turns(self, turns: Sequence[Turn]) -> list[str]:
-        turns = _turn_list(turns)
+        turns = turn_list(turns)
         self.stage_times.turns += len(turns)
-        by_ns = _group_by_namespace(turns)
+        by_ns = group_by_namespace(turns)
         self._fresh()
         if self._shared:  # other workers' writes (a delete of one of these ids) count as stored state too
             for ns in by_ns:
                 self._check_server(ns)
         # Check every namespace before writing any, and embed outside the write lock.
         stored = {ns: self._stored_versions(ns, group) for ns, group in by_ns.items()}
-        new = {ns: _unstored(ns, group, stored[ns]) for ns, group in by_ns.items()}
+        new = {ns: unstored(ns, group, stored[ns]) for ns, group in by_ns.items()}
         if (not any(new.values()) and all(self._indexed(ns, group) for ns, group in by_ns.items())
                 and not self._unannounced.intersection(by_ns)):
             return [t.id for t in turns]  # an identical retry of a call that completed: nothing to do
@@ -1489,7 +932,7 @@ class TurnStore:
                 with self._ns_lock(ns):
                     cache = self._load_cache(ns)
                     cached = {t.id: cache.turns[cache.pos[t.id]] for t in group if t.id in cache.pos}
-                    new[ns] = _unstored(ns, group, cached)
+                    new[ns] = unstored(ns, group, cached)
                     vectors[ns] = self._vectors(new[ns], vectors[ns])
                     if new[ns]:
                         self._check_dimension(ns, cache.emb, len(next(iter(vectors[ns].values()))),
@@ -1554,14 +997,14 @@ class TurnStore:
         try:
             got = col.get(ids=[t.id for t in group], include=["documents", "metadatas"])
         except Exception as exc:  # forgotten meanwhile by another process: nothing stored there
-            if not _collection_gone(exc):
+            if not collection_gone(exc):
                 if self.dir_lock is not None:  # a read-only data dir: say so (Chroma may fail a read there first)
                     self.dir_lock.check_writable()
                 raise StoreError(f"cannot read the collection of namespace {namespace!r}: {exc}") from exc
             self._gone(namespace)
             return {}
         return {
-            tid: _turn_from_chroma(tid, doc, meta)
+            tid: turn_from_chroma(tid, doc, meta)
             for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
         }
 
@@ -1636,7 +1079,7 @@ class TurnStore:
                     ids=[t.id for t in part],
                     embeddings=emb[start : start + max_batch],
                     documents=[t.text for t in part],
-                    metadatas=[_turn_metadata(t) for t in part],
+                    metadatas=[turn_metadata(t) for t in part],
                 )
         except Exception as exc:  # chromadb's errors share no base class worth naming
             undone = self._undo_chroma_add(namespace, col, [t.id for t in turns], created)
@@ -1751,7 +1194,7 @@ class TurnStore:
                 "rebuild it from Chroma meanwhile)"
             ) from exc
 
-    def _refresh_context(self, namespace: str, cache: _Cache) -> None:
+    def _refresh_context(self, namespace: str, cache: Cache) -> None:
         """Keep context vectors up to date once a cascade has used them; a file error only costs a recompute."""
         try:
             self._context_matrix(namespace, cache, create=False)
@@ -1769,7 +1212,7 @@ class TurnStore:
             idx = self._contexts[namespace] = ContextIndex(self.embed_texts, self._context_path(namespace))
         return idx
 
-    def _context_matrix(self, namespace: str, cache: _Cache, *, create: bool = True) -> np.ndarray | None:
+    def _context_matrix(self, namespace: str, cache: Cache, *, create: bool = True) -> np.ndarray | None:
         """The namespace's context vectors aligned with ``cache.ids``.
 
         ``None`` when the config turns them off, or with ``create=False`` when the namespace has none
@@ -1838,7 +1281,7 @@ class TurnStore:
             if not ids:
                 return 0
             col = self._collection(namespace, create=False)
-            intent = _Intent(op="delete", namespace=namespace, ids=ids,
+            intent = Intent(op="delete", namespace=namespace, ids=ids,
                              collection_id=None if col is None else str(col.id), graph=finisher is not None)
             self._record_intent(intent)
             return int(self._run_intent(intent, finisher))
@@ -1860,7 +1303,7 @@ class TurnStore:
         validate_namespace(namespace)
         with self.writing(), self._ns_lock(namespace):
             col = self._collection(namespace, create=False)
-            intent = _Intent(
+            intent = Intent(
                 op="forget", namespace=namespace, collection_id=None if col is None else str(col.id),
                 segment_dirs=[] if col is None else [p.name for p in self._segment_dirs(col)],
                 graph=finisher is not None,
@@ -1954,10 +1397,10 @@ class TurnStore:
         if self.config.chroma_mode == "persistent" and self._own_client and self.dir_lock is not None:
             self._reload_chroma(self.dir_lock.read()[0] + 1)
 
-    def _read_intent(self, path: Path) -> _Intent | None:
+    def _read_intent(self, path: Path) -> Intent | None:
         """A recorded intent; ``None`` (and the file removed, logged) if it cannot be read."""
         try:
-            intent = _Intent.parse(json.loads(path.read_text(encoding="utf-8")))
+            intent = Intent.parse(json.loads(path.read_text(encoding="utf-8")))
         except FileNotFoundError:
             return None
         except (OSError, ValueError, TypeError, KeyError) as exc:
@@ -1968,21 +1411,21 @@ class TurnStore:
         intent.path = path
         return intent
 
-    def _record_intent(self, intent: _Intent) -> None:
+    def _record_intent(self, intent: Intent) -> None:
         """Write (or rewrite) an intent file atomically (temp file, fsync, rename, folder fsync)."""
         if not self.persistent:
             return  # nothing on disk to finish after a crash
         if intent.path is None:
             intent.path = self._intent_dir / f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.json"
         try:
-            _write_atomic(intent.path, json.dumps(intent.as_dict(), ensure_ascii=False))
+            write_atomic(intent.path, json.dumps(intent.as_dict(), ensure_ascii=False))
         except OSError as exc:
             raise StoreError(
                 f"cannot record the {intent.op} of namespace {intent.namespace!r} in {self._intent_dir} ({exc}): "
                 "nothing was deleted; make the data directory writable or free disk space, then retry"
             ) from exc
 
-    def _clear_intent(self, intent: _Intent) -> None:
+    def _clear_intent(self, intent: Intent) -> None:
         if intent.path is None:
             return
         try:
@@ -1991,7 +1434,7 @@ class TurnStore:
         except OSError as exc:  # done anyway: a later replay repeats the (idempotent) steps
             logger.warning("cannot remove the finished intent file %s: %s", intent.path, exc)
 
-    def _run_intent(self, intent: _Intent, finisher: Callable[[dict[str, Any]], Any] | None) -> int | bool:
+    def _run_intent(self, intent: Intent, finisher: Callable[[dict[str, Any]], Any] | None) -> int | bool:
         """Do (or redo) the store's steps of an intent, then the finisher's, then remove the record.
 
         Raises:
@@ -2021,7 +1464,7 @@ class TurnStore:
                 "cause (free disk space, make the data directory writable) if it persists"
             ) from exc
 
-    def _delete_steps(self, intent: _Intent) -> int:
+    def _delete_steps(self, intent: Intent) -> int:
         """The store's steps of a deletion, each safe to repeat; returns how many of the ids were stored."""
         ns, ids = intent.namespace, intent.ids
         if intent.replay:  # reload from Chroma, the source of truth (this also repairs BM25 from it)
@@ -2053,14 +1496,14 @@ class TurnStore:
                 raise
             if self._shared and (present or intent.replay or ns in self._unannounced):
                 self._announce(ns)  # every step done: other workers' next reads drop the turns
-        _remove_stale_temp(lexical.path)  # a compaction cut short leaves a copy of the log's tokens
+        remove_stale_temp(lexical.path)  # a compaction cut short leaves a copy of the log's tokens
         purged = self._purge_log(intent.collection_id, ids) if intent.collection_id else 0
         self._scrub_segments()
         if intent.replay or present or purged or self._has_free_pages():
             self._vacuum()
         return len(present)
 
-    def _forget_steps(self, intent: _Intent) -> bool:
+    def _forget_steps(self, intent: Intent) -> bool:
         """The store's steps of a forget, each safe to repeat; returns whether the collection existed."""
         ns = intent.namespace
         with self._lock:
@@ -2078,7 +1521,7 @@ class TurnStore:
             try:
                 self.client.delete_collection(collection_name(ns))
             except Exception as exc:  # chromadb raises NotFoundError / ValueError by version
-                if not _collection_gone(exc):
+                if not collection_gone(exc):
                     raise
         if self._shared and intent.collection_id:  # after the collection: its delete records go with it
             self._drop_tombstones(intent.collection_id)
@@ -2126,11 +1569,11 @@ class TurnStore:
         for folder in root.iterdir():
             if not is_segment_folder(folder):
                 continue
-            if changed_only and self._segment_stamps.get(folder.name) == _segment_stamp(folder):
+            if changed_only and self._segment_stamps.get(folder.name) == segment_stamp(folder):
                 continue
             if scrub_hnsw_segment(folder):
                 logger.debug("zeroed the unused slots of the HNSW segment %s", folder.name)
-            self._segment_stamps[folder.name] = _segment_stamp(folder)
+            self._segment_stamps[folder.name] = segment_stamp(folder)
 
     @property
     def _chroma_db_file(self) -> Path:
@@ -2229,7 +1672,7 @@ class TurnStore:
         out = []
         for col in self.client.list_collections():
             name = col if isinstance(col, str) else col.name
-            if not name.startswith(_COLLECTION_PREFIX):
+            if not name.startswith(COLLECTION_PREFIX):
                 continue
             meta = (col.metadata if not isinstance(col, str) else self.client.get_collection(name).metadata) or {}
             if "namespace" in meta:
@@ -2249,7 +1692,7 @@ class TurnStore:
         with self._ns_lock(namespace):
             try:
                 return len(self._load_cache(namespace).ids)
-            except _NamespaceGone:
+            except NamespaceGone:
                 return 0
 
     def get_turns(self, namespace: str, ids: Sequence[str] | None = None) -> list[Turn]:
@@ -2257,7 +1700,7 @@ class TurnStore:
         (unknown ids are skipped; none if the namespace does not exist, or was forgotten meanwhile)."""
         try:
             return self._get_turns(namespace, ids)
-        except _NamespaceGone:
+        except NamespaceGone:
             return []
 
     def _get_turns(self, namespace: str, ids: Sequence[str] | None) -> list[Turn]:
@@ -2289,13 +1732,13 @@ class TurnStore:
                 "(TurnStore.namespaces() lists the stored ones)"
             )
 
-    def _require(self, namespace: str) -> _Cache:
+    def _require(self, namespace: str) -> Cache:
         self.require_namespace(namespace)
         return self._load_cache(namespace)
 
     def embed_query(self, query: str) -> np.ndarray:
         """The normalised query vector (read-only; the last :data:`QUERY_VECTOR_CACHE` queries are cached)."""
-        _check_query(query)
+        check_query(query)
         with self._lock:
             qv = self._query_vectors.get(query)
             if qv is not None:
@@ -2315,7 +1758,7 @@ class TurnStore:
         Raises:
             InvalidInputError: If ``vector`` is not one finite 1-D vector.
         """
-        _check_query(query)
+        check_query(query)
         qv = np.array(vector, dtype=np.float32)
         if qv.ndim != 1 or not qv.size or not np.isfinite(qv).all():
             raise InvalidInputError(
@@ -2335,8 +1778,8 @@ class TurnStore:
         with self._lock:
             self._query_vectors.clear()
 
-    @_public_unknown
-    @_one_check
+    @public_unknown
+    @one_check
     def pool_scores(
         self, namespace: str, query: str, query_vector: np.ndarray | None = None, *, context: bool = False
     ) -> PoolScores:
@@ -2356,7 +1799,7 @@ class TurnStore:
             ConfigError: If the query vector's dimension is not that of the namespace's stored vectors
                 (the store was built with another embedder).
         """
-        _check_query(query)
+        check_query(query)
         qv = query_vector
         if qv is None and context:  # before the context vectors are built: another embedder is named first
             qv = self.embed_query(query)
@@ -2418,8 +1861,8 @@ class TurnStore:
         found, rows, _ = self._stored_rows(namespace, ids)
         return {} if rows is None else dict(zip(found, rows, strict=True))
 
-    @_public_unknown
-    @_one_check
+    @public_unknown
+    @one_check
     def search(
         self,
         namespace: str,
@@ -2449,7 +1892,7 @@ class TurnStore:
             UnknownNamespaceError: If the namespace does not exist.
             ConfigError: If the embedder's vectors have another dimension than the namespace's stored ones.
         """
-        _check_query(query)
+        check_query(query)
         k = positive_int(k, "k")
         if mode not in get_args(SearchMode):
             raise InvalidInputError(f"mode={mode!r} is invalid: use one of {list(get_args(SearchMode))}")
@@ -2464,7 +1907,7 @@ class TurnStore:
             pool = self.pool_scores(namespace, query)
         else:
             pool = self._candidate_scores(namespace, query)
-        fused = _fuse(pool, mode, weight, rule, self.config.search.rrf_k)
+        fused = fuse(pool, mode, weight, rule, self.config.search.rrf_k)
         k_eff = min(k, len(pool.ids))
         if k_eff == 0:
             return []
@@ -2495,10 +1938,10 @@ class TurnStore:
         with self._ns_lock(namespace):
             self._check_dimension(namespace, self._load_cache(namespace).emb, len(qv))
         try:
-            res = _drift_read(lambda: col.query(query_embeddings=[qv], n_results=n, include=["distances"]),
+            res = drift_read(lambda: col.query(query_embeddings=[qv], n_results=n, include=["distances"]),
                               what=f"namespace {namespace!r}: nearest turns")
         except Exception as exc:  # as in _read_cache
-            if _collection_gone(exc):
+            if collection_gone(exc):
                 raise self._gone(namespace) from exc
             raise
         dense_ids = res["ids"][0]
@@ -2511,27 +1954,3 @@ class TurnStore:
         lexical = self._lexical_index(namespace).scores_for(query, ids)
         return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64))
 
-
-def _fuse(pool: PoolScores, mode: str, weight: float, rule: str, rrf_k: int) -> np.ndarray:
-    if mode == "dense":
-        return pool.dense
-    if mode == "lexical":
-        return pool.lexical
-    if rule == "rrf":
-        return rrf_fuse([pool.dense, pool.lexical], [1.0, weight], k=rrf_k)
-    return zscore_fuse([pool.dense, pool.lexical], [1.0, weight])
-
-
-def _check_query(query: Any) -> None:
-    if not isinstance(query, str):
-        raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
-    if not query.strip():
-        raise InvalidInputError("query is empty or whitespace: pass the question to search for")
-    if len(query) > 20_000:
-        raise InvalidInputError(f"query has {len(query)} characters: shorten it to at most 20,000")
-    try:
-        query.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInputError(
-            f"query is not valid Unicode (lone surrogate at position {exc.start}): decode it with errors='replace'"
-        ) from None

@@ -120,7 +120,7 @@ def test_a_store_holding_a_speaker_without_letters_heals_on_open(tmp_path, monke
                                 text=text, timestamp=ts, position=i, metadata={})
            for i, (spk, text) in enumerate([("!!!", "I think tea is great."), ("🙂", "Hello there!")])]
     with monkeypatch.context() as m:  # an older version, whose add_turns did not check every field again
-        m.setattr("langmem_cog.store._turn_list", list)
+        m.setattr("langmem_cog.store.turn_list", list)
         TurnStore(cfg, embeddings=emb).add_turns(old)  # as an older version stored them, graph never built
     memory = CogMemory(cfg, embeddings=emb)
     G = memory.graph("ns")

@@ -25,7 +25,8 @@ from langmem_cog.errors import (
 )
 from langmem_cog.memory import CogMemory
 from langmem_cog.records import Turn, make_turn
-from langmem_cog.store import TurnStore, _ChromaEmbeddingFunction, collection_name
+from langmem_cog.storage.chroma import ChromaEmbeddingFunction
+from langmem_cog.store import TurnStore, collection_name
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -662,8 +663,8 @@ def test_chroma_rebuilds_our_embedding_function_without_an_embedder():
     from chromadb.utils.embedding_functions import known_embedding_functions
 
     TurnStore(CogMemConfig.preset("ephemeral"), embeddings=FakeEmbeddings())
-    assert known_embedding_functions["langmem_cog"] is _ChromaEmbeddingFunction
-    rebuilt = _ChromaEmbeddingFunction.build_from_config(_ChromaEmbeddingFunction(FakeEmbeddings()).get_config())
+    assert known_embedding_functions["langmem_cog"] is ChromaEmbeddingFunction
+    rebuilt = ChromaEmbeddingFunction.build_from_config(ChromaEmbeddingFunction(FakeEmbeddings()).get_config())
     assert rebuilt.name() == "langmem_cog" and not rebuilt.is_legacy()
     with pytest.raises(StoreError, match="without langmem-cog's embedder"):
         rebuilt(["never embedded by another model"])
@@ -781,9 +782,9 @@ def _drifting(monkeypatch: pytest.MonkeyPatch, method: str, failures: int) -> li
     from chromadb.api.models.Collection import Collection
     from chromadb.errors import InternalError
 
-    from langmem_cog import store as store_module
+    from langmem_cog.storage import server
 
-    monkeypatch.setattr(store_module, "_DRIFT_DELAYS", (0.0, 0.0, 0.0, 0.0))
+    monkeypatch.setattr(server, "DRIFT_DELAYS", (0.0, 0.0, 0.0, 0.0))
     real, calls = getattr(Collection, method), [0]
 
     def flaky(self, *args, **kwargs):

@@ -1,0 +1,29 @@
+"""The parts of the raw-turn store (:class:`langmem_cog.store.TurnStore`) that are not the class itself.
+
+``TurnStore`` (in :mod:`langmem_cog.store`) holds the per-namespace state and every operation; the
+modules here hold the records it hands out and the helpers it calls, grouped by job. Nothing here is
+public API: import the public names (``ScoredTurn``, ``PoolScores``, ``SearchMode``, ``StageTimes``)
+from :mod:`langmem_cog.store`, which re-exports them.
+
+Modules:
+    types: the records the store hands out (``ScoredTurn``, ``PoolScores``, ``StageTimes``,
+        ``SearchMode``).
+    chroma: Chroma access: collection names, the embedding-function adapter Chroma records and
+        rebuilds, private in-memory clients, dropping an embedded system that failed to start, turns to
+        and from Chroma records, a collection that is gone (``NamespaceGone``, ``collection_gone``,
+        ``public_unknown``), the message of a database that cannot be opened, HNSW segment stamps.
+    server: ``http`` mode (a shared Chroma server): the freshness-check record, delete-record
+        (tombstone) collection names, the once-per-call freshness check (``one_check``), and reads
+        retried through Chroma's transient metadata/vector drift (``drift_read``).
+    journal: the intent journal of deletes and forgets in progress (``Intent``) and the atomic
+        write of its records.
+    bm25: adding turns to a namespace's BM25 index and log, and removing the temporary copies of
+        the log that crashed compactions left.
+    inputs: checking ``add_turns``'s turns and a search's query, grouping turns by namespace,
+        comparing them with the stored ones, and the chronological order of turns.
+    cache: the in-memory copy of a namespace (turns, vectors, context vectors) in that order.
+    scoring: fusing a pool's dense and BM25 scores (z-score or reciprocal-rank fusion).
+
+The helpers log under the ``langmem_cog.store`` logger, like ``TurnStore`` itself. The modules import
+only from the rest of the library and from each other, never from :mod:`langmem_cog.store`.
+"""
