@@ -25,6 +25,8 @@ Rules for ambiguous cases (``D`` is the reference date, weeks run Monday to Sund
   ``next <weekday>`` the first strictly after ``D``; ``this <weekday>`` the one in
   the week of ``D`` (past or future); ``this past``/``this coming`` behave as
   ``last``/``next``.
+* A weekday that names a habit is no date: ``every Friday``, ``each Friday``,
+  ``Friday evenings``, ``Tuesday and Thursday evenings``.
 * Plain ``on Friday`` / ``Friday`` is resolved by tense: if the sentence holds a
   future marker (``will``, ``'ll``, ``going to``, ``gonna``, ``plan(s)``, ``how
   about``, ``let's``, a present progressive such as ``I'm going``, ...) it is
@@ -166,6 +168,11 @@ _PARTS_OF_DAY = {"morning": (6, 12), "afternoon": (12, 18), "evening": (18, 24),
 _FLAGS = re.IGNORECASE
 _WD = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _POD = r"(?:\s+(?P<pod>morning|afternoon|evening|night))?"
+# A weekday that names a habit, not a date: "every Tuesday", "each Friday", "Tuesday evenings",
+# "Tuesday and Thursday evenings" (a plural part of the day after it, or after the next weekday).
+_NOT_HABIT = r"(?<!\bevery )(?<!\beach )"
+_PODS = r"(?:mornings|afternoons|evenings|nights)"
+_NOT_HABIT_AFTER = rf"(?!\s+{_PODS}\b)(?!\s+(?:and|or|&)\s+\w+day\s+{_PODS}\b)"
 _MONTH_FULL = r"january|february|march|april|may|june|july|august|september|october|november|december"
 _MONTH_ANY = _MONTH_FULL + r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
 _NUM = (
@@ -752,7 +759,10 @@ _RULES: tuple[_Rule, ...] = (
     _rule(r"\blast\s+night\b", _r_last_night, ("night",)),
     _rule(r"\bthis\s+(?P<pod>morning|afternoon|evening)\b", _r_this_pod, ("morning", "afternoon", "evening")),
     _rule(
-        rf"\b(?:(?P<mod>last|this\s+past|this\s+coming|this|next|coming|on)\s+)?{_WD}\b{_POD}\b", _r_weekday, ("day",)
+        rf"{_NOT_HABIT}\b(?:(?P<mod>last|this\s+past|this\s+coming|this|next|coming|on)\s+)?{_WD}\b{_POD}\b"
+        rf"{_NOT_HABIT_AFTER}",
+        _r_weekday,
+        ("day",),
     ),
     _rule(
         r"(?<!\bthe )\b(?P<mod>last|this|next|(?:earlier|later)\s+this)\s+(?P<unit>week|month|year)\b",
