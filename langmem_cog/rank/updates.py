@@ -19,8 +19,9 @@ person stands ("What does Jo think of Sam selling his car?"), the turns that lea
 the other person's telling of the matter ("I sold my car last week"), and the holder's opinion of it
 shares its words ("selling your car right before winter was a mistake"):
 
-* :func:`find_reactions` (at the candidate stage, for the best hybrid candidates someone other than the
-  holder said): the holder's turns, said then or later, most like each of them.
+* :func:`find_reactions` (at the candidate stage, for a judgement question that names another speaker,
+  for the best hybrid candidates that speaker said): the holder's turns, said then or later, most like
+  each of them.
 * :func:`reaction_first` (at the last step): the strongest reaction to a leading turn that is strong
   enough and states a stance moves to the front.
 
