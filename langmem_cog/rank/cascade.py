@@ -282,7 +282,8 @@ class Cascade:
                                            if first_name(str(d.metadata.get("speaker") or "")) == holder},
                                   stances, opinions, judgement=of_another)
         if signals is not None and signals.window is not None:  # a time window: a turn said in it first
-            ranked = window_first(ranked, {t.id: t.timestamp for t in pool.turns if t.id in at}, signals.window)
+            ranked = window_first(ranked, {t: datetime.fromisoformat(d.metadata["timestamp"]) for t, d in at.items()},
+                                  signals.window)
         tense = state_tense(query) if signals is None or signals.window is None else None
         if tense is not None:  # a state now, or before: of the best matches, the latest (or earliest) first
             ranked = by_tense(ranked, {t: d.metadata["timestamp"] for t, d in at.items()}, tense,
