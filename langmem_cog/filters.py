@@ -35,7 +35,8 @@ def parse_time(value: str | date | datetime | None, *, end: bool = False) -> dat
     """An aware datetime from an ISO date or datetime (naive means UTC).
 
     A bare date is the start of that day, or with ``end=True`` the start of the next day (so a
-    ``[start, end)`` range of two dates includes both days).
+    ``[start, end)`` range of two dates includes both days); the end of 9999-12-31, the last day a
+    date can name, is the latest datetime there is.
 
     Raises:
         InvalidInputError: If a string is not an ISO date or datetime.
@@ -43,6 +44,8 @@ def parse_time(value: str | date | datetime | None, *, end: bool = False) -> dat
     Example:
         >>> parse_time("2023-05-08", end=True).isoformat()
         '2023-05-09T00:00:00+00:00'
+        >>> parse_time("9999-12-31", end=True).isoformat()
+        '9999-12-31T23:59:59.999999+00:00'
     """
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
@@ -60,7 +63,12 @@ def parse_time(value: str | date | datetime | None, *, end: bool = False) -> dat
         return value if value.utcoffset() is not None else value.replace(tzinfo=UTC)
     if isinstance(value, date):
         day = datetime.combine(value, time(), tzinfo=UTC)
-        return day + timedelta(days=1) if end else day
+        if not end:
+            return day
+        try:
+            return day + timedelta(days=1)
+        except OverflowError:  # the last day a date can name (9999-12-31): its end is the latest time there is
+            return datetime.max.replace(tzinfo=UTC)
     raise InvalidInputError(f"expected an ISO date string, a date or a datetime, got {type(value).__name__}")
 
 

@@ -165,6 +165,25 @@ def test_a_malformed_jsonl_line_is_named(bad_line: str, needles: tuple[str, ...]
     assert not (tmp_path / "s").exists()  # a bad line fails the file before anything is written
 
 
+@pytest.mark.parametrize(
+    ("rows", "needles"),
+    [
+        ([{"role": "user", "content": "hi", "timestamp": "9999-12-31T23:59:59Z"}, {"role": "user", "content": "later"}],
+         ("line 2", "no timestamp", "previous line's")),
+        ([{"role": "user", "content": "first"}, {"role": "user", "content": "hi", "timestamp": "0001-01-01T00:00:00Z"}],
+         ("line 1", "no timestamp", "next line's")),
+    ],
+)
+def test_an_undated_line_beside_the_last_time_there_is_is_named(rows: list[object], needles: tuple[str, ...],
+                                                                 tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    chat = write_jsonl(tmp_path / "chat.jsonl", rows)
+    code, _, err = run(["ingest", str(chat), "--namespace", "u1", "--data-dir", str(tmp_path / "s")], capsys)
+    assert code == 2
+    assert_one_line_error(err, "chat.jsonl", *needles)
+    assert not (tmp_path / "s").exists()  # nothing was written
+
+
 def test_ingest_locomo_and_longmemeval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rec = json.loads(SAMPLE.read_text(encoding="utf-8"))[0]
     other = copy.deepcopy(rec)

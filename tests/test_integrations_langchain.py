@@ -167,6 +167,18 @@ def test_time_bounds_in_iso_form_mean_what_they_say(store: TurnStore, ns: str) -
     assert [d.metadata["turn_id"] for d in search_evidence(store, ns, "crab", start="2023-06", now=june)] == ["m0"]
 
 
+def test_the_last_day_a_date_can_name_is_an_end_bound(store: TurnStore, ns: str) -> None:
+    retriever = CogMemRetriever(store=store, namespace=ns, k=5)
+    ids = lambda docs: sorted(d.metadata["turn_id"] for d in docs)  # noqa: E731
+    everything = ids(retriever.invoke("crab"))
+    for end in ("9999-12-31", date(9999, 12, 31)):
+        assert ids(retriever.invoke("crab", end=end)) == everything
+    for end in ("9999-12-31", date(9999, 12, 31), "9999-12"):  # the tools' bounds also take a month
+        assert ids(search_evidence(store, ns, "crab", k=5, end=end)) == ids(search_evidence(store, ns, "crab", k=5))
+        assert resolve_time(end, end=True) == datetime.max.replace(tzinfo=UTC)
+    assert retriever.invoke("crab", start="9999-12-31") == []
+
+
 def test_a_filter_built_directly_means_what_build_means(store: TurnStore, ns: str) -> None:
     from langmem_cog.filters import TurnFilter
 

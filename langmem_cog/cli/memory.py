@@ -105,11 +105,22 @@ def _jsonl_turns(path: Path, namespace: str) -> tuple[list[Any], int, bool]:
     given = [_parse_timestamp(o["timestamp"], f"{path} line {n}") if o.get("timestamp") is not None else None
              for n, o in rows]
     first = next(((i, ts) for i, ts in enumerate(given) if ts is not None), None)
-    base = datetime.now(UTC) if first is None else first[1] - timedelta(seconds=first[0])
-    stamps, prev = [], base - timedelta(seconds=1)
-    for ts in given:
-        prev = ts if ts is not None else prev + timedelta(seconds=1)
-        stamps.append(prev)
+    stamps: list[datetime] = []
+    for i, ts in enumerate(given):
+        if ts is None:
+            try:
+                if first is None:
+                    ts = datetime.now(UTC) + timedelta(seconds=i)
+                elif i < first[0]:
+                    ts = first[1] - timedelta(seconds=first[0] - i)
+                else:
+                    ts = stamps[-1] + timedelta(seconds=1)
+            except OverflowError:
+                near = "next" if first is not None and i < first[0] else "previous"
+                raise CLIError(f"{path} line {rows[i][0]}: has no timestamp, and the {near} line's is too close to the "
+                               "limit of what a timestamp can hold to count a second from it: give this line a "
+                               "timestamp") from None
+        stamps.append(ts)
     turns: list[Any] = []
     seen: dict[str, int] = {}
     for (n, obj), ts in zip(rows, stamps, strict=True):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping
-from datetime import UTC, date, datetime
+from datetime import MAXYEAR, UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
@@ -157,6 +157,8 @@ def resolve_time(
             raise InvalidInputError(f"{value!r} is not a month: use e.g. '2023-05' or '2023-05-08'")
         if end:
             year, mon = (year + 1, 1) if mon == 12 else (year, mon + 1)
+            if year > MAXYEAR:  # the end of 9999-12, the last month a date can name: the latest time there is
+                return datetime.max.replace(tzinfo=UTC)
         return datetime(year, mon, 1, tzinfo=UTC)
     try:
         return parse_time(raw, end=end)
