@@ -54,7 +54,7 @@ from langmem_cog.errors import (
     UnknownNamespaceError,
 )
 from langmem_cog.lexical import LexicalIndex
-from langmem_cog.locking import DirLock, fsync_dir
+from langmem_cog.locking import DirLock
 from langmem_cog.records import Turn, validate_namespace
 from langmem_cog.storage.bm25 import lexical_add, remove_stale_temp
 from langmem_cog.storage.cache import Cache
@@ -74,7 +74,7 @@ from langmem_cog.storage.chroma import (
 )
 from langmem_cog.storage.files import EmbeddedFiles
 from langmem_cog.storage.inputs import check_query, group_by_namespace, order_key, turn_list, unstored
-from langmem_cog.storage.journal import Intent, write_atomic
+from langmem_cog.storage.journal import Intent, IntentJournal
 from langmem_cog.storage.scoring import fuse
 from langmem_cog.storage.server import ServerRecord, drift_read, one_check, tombstone_collection_name
 from langmem_cog.storage.types import PoolScores, ScoredTurn, SearchMode, StageTimes
@@ -90,8 +90,6 @@ QUERY_VECTOR_CACHE = 256
 _CHROMA_SYNCED: dict[str, int] = {}
 _CHROMA_CLIENTS: dict[str, Any] = {}
 _CHROMA_RELOAD_LOCK = threading.RLock()
-#: The folder (under the data directory) of the records of deletes and forgets in progress.
-_INTENT_DIR = "intents"
 #: Chroma's refusal of vectors of another dimension than the collection's.
 _DIMENSION_CLASH = re.compile(r"expecting embedding with dimension of (\d+), got (\d+)")
 #: ``http`` mode: the collection metadata key of a namespace's version token, a fresh uuid written
@@ -162,7 +160,8 @@ class TurnStore:
         #: Runs the last step of a replayed delete or forget recorded with ``graph: true`` (set by
         #: :class:`~langmem_cog.memory.CogMemory`: the graph's part); without it such a record stays.
         self.intent_finisher: Callable[[dict[str, Any]], Any] | None = None
-        self._replaying = False
+        self._journal = IntentJournal(self.data_dir, persistent=self.persistent, steps=self._intent_steps,
+                                      namespace_lock=self._ns_lock)
         self._opened = False
         self._replay_at_open()  # finish deletes and forgets that a crash cut short
         self._opened = True
@@ -1277,8 +1276,8 @@ class TurnStore:
             col = self._collection(namespace, create=False)
             intent = Intent(op="delete", namespace=namespace, ids=ids,
                              collection_id=None if col is None else str(col.id), graph=finisher is not None)
-            self._record_intent(intent)
-            return int(self._run_intent(intent, finisher))
+            self._journal.record(intent)
+            return int(self._journal.run(intent, finisher))
 
     def forget_namespace(
         self, namespace: str, *, finisher: Callable[[dict[str, Any]], Any] | None = None
@@ -1302,23 +1301,14 @@ class TurnStore:
                 segment_dirs=[] if col is None else [p.name for p in self._files.segment_dirs(col)],
                 graph=finisher is not None,
             )
-            self._record_intent(intent)
-            return bool(self._run_intent(intent, finisher))
+            self._journal.record(intent)
+            return bool(self._journal.run(intent, finisher))
 
-    # Intents: a delete or forget is recorded before its first step and the record removed after its last.
-    @property
-    def _intent_dir(self) -> Path:
-        return self.data_dir / _INTENT_DIR
-
+    # Intents: a delete or forget is recorded before its first step and the record removed after its last
+    # (see :class:`~langmem_cog.storage.journal.IntentJournal`).
     def pending_intents(self) -> list[Path]:
         """The records of deletes and forgets not finished yet (``data_dir/intents/*.json``), oldest first."""
-        if not self.persistent:
-            return []
-        try:
-            names = os.listdir(self._intent_dir)
-        except OSError:  # no folder yet
-            return []
-        return [self._intent_dir / n for n in sorted(names) if n.endswith(".json") and not n.startswith(".")]
+        return self._journal.pending()
 
     def replay_intents(self) -> int:
         """Finish every delete and forget of the data directory that was cut short (by a crash or an error).
@@ -1355,32 +1345,7 @@ class TurnStore:
 
     def _finish_intents(self, *, reload: bool) -> int:
         """Run the pending intents in order (the caller holds the data directory lock)."""
-        files = self.pending_intents()
-        if not files or self._replaying:
-            return 0
-        self._replaying = True
-        done = 0
-        reloaded = not reload
-        try:
-            for tmp in self._intent_dir.glob(".*.tmp"):  # a record torn by a crash: never renamed, never started
-                tmp.unlink(missing_ok=True)
-            for path in files:
-                intent = self._read_intent(path)
-                if intent is None or (intent.store_done and intent.graph and self.intent_finisher is None):
-                    continue
-                if not reloaded and not intent.store_done and intent.pid != os.getpid():
-                    # Another process was cut short mid-way: this process's Chroma system may not have
-                    # seen its writes (it never recorded them in the generation counter).
-                    self._reload_after_crash()
-                    reloaded = True
-                logger.warning("finishing the interrupted %s of namespace %r (recorded in %s)",
-                               intent.op, intent.namespace, path.name)
-                intent.replay = True
-                self._run_intent(intent, self.intent_finisher)
-                done += 1
-        finally:
-            self._replaying = False
-        return done
+        return self._journal.finish(self.intent_finisher, reload_after_crash=self._reload_after_crash if reload else None)
 
     def _reload_after_crash(self) -> None:
         with self._lock:
@@ -1391,72 +1356,9 @@ class TurnStore:
         if self.config.chroma_mode == "persistent" and self._own_client and self.dir_lock is not None:
             self._reload_chroma(self.dir_lock.read()[0] + 1)
 
-    def _read_intent(self, path: Path) -> Intent | None:
-        """A recorded intent; ``None`` (and the file removed, logged) if it cannot be read."""
-        try:
-            intent = Intent.parse(json.loads(path.read_text(encoding="utf-8")))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            logger.error("removing the unreadable intent file %s (%s): the delete or forget it recorded is "
-                         "not finished; call it again", path, exc)
-            path.unlink(missing_ok=True)
-            return None
-        intent.path = path
-        return intent
-
-    def _record_intent(self, intent: Intent) -> None:
-        """Write (or rewrite) an intent file atomically (temp file, fsync, rename, folder fsync)."""
-        if not self.persistent:
-            return  # nothing on disk to finish after a crash
-        if intent.path is None:
-            intent.path = self._intent_dir / f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.json"
-        try:
-            write_atomic(intent.path, json.dumps(intent.as_dict(), ensure_ascii=False))
-        except OSError as exc:
-            raise StoreError(
-                f"cannot record the {intent.op} of namespace {intent.namespace!r} in {self._intent_dir} ({exc}): "
-                "nothing was deleted; make the data directory writable or free disk space, then retry"
-            ) from exc
-
-    def _clear_intent(self, intent: Intent) -> None:
-        if intent.path is None:
-            return
-        try:
-            intent.path.unlink(missing_ok=True)
-            fsync_dir(intent.path.parent)
-        except OSError as exc:  # done anyway: a later replay repeats the (idempotent) steps
-            logger.warning("cannot remove the finished intent file %s: %s", intent.path, exc)
-
-    def _run_intent(self, intent: Intent, finisher: Callable[[dict[str, Any]], Any] | None) -> int | bool:
-        """Do (or redo) the store's steps of an intent, then the finisher's, then remove the record.
-
-        Raises:
-            StoreError: If a step fails; the record stays, for a retry, the next write or the next open.
-        """
-        ns = intent.namespace
-        try:
-            with self._ns_lock(ns):
-                result: int | bool = 0 if intent.op == "delete" else False
-                if not intent.store_done:
-                    result = self._delete_steps(intent) if intent.op == "delete" else self._forget_steps(intent)
-                if intent.graph:
-                    if finisher is None:  # the graph's owner finishes it (a CogMemory on this data dir)
-                        if not intent.store_done:
-                            intent.store_done = True
-                            self._record_intent(intent)
-                        return result
-                    finisher(intent.as_dict())
-                self._clear_intent(intent)
-                return result
-        except Exception as exc:  # any failure leaves the record for the replay
-            what = "deletion of turns" if intent.op == "delete" else "forget"
-            where = (f"it is recorded in {intent.path} and finished by a retry of the call, the next write or the "
-                     f"next open of {self.data_dir}") if intent.path is not None else "retry the call"
-            raise StoreError(
-                f"the {what} of namespace {ns!r} did not complete ({type(exc).__name__}: {exc}); {where}. Fix the "
-                "cause (free disk space, make the data directory writable) if it persists"
-            ) from exc
+    def _intent_steps(self, intent: Intent) -> int | bool:
+        """The store's steps of an intent (see :meth:`_delete_steps`, :meth:`_forget_steps`)."""
+        return self._delete_steps(intent) if intent.op == "delete" else self._forget_steps(intent)
 
     def _delete_steps(self, intent: Intent) -> int:
         """The store's steps of a deletion, each safe to repeat; returns how many of the ids were stored."""

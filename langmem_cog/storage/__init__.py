@@ -17,8 +17,8 @@ Modules:
         retried through Chroma's transient metadata/vector drift (``drift_read``).
     files: the embedded database's files kept free of deleted text (``EmbeddedFiles``: a
         collection's segment folders, zeroing unused HNSW slots, purging the write-ahead log, ``VACUUM``).
-    journal: the intent journal of deletes and forgets in progress (``Intent``) and the atomic
-        write of its records.
+    journal: the intent journal of deletes and forgets in progress (``Intent``), the atomic write of
+        its records, and the running of their steps to completion (``IntentJournal``).
     bm25: adding turns to a namespace's BM25 index and log, and removing the temporary copies of
         the log that crashed compactions left.
     inputs: checking ``add_turns``'s turns and a search's query, grouping turns by namespace,
