@@ -45,12 +45,6 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langmem_cog.checks import nonnegative_weight, positive_int, turn_id_list
-from langmem_cog.chroma_files import (
-    is_segment_folder,
-    purge_dropped,
-    purge_superseded,
-    scrub_hnsw_segment,
-)
 from langmem_cog.config import CogMemConfig, FusionRule
 from langmem_cog.context import ContextIndex
 from langmem_cog.errors import (
@@ -60,7 +54,7 @@ from langmem_cog.errors import (
     UnknownNamespaceError,
 )
 from langmem_cog.lexical import LexicalIndex
-from langmem_cog.locking import DirLock, fsync_dir
+from langmem_cog.locking import DirLock
 from langmem_cog.records import Turn, validate_namespace
 from langmem_cog.storage.bm25 import lexical_add, remove_stale_temp
 from langmem_cog.storage.cache import Cache
@@ -75,12 +69,12 @@ from langmem_cog.storage.chroma import (
     open_failure,
     public_unknown,
     register_chroma_embedding_function,
-    segment_stamp,
     turn_from_chroma,
     turn_metadata,
 )
+from langmem_cog.storage.files import EmbeddedFiles
 from langmem_cog.storage.inputs import check_query, group_by_namespace, order_key, turn_list, unstored
-from langmem_cog.storage.journal import Intent, write_atomic
+from langmem_cog.storage.journal import Intent, IntentJournal
 from langmem_cog.storage.scoring import fuse
 from langmem_cog.storage.server import ServerRecord, drift_read, one_check, tombstone_collection_name
 from langmem_cog.storage.types import PoolScores, ScoredTurn, SearchMode, StageTimes
@@ -96,8 +90,6 @@ QUERY_VECTOR_CACHE = 256
 _CHROMA_SYNCED: dict[str, int] = {}
 _CHROMA_CLIENTS: dict[str, Any] = {}
 _CHROMA_RELOAD_LOCK = threading.RLock()
-#: The folder (under the data directory) of the records of deletes and forgets in progress.
-_INTENT_DIR = "intents"
 #: Chroma's refusal of vectors of another dimension than the collection's.
 _DIMENSION_CLASH = re.compile(r"expecting embedding with dimension of (\d+), got (\d+)")
 #: ``http`` mode: the collection metadata key of a namespace's version token, a fresh uuid written
@@ -157,8 +149,8 @@ class TurnStore:
         # (collection id, version token) read before this store's view of it was last brought up to date.
         self._server_seen: dict[str, tuple[str, str | None]] = {}
         self._unannounced: set[str] = set()  # namespaces written whose version token could not be written
-        # Per HNSW segment folder, the (mtime, size) of its files when this store last zeroed their unused slots.
-        self._segment_stamps: dict[str, tuple[int, ...]] = {}
+        # The embedded database's files, kept free of deleted text (segment folders, log purge, vacuum).
+        self._files = EmbeddedFiles(self.data_dir, embedded=self.config.chroma_mode == "persistent")
         #: Where ``add_turns`` spends its time (accumulated; see :class:`StageTimes`).
         self.stage_times = StageTimes()
         self._lexical_behind: set[str] = set()  # BM25 logs behind memory (a catch-up without the lock)
@@ -168,7 +160,8 @@ class TurnStore:
         #: Runs the last step of a replayed delete or forget recorded with ``graph: true`` (set by
         #: :class:`~langmem_cog.memory.CogMemory`: the graph's part); without it such a record stays.
         self.intent_finisher: Callable[[dict[str, Any]], Any] | None = None
-        self._replaying = False
+        self._journal = IntentJournal(self.data_dir, persistent=self.persistent, steps=self._intent_steps,
+                                      namespace_lock=self._ns_lock)
         self._opened = False
         self._replay_at_open()  # finish deletes and forgets that a crash cut short
         self._opened = True
@@ -957,7 +950,7 @@ class TurnStore:
             if any(new.values()):
                 # An index file Chroma created or grew in this write holds heap garbage in its unused
                 # slots, which may hold the text of turns deleted earlier in this process.
-                self._scrub_segments(changed_only=True)
+                self._files.scrub_segments(changed_only=True)
         return [t.id for t in turns]
 
     def _check_free_space(self, turns: list[Turn]) -> None:
@@ -1151,7 +1144,7 @@ class TurnStore:
             self._drop_namespace_state(namespace)
             return False
         try:
-            self._purge_log(col, ids)  # their text stays out of Chroma's write-ahead log
+            self._files.purge_log(col, ids)  # their text stays out of Chroma's write-ahead log
             if created:
                 self._drop_collection(namespace, col)
         except Exception as exc:  # the turns are gone from the collection: this is only tidying
@@ -1160,10 +1153,10 @@ class TurnStore:
 
     def _drop_collection(self, namespace: str, col: Any) -> None:
         """Delete a collection that a failed first write created (so the namespace does not exist)."""
-        segment_dirs = self._segment_dirs(col)
+        segment_dirs = self._files.segment_dirs(col)
         self._drop_namespace_state(namespace)
         self.client.delete_collection(collection_name(namespace))
-        self._remove_segment_dirs(segment_dirs)
+        self._files.remove_segment_dirs(segment_dirs)
 
     def _drop_namespace_state(self, namespace: str) -> None:
         """Forget what this store holds in memory of a namespace (reloaded from Chroma on the next use)."""
@@ -1283,8 +1276,8 @@ class TurnStore:
             col = self._collection(namespace, create=False)
             intent = Intent(op="delete", namespace=namespace, ids=ids,
                              collection_id=None if col is None else str(col.id), graph=finisher is not None)
-            self._record_intent(intent)
-            return int(self._run_intent(intent, finisher))
+            self._journal.record(intent)
+            return int(self._journal.run(intent, finisher))
 
     def forget_namespace(
         self, namespace: str, *, finisher: Callable[[dict[str, Any]], Any] | None = None
@@ -1305,26 +1298,17 @@ class TurnStore:
             col = self._collection(namespace, create=False)
             intent = Intent(
                 op="forget", namespace=namespace, collection_id=None if col is None else str(col.id),
-                segment_dirs=[] if col is None else [p.name for p in self._segment_dirs(col)],
+                segment_dirs=[] if col is None else [p.name for p in self._files.segment_dirs(col)],
                 graph=finisher is not None,
             )
-            self._record_intent(intent)
-            return bool(self._run_intent(intent, finisher))
+            self._journal.record(intent)
+            return bool(self._journal.run(intent, finisher))
 
-    # Intents: a delete or forget is recorded before its first step and the record removed after its last.
-    @property
-    def _intent_dir(self) -> Path:
-        return self.data_dir / _INTENT_DIR
-
+    # Intents: a delete or forget is recorded before its first step and the record removed after its last
+    # (see :class:`~langmem_cog.storage.journal.IntentJournal`).
     def pending_intents(self) -> list[Path]:
         """The records of deletes and forgets not finished yet (``data_dir/intents/*.json``), oldest first."""
-        if not self.persistent:
-            return []
-        try:
-            names = os.listdir(self._intent_dir)
-        except OSError:  # no folder yet
-            return []
-        return [self._intent_dir / n for n in sorted(names) if n.endswith(".json") and not n.startswith(".")]
+        return self._journal.pending()
 
     def replay_intents(self) -> int:
         """Finish every delete and forget of the data directory that was cut short (by a crash or an error).
@@ -1361,32 +1345,7 @@ class TurnStore:
 
     def _finish_intents(self, *, reload: bool) -> int:
         """Run the pending intents in order (the caller holds the data directory lock)."""
-        files = self.pending_intents()
-        if not files or self._replaying:
-            return 0
-        self._replaying = True
-        done = 0
-        reloaded = not reload
-        try:
-            for tmp in self._intent_dir.glob(".*.tmp"):  # a record torn by a crash: never renamed, never started
-                tmp.unlink(missing_ok=True)
-            for path in files:
-                intent = self._read_intent(path)
-                if intent is None or (intent.store_done and intent.graph and self.intent_finisher is None):
-                    continue
-                if not reloaded and not intent.store_done and intent.pid != os.getpid():
-                    # Another process was cut short mid-way: this process's Chroma system may not have
-                    # seen its writes (it never recorded them in the generation counter).
-                    self._reload_after_crash()
-                    reloaded = True
-                logger.warning("finishing the interrupted %s of namespace %r (recorded in %s)",
-                               intent.op, intent.namespace, path.name)
-                intent.replay = True
-                self._run_intent(intent, self.intent_finisher)
-                done += 1
-        finally:
-            self._replaying = False
-        return done
+        return self._journal.finish(self.intent_finisher, reload_after_crash=self._reload_after_crash if reload else None)
 
     def _reload_after_crash(self) -> None:
         with self._lock:
@@ -1397,72 +1356,9 @@ class TurnStore:
         if self.config.chroma_mode == "persistent" and self._own_client and self.dir_lock is not None:
             self._reload_chroma(self.dir_lock.read()[0] + 1)
 
-    def _read_intent(self, path: Path) -> Intent | None:
-        """A recorded intent; ``None`` (and the file removed, logged) if it cannot be read."""
-        try:
-            intent = Intent.parse(json.loads(path.read_text(encoding="utf-8")))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            logger.error("removing the unreadable intent file %s (%s): the delete or forget it recorded is "
-                         "not finished; call it again", path, exc)
-            path.unlink(missing_ok=True)
-            return None
-        intent.path = path
-        return intent
-
-    def _record_intent(self, intent: Intent) -> None:
-        """Write (or rewrite) an intent file atomically (temp file, fsync, rename, folder fsync)."""
-        if not self.persistent:
-            return  # nothing on disk to finish after a crash
-        if intent.path is None:
-            intent.path = self._intent_dir / f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.json"
-        try:
-            write_atomic(intent.path, json.dumps(intent.as_dict(), ensure_ascii=False))
-        except OSError as exc:
-            raise StoreError(
-                f"cannot record the {intent.op} of namespace {intent.namespace!r} in {self._intent_dir} ({exc}): "
-                "nothing was deleted; make the data directory writable or free disk space, then retry"
-            ) from exc
-
-    def _clear_intent(self, intent: Intent) -> None:
-        if intent.path is None:
-            return
-        try:
-            intent.path.unlink(missing_ok=True)
-            fsync_dir(intent.path.parent)
-        except OSError as exc:  # done anyway: a later replay repeats the (idempotent) steps
-            logger.warning("cannot remove the finished intent file %s: %s", intent.path, exc)
-
-    def _run_intent(self, intent: Intent, finisher: Callable[[dict[str, Any]], Any] | None) -> int | bool:
-        """Do (or redo) the store's steps of an intent, then the finisher's, then remove the record.
-
-        Raises:
-            StoreError: If a step fails; the record stays, for a retry, the next write or the next open.
-        """
-        ns = intent.namespace
-        try:
-            with self._ns_lock(ns):
-                result: int | bool = 0 if intent.op == "delete" else False
-                if not intent.store_done:
-                    result = self._delete_steps(intent) if intent.op == "delete" else self._forget_steps(intent)
-                if intent.graph:
-                    if finisher is None:  # the graph's owner finishes it (a CogMemory on this data dir)
-                        if not intent.store_done:
-                            intent.store_done = True
-                            self._record_intent(intent)
-                        return result
-                    finisher(intent.as_dict())
-                self._clear_intent(intent)
-                return result
-        except Exception as exc:  # any failure leaves the record for the replay
-            what = "deletion of turns" if intent.op == "delete" else "forget"
-            where = (f"it is recorded in {intent.path} and finished by a retry of the call, the next write or the "
-                     f"next open of {self.data_dir}") if intent.path is not None else "retry the call"
-            raise StoreError(
-                f"the {what} of namespace {ns!r} did not complete ({type(exc).__name__}: {exc}); {where}. Fix the "
-                "cause (free disk space, make the data directory writable) if it persists"
-            ) from exc
+    def _intent_steps(self, intent: Intent) -> int | bool:
+        """The store's steps of an intent (see :meth:`_delete_steps`, :meth:`_forget_steps`)."""
+        return self._delete_steps(intent) if intent.op == "delete" else self._forget_steps(intent)
 
     def _delete_steps(self, intent: Intent) -> int:
         """The store's steps of a deletion, each safe to repeat; returns how many of the ids were stored."""
@@ -1497,10 +1393,10 @@ class TurnStore:
             if self._shared and (present or intent.replay or ns in self._unannounced):
                 self._announce(ns)  # every step done: other workers' next reads drop the turns
         remove_stale_temp(lexical.path)  # a compaction cut short leaves a copy of the log's tokens
-        purged = self._purge_log(intent.collection_id, ids) if intent.collection_id else 0
-        self._scrub_segments()
-        if intent.replay or present or purged or self._has_free_pages():
-            self._vacuum()
+        purged = self._files.purge_log(intent.collection_id, ids) if intent.collection_id else 0
+        self._files.scrub_segments()
+        if intent.replay or present or purged or self._files.has_free_pages():
+            self._files.vacuum()
         return len(present)
 
     def _forget_steps(self, intent: Intent) -> bool:
@@ -1517,7 +1413,7 @@ class TurnStore:
             self._lexical_index(ns).clear()
             self._context_index(ns).forget()
         if col is not None:
-            dirs += self._segment_dirs(col)
+            dirs += self._files.segment_dirs(col)
             try:
                 self.client.delete_collection(collection_name(ns))
             except Exception as exc:  # chromadb raises NotFoundError / ValueError by version
@@ -1533,137 +1429,12 @@ class TurnStore:
             self._contexts.pop(ns, None)
             self._collections.pop(ns, None)
         if intent.collection_id:
-            self._purge_dropped_collection(intent.collection_id)
-        self._remove_segment_dirs(dirs + self._orphan_segment_dirs())
-        self._scrub_segments()
-        if intent.replay or col is not None or self._has_free_pages():
-            self._vacuum()
+            self._files.purge_dropped_collection(intent.collection_id)
+        self._files.remove_segment_dirs(dirs + self._files.orphan_segment_dirs())
+        self._files.scrub_segments()
+        if intent.replay or col is not None or self._files.has_free_pages():
+            self._files.vacuum()
         return col is not None
-
-    def _segment_dirs(self, col: Any) -> list[Path]:
-        """The on-disk segment folders of one embedded Chroma collection (its HNSW index files)."""
-        with self._chroma_db(timeout=60) as conn:
-            if conn is None:
-                return []
-            rows = conn.execute("SELECT id FROM segments WHERE collection = ?", (str(col.id),)).fetchall()
-        return [self.data_dir / "chroma" / str(r[0]) for r in rows]
-
-    def _orphan_segment_dirs(self) -> list[Path]:
-        """Segment folders (uuid names) of no segment Chroma knows: left by a forget cut short after
-        ``delete_collection`` (or by Chroma itself, chroma-core/chroma#5259)."""
-        root = self.data_dir / "chroma"
-        with self._chroma_db(timeout=60) as conn:
-            if conn is None:
-                return []
-            known = {str(r[0]) for r in conn.execute("SELECT id FROM segments").fetchall()}
-        return [p for p in root.iterdir() if is_segment_folder(p) and p.name not in known]
-
-    def _scrub_segments(self, *, changed_only: bool = False) -> None:
-        """Zero the unused slots of every HNSW segment file of the embedded database (see
-        :func:`~langmem_cog.chroma_files.scrub_hnsw_segment`): heap garbage that Chroma wrote there may hold
-        deleted text. ``changed_only``: only the folders whose files changed since this store last
-        zeroed them (a stat per folder otherwise)."""
-        root = self.data_dir / "chroma"
-        if self.config.chroma_mode != "persistent" or not root.is_dir():
-            return
-        for folder in root.iterdir():
-            if not is_segment_folder(folder):
-                continue
-            if changed_only and self._segment_stamps.get(folder.name) == segment_stamp(folder):
-                continue
-            if scrub_hnsw_segment(folder):
-                logger.debug("zeroed the unused slots of the HNSW segment %s", folder.name)
-            self._segment_stamps[folder.name] = segment_stamp(folder)
-
-    @property
-    def _chroma_db_file(self) -> Path:
-        return self.data_dir / "chroma" / "chroma.sqlite3"
-
-    @contextmanager
-    def _chroma_db(self, timeout: float) -> Iterator[Any]:
-        """A ``sqlite3`` connection to embedded Chroma's database file, closed on exit; ``None``
-        when there is no such file of ours (not the persistent mode, or nothing written yet)."""
-        path = self._chroma_db_file
-        if self.config.chroma_mode != "persistent" or not path.exists():
-            yield None
-            return
-        import sqlite3
-
-        conn = sqlite3.connect(str(path), timeout=timeout)
-        try:
-            yield conn
-        finally:
-            conn.close()
-
-    def _remove_segment_dirs(self, dirs: list[Path]) -> None:
-        """Delete a dropped collection's segment folders, which Chroma 1.x leaves on disk.
-
-        Its ``delete_collection`` removes the collection from SQLite but not the HNSW folder
-        (chroma-core/chroma#5259), so the forgotten turns' vectors would stay in
-        ``data_level0.bin`` and its neighbours. Only the dropped collection's own segments,
-        read before the delete (and recorded in the forget's intent), and folders of no known
-        segment are removed; missing ones are skipped (a replay).
-        """
-        import shutil
-
-        root = (self.data_dir / "chroma").resolve()
-        for d in dict.fromkeys(dirs):
-            if d.is_dir() and d.resolve().parent == root:
-                shutil.rmtree(d)
-                logger.info("removed the segment folder %s of a forgotten namespace", d.name)
-
-    def _purge_log(self, col: Any, ids: list[str]) -> int:
-        """Remove deleted turns' text from Chroma's write-ahead log; returns how many records went.
-
-        Embedded Chroma keeps every write (document and metadata included) in the SQLite table
-        ``embeddings_queue`` until all segments of the collection have persisted past it; the
-        HNSW segment persists only every ``hnsw:sync_threshold`` writes, so a deleted turn's
-        ADD record (its text) can stay there indefinitely. We drop the ADD / UPDATE / UPSERT
-        records of the ids that a later DELETE record of the same id supersedes, and keep the
-        DELETE records: replaying the log after a restart then never re-adds them (a DELETE of
-        an id the index never saw is a no-op). Safe to repeat, and never touches a write made
-        after the last delete of an id (a turn stored again under that id).
-
-        Args:
-            col: The collection, or its id.
-            ids: The deleted turn ids.
-        """
-        if not ids:
-            return 0
-        import sqlite3
-
-        col_id = str(getattr(col, "id", col))
-        with self._chroma_db(timeout=60) as conn:
-            if conn is None:
-                return 0
-            try:
-                with conn:
-                    return purge_superseded(conn, collection_id=col_id, ids=ids)
-            except sqlite3.OperationalError as exc:
-                raise StoreError(f"cannot purge deleted turns from Chroma's log at {self._chroma_db_file}: {exc}") from exc
-
-    def _purge_dropped_collection(self, col_id: str) -> None:
-        """Remove what Chroma's log still holds of a collection that no longer exists (a replayed forget)."""
-        with self._chroma_db(timeout=60) as conn:
-            if conn is None:
-                return
-            with conn:
-                purge_dropped(conn, collection_id=col_id)
-
-    def _has_free_pages(self) -> bool:
-        """Whether Chroma's database file has unused pages (which may hold deleted rows' bytes)."""
-        with self._chroma_db(timeout=30) as conn:
-            return conn is not None and conn.execute("PRAGMA freelist_count").fetchone()[0] > 0
-
-    def _vacuum(self) -> None:
-        """Rewrite the embedded Chroma database so deleted text leaves the file.
-
-        SQLite keeps deleted rows' bytes in unused page space; ``VACUUM`` rebuilds the file
-        without them. Only the embedded (persistent) mode has a file of ours to vacuum.
-        """
-        with self._chroma_db(timeout=30) as conn:
-            if conn is not None:
-                conn.execute("VACUUM")
 
     # ------------------------------------------------------------------ reads
     def namespaces(self) -> list[str]:

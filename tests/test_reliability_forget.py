@@ -31,6 +31,7 @@ from langmem_cog.errors import StoreError, UnknownNamespaceError
 from langmem_cog.graph.store import GraphMemory
 from langmem_cog.lexical import LexicalIndex
 from langmem_cog.memory import CogMemory
+from langmem_cog.storage.files import EmbeddedFiles
 from langmem_cog.store import TurnStore
 
 TEXTS = [
@@ -206,8 +207,9 @@ def _fail_once(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> Non
 # Where the crash lands: after Chroma's delete (before the purge of its log), in the BM25 compaction,
 # before the VACUUM, in the graph's step; for a forget after delete_collection (the segment folders
 # and the VACUUM left), before the VACUUM, in the graph's step.
-_DELETE_POINTS = [(TurnStore, "_purge_log"), (LexicalIndex, "compact"), (TurnStore, "_vacuum"), (GraphMemory, "save")]
-_FORGET_POINTS = [(TurnStore, "_remove_segment_dirs"), (TurnStore, "_vacuum"), (GraphMemory, "forget")]
+_DELETE_POINTS = [(EmbeddedFiles, "purge_log"), (LexicalIndex, "compact"), (EmbeddedFiles, "vacuum"),
+                  (GraphMemory, "save")]
+_FORGET_POINTS = [(EmbeddedFiles, "remove_segment_dirs"), (EmbeddedFiles, "vacuum"), (GraphMemory, "forget")]
 
 
 @pytest.mark.parametrize(("op", "owner", "name"), [("delete", o, n) for o, n in _DELETE_POINTS]
@@ -253,7 +255,7 @@ def test_a_pending_delete_is_finished_before_the_next_write(
     canary = _canary()
     mem, ns = _filled(tmp_path, canary)
     other = _memory(tmp_path)
-    _fail_once(monkeypatch, TurnStore, "_purge_log")
+    _fail_once(monkeypatch, EmbeddedFiles, "purge_log")
     with pytest.raises(StoreError):
         mem.delete_turns(ns, [SECRET])
     if recorded_by == "a dead process":

@@ -11,12 +11,14 @@ Modules:
     chroma: Chroma access: collection names, the embedding-function adapter Chroma records and
         rebuilds, private in-memory clients, dropping an embedded system that failed to start, turns to
         and from Chroma records, a collection that is gone (``NamespaceGone``, ``collection_gone``,
-        ``public_unknown``), the message of a database that cannot be opened, HNSW segment stamps.
+        ``public_unknown``), the message of a database that cannot be opened.
     server: ``http`` mode (a shared Chroma server): the freshness-check record, delete-record
         (tombstone) collection names, the once-per-call freshness check (``one_check``), and reads
         retried through Chroma's transient metadata/vector drift (``drift_read``).
-    journal: the intent journal of deletes and forgets in progress (``Intent``) and the atomic
-        write of its records.
+    files: the embedded database's files kept free of deleted text (``EmbeddedFiles``: a
+        collection's segment folders, zeroing unused HNSW slots, purging the write-ahead log, ``VACUUM``).
+    journal: the intent journal of deletes and forgets in progress (``Intent``), the atomic write of
+        its records, and the running of their steps to completion (``IntentJournal``).
     bm25: adding turns to a namespace's BM25 index and log, and removing the temporary copies of
         the log that crashed compactions left.
     inputs: checking ``add_turns``'s turns and a search's query, grouping turns by namespace,

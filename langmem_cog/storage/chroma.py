@@ -85,19 +85,6 @@ def turn_from_chroma(turn_id: str, text: str, meta: dict[str, Any]) -> Turn:
     )
 
 
-def segment_stamp(folder: Path) -> tuple[int, ...]:
-    """The modification times and sizes of an HNSW segment folder's header and level-0 files (0 when absent)."""
-    out: list[int] = []
-    for name in ("header.bin", "data_level0.bin"):
-        try:
-            st = (folder / name).stat()
-        except OSError:
-            out += [0, 0]
-        else:
-            out += [st.st_mtime_ns, st.st_size]
-    return tuple(out)
-
-
 class ChromaEmbeddingFunction:
     """Adapter so Chroma never falls back to its default (downloading) embedding function.
 
