@@ -17,6 +17,7 @@ __all__ = [
     "UnknownNamespaceError",
     "ConfigError",
     "ModelNotFoundError",
+    "DamagedModelError",
     "StoreError",
     "ExtractionError",
     "ShortcutFieldError",
@@ -52,6 +53,11 @@ class ConfigError(LangMemCogError, ValueError):
 
 class ModelNotFoundError(LangMemCogError, FileNotFoundError):
     """A model directory or packaged model is missing; the message says how to install it."""
+
+
+class DamagedModelError(LangMemCogError, ValueError):
+    """A model file is truncated, altered or holds values no model can (non-finite weights); the
+    message names the file and how to restore it."""
 
 
 class StoreError(LangMemCogError, RuntimeError):

@@ -31,7 +31,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, field_vali
 from langmem_cog.checks import nonnegative_weight, positive_int
 from langmem_cog.config import RetrievalMode
 from langmem_cog.documents import scored_turn_to_document, turn_document
-from langmem_cog.errors import InvalidInputError
+from langmem_cog.errors import InvalidInputError, LangMemCogError
 from langmem_cog.filters import TurnFilter
 from langmem_cog.records import validate_namespace
 from langmem_cog.store import TurnStore
@@ -215,6 +215,10 @@ class CogMemRetriever(BaseRetriever):
             try:
                 super().__init__(**data)
             except ValidationError as exc:  # any other field of the wrong type: still one of our errors
+                for err in exc.errors():  # a damaged models folder or a bad config found while building: as it is
+                    cause = (err.get("ctx") or {}).get("error")
+                    if isinstance(cause, LangMemCogError) and not isinstance(cause, InvalidInputError):
+                        raise cause from None
                 raise InvalidInputError(f"invalid CogMemRetriever arguments: {exc}") from exc
 
     @field_validator("namespace")

@@ -25,6 +25,7 @@ def test_errors_inherit_builtins() -> None:
 
     assert issubclass(errors.InvalidInputError, ValueError)
     assert issubclass(errors.ModelNotFoundError, FileNotFoundError)
+    assert issubclass(errors.DamagedModelError, ValueError)
     assert issubclass(errors.StoreError, RuntimeError)
     assert issubclass(errors.UnknownNamespaceError, LookupError)
     for name in errors.__all__:

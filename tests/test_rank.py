@@ -311,6 +311,7 @@ def test_the_compressor_formats_pairs_as_its_models_folder_says(tmp_path):
 def test_blend_settings_hold_the_shipped_cascade_json_as_it_is(tmp_path):
     """``load_blend_settings`` reads every key of the shipped ``cascade.json``, with the values the dict had."""
     from langmem_cog.rank.defaults import BLEND_KEYS, BlendSettings, load_blend_settings, models_path
+    from langmem_cog.rank.manifest import write_manifest
 
     raw = json.loads((models_path() / "cascade.json").read_text(encoding="utf-8"))
     blend = load_blend_settings()
@@ -320,7 +321,8 @@ def test_blend_settings_hold_the_shipped_cascade_json_as_it_is(tmp_path):
     assert (blend.use_positions, blend.scale) == (False, "center")
     with pytest.raises(dataclasses.FrozenInstanceError):
         blend.scale = "z"  # type: ignore[misc]
-    # A folder without cascade.json: the untrained blend the compressor had before (weights 1, z, 128 tokens).
+    # A folder whose manifest lists no cascade.json: the untrained blend (weights 1, z, 128 tokens).
+    write_manifest(tmp_path)
     assert load_blend_settings(tmp_path) == BlendSettings(1.0, 1.0, 128, True, "z", "")
 
 
@@ -334,8 +336,10 @@ def test_blend_settings_hold_the_shipped_cascade_json_as_it_is(tmp_path):
 ])
 def test_a_bad_cascade_json_is_named_with_what_to_fix(tmp_path, text, needle):
     from langmem_cog.rank.defaults import load_blend_settings
+    from langmem_cog.rank.manifest import write_manifest
 
     (tmp_path / "cascade.json").write_text(text)
+    write_manifest(tmp_path)  # the file is as its folder says: only its content is wrong
     with pytest.raises(ConfigError, match="cascade.json") as info:
         load_blend_settings(tmp_path)
     assert needle in str(info.value)

@@ -293,6 +293,8 @@ def tiny_models(tmp_path):
         from sentence_transformers.models import Pooling, Transformer
     from sentence_transformers import SentenceTransformer
 
+    from langmem_cog.rank.manifest import write_manifest
+
     words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "what", "is", "leo", "allergic", "to", "i", "am", "shellfish",
              "the", "a"]
     (tmp_path / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
@@ -306,6 +308,7 @@ def tiny_models(tmp_path):
     for path in (bert, reranker):
         tokenizer.save_pretrained(path)
     (tmp_path / "models" / "cascade.json").write_text('{"max_length": 32}', encoding="utf-8")
+    write_manifest(tmp_path / "models")  # a models folder lists its files
     embedder = tmp_path / "embedder"
     SentenceTransformer(modules=[Transformer(str(bert)), Pooling(16, pooling_mode="mean")]).save(str(embedder))
     return embedder, tmp_path / "models"

@@ -58,7 +58,7 @@ def test_train_models_writes_a_folder_the_default_retriever_uses(two_conversatio
     report = train_models({"locomo": two_conversations}, out, recipe=recipe, work_dir=tmp_path / "work",
                           pools=PoolSource(tmp_path / "pools"), command="langmem-cog train-models --datasets locomo")
     assert (tmp_path / "pools" / "locomo-pools.pkl").exists()
-    assert {p.name for p in out.iterdir()} == {"fusion.json", "cascade.json", "reranker"}
+    assert {p.name for p in out.iterdir()} == {"fusion.json", "cascade.json", "reranker", "manifest.json"}
     meta = json.loads((out / "reranker" / "training.json").read_text())
     assert meta["data"]["locomo"]["sha256"] and meta["data"]["locomo"]["questions"] == 28
     assert meta["recipe"]["drop_features"] == ["style"] and meta["tune_questions"] == 4  # a sixth of 28

