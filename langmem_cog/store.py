@@ -73,6 +73,7 @@ from langmem_cog.storage.chroma import (
     turn_metadata,
 )
 from langmem_cog.storage.files import EmbeddedFiles
+from langmem_cog.storage.identity import check_data_dir
 from langmem_cog.storage.inputs import check_query, group_by_namespace, order_key, turn_list, unstored
 from langmem_cog.storage.journal import Intent, IntentJournal
 from langmem_cog.storage.scoring import fuse
@@ -108,6 +109,10 @@ class TurnStore:
         client: An existing Chroma client to use instead of building one from the config (stores given
             the same client share its collections).
 
+    Raises:
+        ConfigError: If a persistent data directory was written with another embedder (its
+            ``langmem-cog.json`` says which; :mod:`langmem_cog.storage.identity`), or by a newer langmem-cog.
+
     Example:
         >>> store = TurnStore(CogMemConfig.preset("ephemeral"))  # doctest: +SKIP
         >>> store.namespaces()  # doctest: +SKIP
@@ -126,6 +131,8 @@ class TurnStore:
 
             embeddings = config_embedder(self.config)
         self.embeddings = embeddings
+        if self.persistent:  # vectors of two embedders do not mix: the data directory says which wrote it
+            check_data_dir(self.data_dir, embeddings)
         register_chroma_embedding_function()
         self._chroma_ef = ChromaEmbeddingFunction(embeddings)
         # Cross-process: writers serialise on a lock file in data_dir; a generation counter

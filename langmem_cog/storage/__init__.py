@@ -19,6 +19,8 @@ Modules:
         collection's segment folders, zeroing unused HNSW slots, purging the write-ahead log, ``VACUUM``).
     journal: the intent journal of deletes and forgets in progress (``Intent``), the atomic write of
         its records, and the running of their steps to completion (``IntentJournal``).
+    identity: the data directory's manifest (``langmem-cog.json``): its format and the embedder its
+        vectors come from, checked when a persistent store opens (``check_data_dir``).
     bm25: adding turns to a namespace's BM25 index and log, and removing the temporary copies of
         the log that crashed compactions left.
     inputs: checking ``add_turns``'s turns and a search's query, grouping turns by namespace,
