@@ -736,12 +736,17 @@ class TestValidationGaps:
     def test_an_embedder_of_another_dimension_is_named(self, tmp_path, ns, ns_factory, emptied) -> None:
         from langchain_core.embeddings import DeterministicFakeEmbedding
 
+        from langmem_cog.storage.identity import DATA_DIR_MANIFEST
+
         cfg = CogMemConfig.preset("default", data_dir=tmp_path)
         first = TurnStore(cfg, embeddings=FakeEmbeddings())  # 256-d
         first.add_turns(make_turns(ns, TEXTS))
         if emptied:  # every turn deleted: the collection still holds 256-d vectors' dimension
             first.delete_turns(ns, [f"t{i}" for i in range(len(TEXTS))])
         count = first.count(ns)
+        with pytest.raises(ConfigError, match="written with the embedder fakes.FakeEmbeddings.*DeterministicFakeEmbedding"):
+            TurnStore(cfg, embeddings=DeterministicFakeEmbedding(size=8))  # the data directory says which wrote it
+        (tmp_path / DATA_DIR_MANIFEST).unlink()  # a directory written before it said so: the vectors tell
         other = TurnStore(cfg, embeddings=DeterministicFakeEmbedding(size=8))
         fresh = ns_factory("fresh")
         with pytest.raises(ConfigError, match=r"built with 256-dimensional vectors.*gives 8-dimensional.*"
@@ -755,6 +760,7 @@ class TestValidationGaps:
                     other.search(ns, "puppy", mode=mode)
             with pytest.raises(ConfigError, match="256-dimensional.*8-dimensional"):
                 other.pool_scores(ns, "puppy", context=True)
+        (tmp_path / DATA_DIR_MANIFEST).unlink()  # it recorded the wrong embedder of its first open
         assert TurnStore(cfg, embeddings=FakeEmbeddings()).count(ns) == count  # the right embedder still works
 
 
