@@ -75,6 +75,7 @@ from langmem_cog.storage.chroma import (
 from langmem_cog.storage.files import EmbeddedFiles
 from langmem_cog.storage.inputs import check_query, group_by_namespace, order_key, turn_list, unstored
 from langmem_cog.storage.journal import Intent, IntentJournal
+from langmem_cog.storage.namespaces import Namespaces
 from langmem_cog.storage.scoring import fuse
 from langmem_cog.storage.server import ServerRecord, drift_read, one_check, tombstone_collection_name
 from langmem_cog.storage.types import PoolScores, ScoredTurn, SearchMode, StageTimes
@@ -132,12 +133,11 @@ class TurnStore:
         # tells readers that another process (or another store object) wrote.
         self.dir_lock: DirLock | None = DirLock(self.data_dir) if self.persistent else None
         self.client = client if client is not None else self._make_client()
-        self._lock = threading.RLock()
-        self._ns_locks: dict[str, threading.RLock] = {}
-        self._lexical: dict[str, LexicalIndex] = {}
-        self._caches: dict[str, Cache] = {}
-        self._contexts: dict[str, ContextIndex] = {}
-        self._collections: dict[str, Any] = {}
+        self._lock = threading.RLock()  # the query vectors
+        # Per namespace: the lock, the Chroma collection, the in-memory copy, the BM25 and context indexes.
+        self._spaces = Namespaces(self.config, client=lambda: self.client, embedding_function=self._chroma_ef,
+                                  embed=self.embed_texts, embedder_name=type(embeddings).__name__,
+                                  dir_lock_unless_writing=self._dir_lock_unless_writing)
         self._own_client = client is None
         self._write_lock = threading.RLock()
         # Query vectors of recent queries: the raw scores and the operator loop embed the same query.
@@ -161,7 +161,7 @@ class TurnStore:
         #: :class:`~langmem_cog.memory.CogMemory`: the graph's part); without it such a record stays.
         self.intent_finisher: Callable[[dict[str, Any]], Any] | None = None
         self._journal = IntentJournal(self.data_dir, persistent=self.persistent, steps=self._intent_steps,
-                                      namespace_lock=self._ns_lock)
+                                      namespace_lock=self._spaces.lock)
         self._opened = False
         self._replay_at_open()  # finish deletes and forgets that a crash cut short
         self._opened = True
@@ -250,11 +250,7 @@ class TurnStore:
         if gen == self._seen_gen:
             return
         logger.debug("data dir %s changed (generation %d by pid %d): reloading", self.data_dir, gen, pid)
-        with self._lock:
-            self._caches.clear()
-            self._contexts.clear()
-            self._lexical.clear()
-            self._collections.clear()
+        self._spaces.drop_all()
         if self.config.chroma_mode == "persistent" and self._own_client:
             if pid != os.getpid():
                 self._reload_chroma(gen)
@@ -401,13 +397,13 @@ class TurnStore:
         key = (str(model.id), (model.metadata or {}).get(_VERSION_KEY))
         if self._server_seen.get(namespace) == key:
             return
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             if self._server_seen.get(namespace) == key:  # another thread of this store caught up meanwhile
                 return
-            col = self._collections.get(namespace)
+            col = self._spaces.collections.get(namespace)
             if col is not None and str(col.id) != key[0]:
                 self._drop_remote(namespace)  # forgotten and created again by another worker
-            cache = self._caches.get(namespace)
+            cache = self._spaces.caches.get(namespace)
             if cache is not None:
                 try:
                     self._catch_up(namespace, cache)
@@ -427,16 +423,16 @@ class TurnStore:
         Raises:
             UnknownNamespaceError: If the collection vanished (a forget by another worker).
         """
-        col = self._collection(namespace, create=False)
+        col = self._spaces.collection(namespace, create=False)
         if col is None:
-            raise self._gone(namespace)
+            raise self._spaces.gone(namespace)
         tombs = self._tombstone_ids(col)  # before the ids: a re-add follows the record of its delete
         assert tombs is not None  # http mode
         try:
             present = drift_read(lambda: col.get(include=[])["ids"], what=f"namespace {namespace!r}: listing ids")
         except Exception as exc:  # as in _read_cache
             if collection_gone(exc):
-                raise self._gone(namespace) from exc
+                raise self._spaces.gone(namespace) from exc
             raise
         here = set(present)
         gone = [i for i in cache.ids if i not in here]
@@ -454,12 +450,12 @@ class TurnStore:
     def _apply_remote(self, namespace: str, cache: Cache, drop: list[str], turns: list[Turn], emb: np.ndarray,
                       *, replaced: bool) -> None:
         """Remove ``drop`` from and add ``turns`` to the namespace's cache, BM25 index and context vectors."""
-        lexical = self._lexical_index(namespace)
+        lexical = self._spaces.lexical_index(namespace)
         with self._dir_lock_unless_writing() as persist:
             if drop:
                 cache.remove(drop)
                 if replaced:  # drop the old rows first: context rows are keyed by turn ids, not text
-                    self._refresh_context(namespace, cache)
+                    self._spaces.refresh_context(namespace, cache)
                 try:
                     lexical.delete([i for i in drop if i in lexical], persist=persist)
                 except OSError as exc:  # dropped in memory already; compacted by a later write or catch-up
@@ -467,14 +463,14 @@ class TurnStore:
                     self._lexical_behind.add(namespace)
             if turns:
                 if len(cache.ids):
-                    self._check_dimension(namespace, cache.emb, int(emb.shape[1]))
+                    self._spaces.check_dimension(namespace, cache.emb, int(emb.shape[1]))
                 cache.append(turns, emb)
                 todo = [t for t in turns if t.id not in lexical]
                 if not lexical_add(namespace, lexical, todo, persist, "updated"):
                     self._lexical_behind.add(namespace)
             if not persist:
                 self._lexical_behind.add(namespace)
-            self._refresh_context(namespace, cache)
+            self._spaces.refresh_context(namespace, cache)
 
     def _fetch_turns(self, namespace: str, col: Any, ids: list[str]) -> tuple[list[Turn], np.ndarray]:
         """The turns (with their vectors) of ``ids`` that the collection holds, read by id in batches.
@@ -491,7 +487,7 @@ class TurnStore:
                                   what=f"namespace {namespace!r}: reading turns")
             except Exception as exc:  # as in _read_cache
                 if collection_gone(exc):
-                    raise self._gone(namespace) from exc
+                    raise self._spaces.gone(namespace) from exc
                 raise
             for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
                 turns.append(turn_from_chroma(tid, doc, meta))
@@ -506,18 +502,16 @@ class TurnStore:
         from the server), now if this thread can take the data directory lock without waiting for a writer
         thread of this process, else when that writer is done."""
         self._server_seen.pop(namespace, None)
-        log = self.data_dir / "lexical" / f"{collection_name(namespace)}.jsonl"
-        ctx = self._context_path(namespace)
-        with self._ns_lock(namespace):
-            cache, lexical = self._caches.get(namespace), self._lexical.get(namespace)
-            held = (namespace in self._collections or namespace in self._contexts or bool(cache and cache.ids)
+        log = self._spaces.lexical_path(namespace)
+        ctx = self._spaces.context_path(namespace)
+        with self._spaces.lock(namespace):
+            cache, lexical = self._spaces.caches.get(namespace), self._spaces.lexical.get(namespace)
+            held = (namespace in self._spaces.collections or namespace in self._spaces.contexts or bool(cache and cache.ids)
                     or bool(lexical is not None and len(lexical)))
             if not held and not log.exists() and not (ctx is not None and ctx.is_dir()):
-                self._caches.pop(namespace, None)  # an empty view of a namespace that does not exist yet
+                self._spaces.caches.pop(namespace, None)  # an empty view of a namespace that does not exist yet
                 return
-            self._drop_namespace_state(namespace)
-            with self._lock:
-                self._contexts.pop(namespace, None)
+            self._spaces.drop(namespace, contexts=True)
             self._lexical_behind.discard(namespace)
             self._local_stale.add(namespace)
             with self._dir_lock_unless_writing() as locked:
@@ -530,21 +524,19 @@ class TurnStore:
         """Write the local files a catch-up without the data directory lock left behind memory (the caller
         holds the lock): remove those of namespaces gone from the server, compact the BM25 logs."""
         for ns in sorted(self._local_stale):
-            with self._ns_lock(ns):
-                self._drop_namespace_state(ns)
-                with self._lock:
-                    self._contexts.pop(ns, None)
+            with self._spaces.lock(ns):
+                self._spaces.drop(ns, contexts=True)
                 try:
-                    path = self.data_dir / "lexical" / f"{collection_name(ns)}.jsonl"
+                    path = self._spaces.lexical_path(ns)
                     path.unlink(missing_ok=True)
                     remove_stale_temp(path)
-                    ContextIndex(self.embed_texts, self._context_path(ns)).forget()
+                    ContextIndex(self.embed_texts, self._spaces.context_path(ns)).forget()
                 except OSError as exc:
                     logger.warning("namespace %r: cannot remove the local files of a forgotten namespace (%s)", ns, exc)
                     continue
             self._local_stale.discard(ns)
         for ns in sorted(self._lexical_behind):
-            idx = self._lexical.get(ns)
+            idx = self._spaces.lexical.get(ns)
             try:
                 if idx is not None:
                     idx.compact()
@@ -565,7 +557,7 @@ class TurnStore:
         """
         if not self._shared:
             return
-        col = self._collection(namespace, create=False)
+        col = self._spaces.collection(namespace, create=False)
         if col is None:  # dropped (a forget, or the undo of a failed first write): nothing to announce
             self._unannounced.discard(namespace)
             return
@@ -739,62 +731,26 @@ class TurnStore:
         """Whether this store writes files (BM25 logs) to ``data_dir``."""
         return self.config.chroma_mode != "ephemeral"
 
-    def _ns_lock(self, namespace: str) -> threading.RLock:
-        validate_namespace(namespace)  # every per-namespace operation goes through here
-        with self._lock:
-            return self._ns_locks.setdefault(namespace, threading.RLock())
+    # The per-namespace state lives in :class:`~langmem_cog.storage.namespaces.Namespaces`; these three
+    # private views of it are kept for tests and diagnostics.
+    @property
+    def _collections(self) -> dict[str, Any]:
+        return self._spaces.collections
 
     def _collection(self, namespace: str, create: bool) -> Any | None:
-        col = self._collections.get(namespace)
-        if col is not None:
-            return col
-        name = collection_name(namespace)
-        if create:
-            col = self.client.get_or_create_collection(
-                name=name,
-                metadata={"namespace": namespace, "hnsw:space": "cosine"},
-                embedding_function=self._chroma_ef,
-            )
-        else:
-            try:
-                col = self.client.get_collection(name=name, embedding_function=self._chroma_ef)
-            except Exception as exc:  # chromadb raises NotFoundError / ValueError by version
-                if "does not exist" in str(exc) or "not found" in str(exc).lower():
-                    return None
-                raise StoreError(f"cannot open the collection of namespace {namespace!r}: {exc}") from exc
-        self._collections[namespace] = col
-        return col
+        return self._spaces.collection(namespace, create)
 
     def _lexical_index(self, namespace: str) -> LexicalIndex:
-        idx = self._lexical.get(namespace)
-        if idx is None:
-            path = self.data_dir / "lexical" / f"{collection_name(namespace)}.jsonl" if self.persistent else None
-            idx = LexicalIndex(path, k1=self.config.bm25_k1, b=self.config.bm25_b)
-            self._lexical[namespace] = idx
-        return idx
+        return self._spaces.lexical_index(namespace)
 
     def _load_cache(self, namespace: str) -> Cache:
-        cache = self._caches.get(namespace)
+        cache = self._spaces.caches.get(namespace)
         if cache is not None:
             return cache
         with self._dir_lock_unless_writing() as persist:
             cache = self._read_cache(namespace, persist=persist)
-        self._caches[namespace] = cache
+        self._spaces.caches[namespace] = cache
         return cache
-
-    def _gone(self, namespace: str) -> NamespaceGone:
-        """Drop what this store holds of a namespace whose collection vanished under it (another
-        process or store object forgot it); returns the error for readers to raise."""
-        with self._lock:
-            self._collections.pop(namespace, None)
-            self._caches.pop(namespace, None)
-            self._lexical.pop(namespace, None)
-            self._contexts.pop(namespace, None)
-        logger.info("namespace %r was forgotten by another process or store while being read", namespace)
-        return NamespaceGone(
-            f"namespace {namespace!r} holds no turns: it was forgotten (by another process or store) while "
-            "being read; add turns again, or check the namespace id (TurnStore.namespaces() lists the stored ones)"
-        )
 
     def _read_cache(self, namespace: str, *, persist: bool) -> Cache:
         """Load a namespace from Chroma (an empty cache if it does not exist).
@@ -803,7 +759,7 @@ class TurnStore:
             UnknownNamespaceError: If the collection vanished while being read (a concurrent forget).
         """
         cache = Cache()
-        col = self._collection(namespace, create=False)
+        col = self._spaces.collection(namespace, create=False)
         if col is not None:
             turns: list[Turn] = []
             embs: list[np.ndarray] = []
@@ -815,7 +771,7 @@ class TurnStore:
                     ids = drift_read(lambda: col.get(include=[])["ids"], what=f"namespace {namespace!r}: listing ids")
                 except Exception as exc:  # as below
                     if collection_gone(exc):
-                        raise self._gone(namespace) from exc
+                        raise self._spaces.gone(namespace) from exc
                     raise
                 turns, fetched = self._fetch_turns(namespace, col, ids)
                 embs = [fetched] if turns else []
@@ -830,7 +786,7 @@ class TurnStore:
                         embs.append(np.asarray(got["embeddings"], dtype=np.float32))
                 except Exception as exc:  # chromadb's errors share no base class worth naming
                     if collection_gone(exc):
-                        raise self._gone(namespace) from exc
+                        raise self._spaces.gone(namespace) from exc
                     raise
             order = sorted(range(len(turns)), key=lambda i: order_key(turns[i]))
             emb = np.vstack(embs)[order] if embs else np.zeros((0, 0), dtype=np.float32)
@@ -841,7 +797,7 @@ class TurnStore:
     def _repair_lexical(self, namespace: str, cache: Cache, *, persist: bool) -> None:
         """Bring the BM25 index in line with Chroma (after a crash between the two writes, or, in
         memory only when ``persist`` is false, a write another process is making)."""
-        idx = self._lexical_index(namespace)
+        idx = self._spaces.lexical_index(namespace)
         have = set(idx.ids)
         want = set(cache.ids)
         extra = have - want
@@ -922,18 +878,18 @@ class TurnStore:
                 for ns in by_ns:
                     self._check_server(ns)
             for ns, group in by_ns.items():
-                with self._ns_lock(ns):
+                with self._spaces.lock(ns):
                     cache = self._load_cache(ns)
                     cached = {t.id: cache.turns[cache.pos[t.id]] for t in group if t.id in cache.pos}
                     new[ns] = unstored(ns, group, cached)
                     vectors[ns] = self._vectors(new[ns], vectors[ns])
                     if new[ns]:
-                        self._check_dimension(ns, cache.emb, len(next(iter(vectors[ns].values()))),
+                        self._spaces.check_dimension(ns, cache.emb, len(next(iter(vectors[ns].values()))),
                                               collection=True)
             self._check_free_space([t for todo in new.values() for t in todo])
             done: list[str] = []  # namespaces whose new turns are written
             for ns, group in by_ns.items():
-                with self._ns_lock(ns):
+                with self._spaces.lock(ns):
                     try:
                         self._write(ns, group, new[ns], vectors[ns])
                     except StoreError as exc:
@@ -984,7 +940,7 @@ class TurnStore:
 
     def _stored_versions(self, namespace: str, group: list[Turn]) -> dict[str, Turn]:
         """The turns of ``group``'s ids that Chroma already holds in ``namespace``, by id."""
-        col = self._collection(namespace, create=False)
+        col = self._spaces.collection(namespace, create=False)
         if col is None:
             return {}
         try:
@@ -994,7 +950,7 @@ class TurnStore:
                 if self.dir_lock is not None:  # a read-only data dir: say so (Chroma may fail a read there first)
                     self.dir_lock.check_writable()
                 raise StoreError(f"cannot read the collection of namespace {namespace!r}: {exc}") from exc
-            self._gone(namespace)
+            self._spaces.gone(namespace)
             return {}
         return {
             tid: turn_from_chroma(tid, doc, meta)
@@ -1003,9 +959,9 @@ class TurnStore:
 
     def _indexed(self, namespace: str, group: list[Turn]) -> bool:
         """Whether every turn of ``group`` is in the namespace's cache and BM25 index."""
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             cache = self._load_cache(namespace)
-            lexical = self._lexical_index(namespace)
+            lexical = self._spaces.lexical_index(namespace)
             return all(t.id in cache.pos and t.id in lexical for t in group)
 
     def _vectors(self, turns: list[Turn], known: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -1030,7 +986,7 @@ class TurnStore:
         """Write ``new`` (the turns of ``group`` not stored yet) to Chroma, then bring the derived
         indexes (BM25, context vectors) up to date for every turn of ``group``."""
         cache = self._load_cache(namespace)
-        lexical = self._lexical_index(namespace)  # its log is read before Chroma holds the new turns
+        lexical = self._spaces.lexical_index(namespace)  # its log is read before Chroma holds the new turns
         # http mode: once Chroma holds the turns, other workers learn of them from a new version token,
         # written whatever happens next (the BM25 log may fail; a failed Chroma write may be half undone).
         announce = self._shared and (bool(new) or namespace in self._unannounced)
@@ -1044,7 +1000,7 @@ class TurnStore:
             self._index_lexical(namespace, lexical, group)
             t2 = time.perf_counter()
             if new:
-                self._refresh_context(namespace, cache)
+                self._spaces.refresh_context(namespace, cache)
             times.chroma, times.bm25 = times.chroma + t1 - t0, times.bm25 + t2 - t1
             times.context += time.perf_counter() - t2
         except BaseException:
@@ -1061,10 +1017,10 @@ class TurnStore:
             StoreError: If Chroma refuses the write. What Chroma may have taken is deleted first;
                 the message says whether that worked (nothing stored) or not (retry the same call).
         """
-        created = self._collection(namespace, create=False) is None
+        created = self._spaces.collection(namespace, create=False) is None
         col: Any = None
         try:
-            col = self._collection(namespace, create=True)
+            col = self._spaces.collection(namespace, create=True)
             max_batch = getattr(self.client, "get_max_batch_size", lambda: 5000)()
             for start in range(0, len(turns), max_batch):
                 part = turns[start : start + max_batch]
@@ -1078,39 +1034,8 @@ class TurnStore:
             undone = self._undo_chroma_add(namespace, col, [t.id for t in turns], created)
             dims = _DIMENSION_CLASH.search(str(exc))
             if dims and undone:  # the collection's vectors have another dimension (checked before, by the cache)
-                raise ConfigError(self._dimension_message(namespace, int(dims[1]), int(dims[2]))) from exc
+                raise ConfigError(self._spaces.dimension_message(namespace, int(dims[1]), int(dims[2]))) from exc
             raise StoreError(self._chroma_failure(namespace, len(turns), exc, undone)) from exc
-
-    def _check_dimension(self, namespace: str, stored: np.ndarray | None, got: int, *,
-                         collection: bool = False) -> None:
-        """Raise unless vectors of dimension ``got`` fit the namespace's stored vectors ``stored``.
-
-        With ``collection``, a namespace whose turns were all deleted is checked against the dimension
-        its Chroma collection recorded (Chroma refuses other vectors).
-
-        Raises:
-            ConfigError: If the dimensions differ (the store was built with another embedder).
-        """
-        want: int | None = None
-        if stored is not None and stored.ndim == 2 and len(stored):
-            want = int(stored.shape[1])
-        elif collection:
-            col = self._collection(namespace, create=False)
-            recorded = getattr(getattr(col, "_model", None), "dimension", None)  # Chroma's collection model
-            want = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else None
-        if want is not None and want != int(got):
-            raise ConfigError(self._dimension_message(namespace, want, int(got)))
-
-    def _dimension_message(self, namespace: str, stored: int, got: int) -> str:
-        where = {"persistent": f"the data directory {self.data_dir}", "http": "the Chroma server's collection"}.get(
-            self.config.chroma_mode, "this store"
-        )
-        return (
-            f"{where} was built with {stored}-dimensional vectors (namespace {namespace!r}), but the embedder "
-            f"{type(self.embeddings).__name__} gives {got}-dimensional ones: open it with the embedder it was built "
-            "with (the same CogMemConfig.embedder or embeddings=), or re-ingest the turns into a new data directory "
-            "with this embedder"
-        )
 
     def _chroma_failure(self, namespace: str, n: int, exc: BaseException, undone: bool) -> str:
         """The message of a failed Chroma write: what happened, what is stored, what to fix."""
@@ -1141,7 +1066,7 @@ class TurnStore:
             logger.warning("namespace %r: cannot undo a failed Chroma write of %d turns: %s", namespace, len(ids), exc)
             undone = False
         if not undone:
-            self._drop_namespace_state(namespace)
+            self._spaces.drop(namespace)
             return False
         try:
             self._files.purge_log(col, ids)  # their text stays out of Chroma's write-ahead log
@@ -1154,16 +1079,9 @@ class TurnStore:
     def _drop_collection(self, namespace: str, col: Any) -> None:
         """Delete a collection that a failed first write created (so the namespace does not exist)."""
         segment_dirs = self._files.segment_dirs(col)
-        self._drop_namespace_state(namespace)
+        self._spaces.drop(namespace)
         self.client.delete_collection(collection_name(namespace))
         self._files.remove_segment_dirs(segment_dirs)
-
-    def _drop_namespace_state(self, namespace: str) -> None:
-        """Forget what this store holds in memory of a namespace (reloaded from Chroma on the next use)."""
-        with self._lock:
-            self._collections.pop(namespace, None)
-            self._caches.pop(namespace, None)
-            self._lexical.pop(namespace, None)
 
     def _index_lexical(self, namespace: str, lexical: LexicalIndex, group: list[Turn]) -> None:
         """Add the turns of ``group`` missing from the BM25 index (all of a new write; on a retry, those a
@@ -1179,52 +1097,13 @@ class TurnStore:
         try:
             lexical.add([t.id for t in missing], [t.memory_text for t in missing])
         except (StoreError, OSError) as exc:
-            self._drop_namespace_state(namespace)
+            self._spaces.drop(namespace)
             raise StoreError(
                 f"{len(missing)} turns of namespace {namespace!r} are stored in Chroma (the source of truth), but "
                 f"the BM25 index could not be written ({exc}). Make {lexical.path.parent if lexical.path else 'it'} "
                 "writable or free disk space, then retry the same add_turns call: it completes the index (reads "
                 "rebuild it from Chroma meanwhile)"
             ) from exc
-
-    def _refresh_context(self, namespace: str, cache: Cache) -> None:
-        """Keep context vectors up to date once a cascade has used them; a file error only costs a recompute."""
-        try:
-            self._context_matrix(namespace, cache, create=False)
-        except OSError as exc:
-            cache.ctx = None
-            logger.warning("namespace %r: cannot write context vectors (%s): they are recomputed on use",
-                           namespace, exc)
-
-    def _context_path(self, namespace: str) -> Path | None:
-        return self.data_dir / "context" / collection_name(namespace) if self.persistent else None
-
-    def _context_index(self, namespace: str) -> ContextIndex:
-        idx = self._contexts.get(namespace)
-        if idx is None:
-            idx = self._contexts[namespace] = ContextIndex(self.embed_texts, self._context_path(namespace))
-        return idx
-
-    def _context_matrix(self, namespace: str, cache: Cache, *, create: bool = True) -> np.ndarray | None:
-        """The namespace's context vectors aligned with ``cache.ids``.
-
-        ``None`` when the config turns them off, or with ``create=False`` when the namespace has none
-        yet (they are built on the first query that asks for them, then refreshed at every add and delete).
-        New rows are written to disk only under the data directory lock (see :meth:`_dir_lock_unless_writing`).
-        """
-        if not self.config.context_vectors:
-            return None
-        if not create and namespace not in self._contexts:
-            path = self._context_path(namespace)
-            if path is None or not path.is_dir():
-                return None
-        if cache.ctx is None:  # reset by every append and removal
-            idx = self._context_index(namespace)
-            cache.ctx = idx.matrix(cache.turns, persist=False)  # embeds without holding up other processes
-            with self._dir_lock_unless_writing() as persist:
-                if persist:
-                    idx.flush()
-        return cache.ctx
 
     # ------------------------------------------------------------------ delete and forget
     def delete_turns(
@@ -1270,10 +1149,10 @@ class TurnStore:
     def _delete_locked(self, namespace: str, ids: list[str],
                        finisher: Callable[[dict[str, Any]], Any] | None) -> int:
         """:meth:`delete_turns` under the write lock."""
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             if not ids:
                 return 0
-            col = self._collection(namespace, create=False)
+            col = self._spaces.collection(namespace, create=False)
             intent = Intent(op="delete", namespace=namespace, ids=ids,
                              collection_id=None if col is None else str(col.id), graph=finisher is not None)
             self._journal.record(intent)
@@ -1294,8 +1173,8 @@ class TurnStore:
             StoreError: If a step fails; the forget stays recorded and a retry (or the next open) finishes it.
         """
         validate_namespace(namespace)
-        with self.writing(), self._ns_lock(namespace):
-            col = self._collection(namespace, create=False)
+        with self.writing(), self._spaces.lock(namespace):
+            col = self._spaces.collection(namespace, create=False)
             intent = Intent(
                 op="forget", namespace=namespace, collection_id=None if col is None else str(col.id),
                 segment_dirs=[] if col is None else [p.name for p in self._files.segment_dirs(col)],
@@ -1348,11 +1227,7 @@ class TurnStore:
         return self._journal.finish(self.intent_finisher, reload_after_crash=self._reload_after_crash if reload else None)
 
     def _reload_after_crash(self) -> None:
-        with self._lock:
-            self._caches.clear()
-            self._contexts.clear()
-            self._lexical.clear()
-            self._collections.clear()
+        self._spaces.drop_all()
         if self.config.chroma_mode == "persistent" and self._own_client and self.dir_lock is not None:
             self._reload_chroma(self.dir_lock.read()[0] + 1)
 
@@ -1364,13 +1239,11 @@ class TurnStore:
         """The store's steps of a deletion, each safe to repeat; returns how many of the ids were stored."""
         ns, ids = intent.namespace, intent.ids
         if intent.replay:  # reload from Chroma, the source of truth (this also repairs BM25 from it)
-            self._drop_namespace_state(ns)
-            with self._lock:
-                self._contexts.pop(ns, None)
-        col = self._collection(ns, create=False)
+            self._spaces.drop(ns, contexts=True)
+        col = self._spaces.collection(ns, create=False)
         if col is not None and str(col.id) != intent.collection_id:
             col = None  # a collection created after this intent was recorded: not the one to delete from
-        lexical = self._lexical_index(ns)
+        lexical = self._spaces.lexical_index(ns)
         present: list[str] = []
         if col is not None:
             cache = self._load_cache(ns)
@@ -1385,7 +1258,7 @@ class TurnStore:
                     col.delete(ids=present)
                 lexical.delete(ids)  # compacts the log
                 cache.remove(ids if self._shared else present)
-                self._context_matrix(ns, cache, create=False)  # rewrites the files without their rows
+                self._spaces.context_matrix(ns, cache, create=False)  # rewrites the files without their rows
             except BaseException:
                 if self._shared and present:  # Chroma may have deleted them (some of them): tell the others
                     self._announce(ns, quiet=True)
@@ -1402,16 +1275,15 @@ class TurnStore:
     def _forget_steps(self, intent: Intent) -> bool:
         """The store's steps of a forget, each safe to repeat; returns whether the collection existed."""
         ns = intent.namespace
-        with self._lock:
-            self._collections.pop(ns, None)
-        col = self._collection(ns, create=False)
+        self._spaces.forget_collection(ns)
+        col = self._spaces.collection(ns, create=False)
         chroma = self.data_dir / "chroma"
         dirs = [chroma / d for d in intent.segment_dirs]
         if col is not None and str(col.id) != intent.collection_id:
             col = None  # created after this forget was recorded: it stays, with its BM25 log and context
         else:
-            self._lexical_index(ns).clear()
-            self._context_index(ns).forget()
+            self._spaces.lexical_index(ns).clear()
+            self._spaces.context_index(ns).forget()
         if col is not None:
             dirs += self._files.segment_dirs(col)
             try:
@@ -1423,11 +1295,7 @@ class TurnStore:
             self._drop_tombstones(intent.collection_id)
         self._server_seen.pop(ns, None)
         self._unannounced.discard(ns)
-        with self._lock:
-            self._lexical.pop(ns, None)
-            self._caches.pop(ns, None)
-            self._contexts.pop(ns, None)
-            self._collections.pop(ns, None)
+        self._spaces.drop(ns, contexts=True)
         if intent.collection_id:
             self._files.purge_dropped_collection(intent.collection_id)
         self._files.remove_segment_dirs(dirs + self._files.orphan_segment_dirs())
@@ -1454,13 +1322,13 @@ class TurnStore:
         """Whether the namespace exists (holds or held turns)."""
         validate_namespace(namespace)
         self._fresh_ns(namespace)
-        return self._collection(namespace, create=False) is not None
+        return self._spaces.collection(namespace, create=False) is not None
 
     def count(self, namespace: str) -> int:
         """Number of turns in a namespace (0 if it does not exist, or was forgotten meanwhile)."""
         validate_namespace(namespace)
         self._fresh_ns(namespace)
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             try:
                 return len(self._load_cache(namespace).ids)
             except NamespaceGone:
@@ -1478,7 +1346,7 @@ class TurnStore:
         """:meth:`get_turns`, raising :class:`UnknownNamespaceError` if the namespace vanishes while being read."""
         validate_namespace(namespace)
         self._fresh_ns(namespace)
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             cache = self._load_cache(namespace)
             if ids is None:
                 return list(cache.turns)
@@ -1574,19 +1442,19 @@ class TurnStore:
         qv = query_vector
         if qv is None and context:  # before the context vectors are built: another embedder is named first
             qv = self.embed_query(query)
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             cache = self._require(namespace)
             ids = list(cache.ids)
             emb = cache.emb
             if qv is not None:
-                self._check_dimension(namespace, emb, np.shape(qv)[-1])
-            ctx = self._context_matrix(namespace, cache) if context and ids else None
-            ctx_index = self._contexts[namespace] if ctx is not None else None
+                self._spaces.check_dimension(namespace, emb, np.shape(qv)[-1])
+            ctx = self._spaces.context_matrix(namespace, cache) if context and ids else None
+            ctx_index = self._spaces.contexts[namespace] if ctx is not None else None
         if qv is None:
             qv = self.embed_query(query)
-            self._check_dimension(namespace, emb, np.shape(qv)[-1])
+            self._spaces.check_dimension(namespace, emb, np.shape(qv)[-1])
         dense = emb @ qv if emb is not None and len(ids) else np.zeros(0, dtype=np.float32)
-        lexical = self._lexical_index(namespace).scores_for(query, ids)
+        lexical = self._spaces.lexical_index(namespace).scores_for(query, ids)
         context_dense = context_lexical = None
         if ctx is not None and ctx_index is not None:
             context_dense = np.asarray(ctx @ qv, dtype=np.float64)
@@ -1601,7 +1469,7 @@ class TurnStore:
         Raises:
             UnknownNamespaceError: If the namespace does not exist.
         """
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             cache = self._require(namespace)
             found = [(i, cache.pos[i]) for i in dict.fromkeys(ids) if i in cache.pos]
             emb = cache.emb
@@ -1618,7 +1486,7 @@ class TurnStore:
         """
         found, rows, emb = self._stored_rows(namespace, ids)
         if emb is not None:
-            self._check_dimension(namespace, emb, np.shape(query_vector)[-1])
+            self._spaces.check_dimension(namespace, emb, np.shape(query_vector)[-1])
         if rows is None:
             return {}
         return {i: float(d) for i, d in zip(found, rows @ query_vector, strict=True)}
@@ -1671,7 +1539,7 @@ class TurnStore:
         rule = fusion or self.config.search.fusion
         if rule not in get_args(FusionRule):
             raise InvalidInputError(f"fusion={rule!r} is invalid: use one of {list(get_args(FusionRule))}")
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             cache = self._require(namespace)
             n = len(cache.ids)
         if n <= self.config.search.exact_search_max:
@@ -1684,7 +1552,7 @@ class TurnStore:
             return []
         top = np.argpartition(-fused, k_eff - 1)[:k_eff] if k_eff < len(fused) else np.arange(len(fused))
         top = top[np.lexsort((top, -fused[top]))]
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             turns = self._get_turns(namespace, [pool.ids[i] for i in top])
         by_id = {t.id: t for t in turns}
         return [
@@ -1701,27 +1569,27 @@ class TurnStore:
 
     def _candidate_scores(self, namespace: str, query: str) -> PoolScores:
         """The HNSW path: union of Chroma's and BM25's top candidates, both scored."""
-        col = self._collection(namespace, create=False)
+        col = self._spaces.collection(namespace, create=False)
         qv = self.embed_query(query)
         n = self.config.search.candidates
         if col is None:
-            raise self._gone(namespace)
-        with self._ns_lock(namespace):
-            self._check_dimension(namespace, self._load_cache(namespace).emb, len(qv))
+            raise self._spaces.gone(namespace)
+        with self._spaces.lock(namespace):
+            self._spaces.check_dimension(namespace, self._load_cache(namespace).emb, len(qv))
         try:
             res = drift_read(lambda: col.query(query_embeddings=[qv], n_results=n, include=["distances"]),
                               what=f"namespace {namespace!r}: nearest turns")
         except Exception as exc:  # as in _read_cache
             if collection_gone(exc):
-                raise self._gone(namespace) from exc
+                raise self._spaces.gone(namespace) from exc
             raise
         dense_ids = res["ids"][0]
-        lex = self._lexical_index(namespace).search(query, n)
+        lex = self._spaces.lexical_index(namespace).search(query, n)
         ids = list(dict.fromkeys([*dense_ids, *(i for i, _ in lex)]))
         cache = self._load_cache(namespace)
         rows = [cache.pos[i] for i in ids if i in cache.pos]
         ids = [cache.ids[r] for r in rows]
         dense = cache.emb[rows] @ qv if rows and cache.emb is not None else np.zeros(0)
-        lexical = self._lexical_index(namespace).scores_for(query, ids)
+        lexical = self._spaces.lexical_index(namespace).scores_for(query, ids)
         return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64))
 
