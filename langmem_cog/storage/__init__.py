@@ -17,6 +17,9 @@ Modules:
     server: ``http`` mode (a shared Chroma server): the freshness-check record, delete-record
         (tombstone) collection names, the once-per-call freshness check (``one_check``), and reads
         retried through Chroma's transient metadata/vector drift (``drift_read``).
+    sync: ``http`` mode's freshness across workers: the delete records (``Tombstones``), the server's
+        record of a collection, the ids it holds, reading turns by id, and one store's freshness state
+        with the catch-up that keeps its view up to date (``ServerSync``).
     files: the embedded database's files kept free of deleted text (``EmbeddedFiles``: a
         collection's segment folders, zeroing unused HNSW slots, purging the write-ahead log, ``VACUUM``).
     journal: the intent journal of deletes and forgets in progress (``Intent``), the atomic write of

@@ -3,8 +3,9 @@
 :class:`Namespaces` owns the per-namespace state of a :class:`~langmem_cog.store.TurnStore`: the lock each
 operation on a namespace holds, the open Chroma collections, the in-memory copies (:class:`Cache`), the BM25
 indexes and the context-vector indexes, each opened on first use. It also checks a vector dimension against
-a namespace's stored vectors, and drops a namespace's state (one namespace, or all of them after another
-process wrote) so the next use reloads it from Chroma, the source of truth.
+a namespace's stored vectors, drops a namespace's state (one namespace, or all of them after another
+process wrote) so the next use reloads it from Chroma, the source of truth, and removes a namespace's
+local files (its BM25 log and context vectors).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from langmem_cog.context import ContextIndex
 from langmem_cog.errors import ConfigError, StoreError
 from langmem_cog.lexical import LexicalIndex
 from langmem_cog.records import validate_namespace
+from langmem_cog.storage.bm25 import remove_stale_temp
 from langmem_cog.storage.cache import Cache
 from langmem_cog.storage.chroma import NamespaceGone, collection_name
 
@@ -223,6 +225,18 @@ class Namespaces:
             self.lexical.pop(namespace, None)
             if contexts:
                 self.contexts.pop(namespace, None)
+
+    def remove_local_files(self, namespace: str) -> None:
+        """Remove the namespace's local files: its BM25 log (and the temp copies a crashed compaction left)
+        and its context vectors (the caller holds the namespace lock and the data directory lock).
+
+        Raises:
+            OSError: If a file cannot be removed.
+        """
+        path = self.lexical_path(namespace)
+        path.unlink(missing_ok=True)
+        remove_stale_temp(path)
+        ContextIndex(self._embed, self.context_path(namespace)).forget()
 
     def drop_all(self) -> None:
         """Forget what is held in memory of every namespace (after another process wrote)."""
