@@ -26,15 +26,12 @@ Example:
 
 from __future__ import annotations
 
-import functools
-import json
 import logging
 import os
 import re
 import shutil
 import threading
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -46,7 +43,6 @@ from langchain_core.embeddings import Embeddings
 
 from langmem_cog.checks import nonnegative_weight, positive_int, turn_id_list
 from langmem_cog.config import CogMemConfig, FusionRule
-from langmem_cog.context import ContextIndex
 from langmem_cog.errors import (
     ConfigError,
     InvalidInputError,
@@ -76,15 +72,16 @@ from langmem_cog.storage.files import EmbeddedFiles
 from langmem_cog.storage.identity import check_data_dir
 from langmem_cog.storage.inputs import check_query, group_by_namespace, order_key, turn_list, unstored
 from langmem_cog.storage.journal import Intent, IntentJournal
+from langmem_cog.storage.namespaces import Namespaces
 from langmem_cog.storage.scoring import fuse
-from langmem_cog.storage.server import ServerRecord, drift_read, one_check, tombstone_collection_name
+from langmem_cog.storage.server import drift_read, one_check
+from langmem_cog.storage.sync import GET_BATCH, ServerSync, Tombstones, fetch_turns, server_ids
 from langmem_cog.storage.types import PoolScores, ScoredTurn, SearchMode, StageTimes
 
 __all__ = ["TurnStore", "ScoredTurn", "PoolScores", "SearchMode", "StageTimes"]
 
 logger = logging.getLogger(__name__)
 
-_GET_BATCH = 5000
 #: How many recent query vectors :meth:`TurnStore.embed_query` keeps.
 QUERY_VECTOR_CACHE = 256
 # Per data dir: the generation the process's embedded Chroma system has seen, and its client.
@@ -93,9 +90,6 @@ _CHROMA_CLIENTS: dict[str, Any] = {}
 _CHROMA_RELOAD_LOCK = threading.RLock()
 #: Chroma's refusal of vectors of another dimension than the collection's.
 _DIMENSION_CLASH = re.compile(r"expecting embedding with dimension of (\d+), got (\d+)")
-#: ``http`` mode: the collection metadata key of a namespace's version token, a fresh uuid written
-#: after every successful write (add, delete) of the namespace by any worker (see :meth:`TurnStore._check_server`).
-_VERSION_KEY = "lmc_version"
 
 
 class TurnStore:
@@ -139,12 +133,18 @@ class TurnStore:
         # tells readers that another process (or another store object) wrote.
         self.dir_lock: DirLock | None = DirLock(self.data_dir) if self.persistent else None
         self.client = client if client is not None else self._make_client()
-        self._lock = threading.RLock()
-        self._ns_locks: dict[str, threading.RLock] = {}
-        self._lexical: dict[str, LexicalIndex] = {}
-        self._caches: dict[str, Cache] = {}
-        self._contexts: dict[str, ContextIndex] = {}
-        self._collections: dict[str, Any] = {}
+        self._lock = threading.RLock()  # the query vectors
+        # Per namespace: the lock, the Chroma collection, the in-memory copy, the BM25 and context indexes.
+        self._spaces = Namespaces(self.config, client=lambda: self.client, embedding_function=self._chroma_ef,
+                                  embed=self.embed_texts, embedder_name=type(embeddings).__name__,
+                                  dir_lock_unless_writing=self._dir_lock_unless_writing)
+        # http mode (workers sharing one Chroma server, each with its own data dir): the delete records, and
+        # what this store last read of each namespace's version token (see :mod:`langmem_cog.storage.sync`).
+        self._tombstones = Tombstones(client=lambda: self.client, embedding_function=self._chroma_ef,
+                                      shared=self._shared)
+        self._sync = ServerSync(self.config, self._spaces, self._tombstones, client=lambda: self.client,
+                                embedding_function=self._chroma_ef,
+                                dir_lock_unless_writing=self._dir_lock_unless_writing)
         self._own_client = client is None
         self._write_lock = threading.RLock()
         # Query vectors of recent queries: the raw scores and the operator loop embed the same query.
@@ -152,23 +152,16 @@ class TurnStore:
         # -1: check on first use whether this process's Chroma system (shared by every client of
         # the path in the process) saw the latest writes of other processes.
         self._seen_gen = -1 if self.dir_lock is not None else 0
-        # http mode (workers sharing one Chroma server, each with its own data dir): per namespace, the
-        # (collection id, version token) read before this store's view of it was last brought up to date.
-        self._server_seen: dict[str, tuple[str, str | None]] = {}
-        self._unannounced: set[str] = set()  # namespaces written whose version token could not be written
         # The embedded database's files, kept free of deleted text (segment folders, log purge, vacuum).
         self._files = EmbeddedFiles(self.data_dir, embedded=self.config.chroma_mode == "persistent")
         #: Where ``add_turns`` spends its time (accumulated; see :class:`StageTimes`).
         self.stage_times = StageTimes()
-        self._lexical_behind: set[str] = set()  # BM25 logs behind memory (a catch-up without the lock)
-        self._local_stale: set[str] = set()  # local files of namespaces gone from the server, to remove
-        self._tombstone_cols: dict[str, Any] = {}  # by namespace collection id
         self._checking = threading.local()  # the namespaces checked by this thread's current read
         #: Runs the last step of a replayed delete or forget recorded with ``graph: true`` (set by
         #: :class:`~langmem_cog.memory.CogMemory`: the graph's part); without it such a record stays.
         self.intent_finisher: Callable[[dict[str, Any]], Any] | None = None
         self._journal = IntentJournal(self.data_dir, persistent=self.persistent, steps=self._intent_steps,
-                                      namespace_lock=self._ns_lock)
+                                      namespace_lock=self._spaces.lock)
         self._opened = False
         self._replay_at_open()  # finish deletes and forgets that a crash cut short
         self._opened = True
@@ -201,7 +194,7 @@ class TurnStore:
                     raise
                 finally:
                     if outer:
-                        self._flush_lexical_behind()
+                        self._sync.flush_lexical_behind()
                 self._record_generation()
 
     def _record_generation(self, *, quiet: bool = False) -> None:
@@ -257,11 +250,7 @@ class TurnStore:
         if gen == self._seen_gen:
             return
         logger.debug("data dir %s changed (generation %d by pid %d): reloading", self.data_dir, gen, pid)
-        with self._lock:
-            self._caches.clear()
-            self._contexts.clear()
-            self._lexical.clear()
-            self._collections.clear()
+        self._spaces.drop_all()
         if self.config.chroma_mode == "persistent" and self._own_client:
             if pid != os.getpid():
                 self._reload_chroma(gen)
@@ -291,13 +280,7 @@ class TurnStore:
     # ------------------------------------------------------------------ freshness across workers (http mode)
     # Workers that share one Chroma server each keep their own data directory (BM25 logs, context
     # vectors, intents), so the local generation counter above cannot tell one worker that another
-    # wrote. The shared state lives in the server instead: every successful write of a namespace ends
-    # by writing a fresh version token (a uuid) into the metadata of the namespace's collection
-    # (:meth:`_announce`), and every read first reads that token (one request, :meth:`_check_server`).
-    # A token other than the one this store read before it last brought the namespace up to date means
-    # another worker (or this one) wrote: the namespace is caught up incrementally (:meth:`_catch_up`).
-    # Deletes also leave a record of the deleted ids (:meth:`_record_delete`), written before the
-    # delete, so a turn deleted and added again with other content under the same id is reloaded.
+    # wrote: a version token in each collection's metadata does (see :mod:`langmem_cog.storage.sync`).
     @property
     def _shared(self) -> bool:
         """Whether other workers may write this store's collections without sharing its data directory."""
@@ -338,10 +321,11 @@ class TurnStore:
             checked.discard(namespace)
 
     def _fresh_ns(self, namespace: str) -> None:
-        """:meth:`_fresh`, then (http mode, unless this thread's read checked already) :meth:`_check_server`."""
+        """:meth:`_fresh`, then (http mode, unless this thread's read checked already) the server check
+        (:meth:`~langmem_cog.storage.sync.ServerSync.check`)."""
         self._fresh()
         if self._shared and namespace not in self._checked():
-            self._check_server(namespace)
+            self._sync.check(namespace)
 
     def check_freshness(self, namespace: str) -> None:
         """Bring this store's view of ``namespace`` up to date with the shared server (what every public
@@ -354,339 +338,7 @@ class TurnStore:
         validate_namespace(namespace)
         if self._shared:
             self._fresh()
-            self._check_server(namespace)
-
-    def _server_collection(self, namespace: str) -> Any | None:
-        """http mode: the server's current record of the namespace's collection (``id``, ``metadata``), read
-        in one request; ``None`` if it has none.
-
-        Raises:
-            StoreError: If the server cannot be read.
-        """
-        name = collection_name(namespace)
-        try:
-            # The raw record when the client exposes it (chromadb's HTTP client does): Client.get_collection
-            # also parses the collection's configuration and schema, and builds and checks a Collection
-            # object, which costs about as much again as the request itself.
-            request = getattr(getattr(self.client, "_server", None), "_make_request", None)
-            tenant, database = getattr(self.client, "tenant", None), getattr(self.client, "database", None)
-            if callable(request) and isinstance(tenant, str) and isinstance(database, str):
-                raw = request("get", f"/tenants/{tenant}/databases/{database}/collections/{name}")
-                return ServerRecord(id=str(raw["id"]), metadata=raw.get("metadata"))
-            return self.client.get_collection(name=name, embedding_function=self._chroma_ef)
-        except Exception as exc:  # chromadb raises NotFoundError / ValueError by version
-            if collection_gone(exc) or "not found" in str(exc).lower():
-                return None
-            raise StoreError(
-                f"cannot read the collection of namespace {namespace!r} from the Chroma server at "
-                f"{self.config.chroma_host}:{self.config.chroma_port} ({type(exc).__name__}: {exc}): check that "
-                "the server runs and is reachable"
-            ) from exc
-
-    def _check_server(self, namespace: str) -> None:
-        """http mode: bring this store's view of ``namespace`` up to date if any worker wrote it since this
-        store last looked (see the comment above :meth:`_shared`).
-
-        The token is read before the namespace is caught up and recorded after, so the view always holds
-        at least what was written before the token this store last saw; a writer writes its token only
-        after its write succeeded, and every token is new, so a read whose token equals the one last seen
-        has every write acknowledged before it began. Called at the start of a public read (once per call,
-        see :meth:`reading`) or under :meth:`writing`, holding no namespace lock; it never waits for a
-        writer thread of this process.
-
-        Raises:
-            StoreError: If the server cannot be read.
-        """
-        if self._lexical_behind or self._local_stale:
-            with self._dir_lock_unless_writing() as locked:
-                if locked:
-                    self._flush_lexical_behind()
-        model = self._server_collection(namespace)
-        if model is None:
-            self._drop_remote(namespace)
-            return
-        key = (str(model.id), (model.metadata or {}).get(_VERSION_KEY))
-        if self._server_seen.get(namespace) == key:
-            return
-        with self._ns_lock(namespace):
-            if self._server_seen.get(namespace) == key:  # another thread of this store caught up meanwhile
-                return
-            col = self._collections.get(namespace)
-            if col is not None and str(col.id) != key[0]:
-                self._drop_remote(namespace)  # forgotten and created again by another worker
-            cache = self._caches.get(namespace)
-            if cache is not None:
-                try:
-                    self._catch_up(namespace, cache)
-                except NamespaceGone:  # forgotten meanwhile: the next read finds no collection
-                    self._drop_remote(namespace)
-                    return
-            self._server_seen[namespace] = key
-
-    def _catch_up(self, namespace: str, cache: Cache) -> None:
-        """http mode: apply to ``cache``, the BM25 index and the context vectors what other workers wrote
-        (the caller holds the namespace lock): list the ids the server holds, load the turns not cached,
-        drop the cached ids it no longer holds, and reload the cached turns that a delete record names
-        but the server holds (deleted, then added again, maybe with other content). The BM25 log is
-        appended to and compacted, never rebuilt; without the data directory lock (a writer thread of
-        this process holds it) the changes are made in memory and the log is written when it ends.
-
-        Raises:
-            UnknownNamespaceError: If the collection vanished (a forget by another worker).
-        """
-        col = self._collection(namespace, create=False)
-        if col is None:
-            raise self._gone(namespace)
-        tombs = self._tombstone_ids(col)  # before the ids: a re-add follows the record of its delete
-        assert tombs is not None  # http mode
-        try:
-            present = drift_read(lambda: col.get(include=[])["ids"], what=f"namespace {namespace!r}: listing ids")
-        except Exception as exc:  # as in _read_cache
-            if collection_gone(exc):
-                raise self._gone(namespace) from exc
-            raise
-        here = set(present)
-        gone = [i for i in cache.ids if i not in here]
-        replaced: list[str] = []
-        seen_tombs = cache.tombs if cache.tombs is not None else set()
-        if tombs - seen_tombs:
-            replaced = sorted(i for i in self._tombstoned(col, tombs - seen_tombs) if i in here and i in cache.pos)
-        turns, emb = self._fetch_turns(namespace, col, [i for i in present if i not in cache.pos] + replaced)
-        if gone or replaced or turns:
-            self._apply_remote(namespace, cache, gone + replaced, turns, emb, replaced=bool(replaced))
-            logger.debug("namespace %r: caught up with the Chroma server (+%d turns, -%d, %d reloaded)",
-                         namespace, len(turns) - len(replaced), len(gone), len(replaced))
-        cache.tombs = tombs
-
-    def _apply_remote(self, namespace: str, cache: Cache, drop: list[str], turns: list[Turn], emb: np.ndarray,
-                      *, replaced: bool) -> None:
-        """Remove ``drop`` from and add ``turns`` to the namespace's cache, BM25 index and context vectors."""
-        lexical = self._lexical_index(namespace)
-        with self._dir_lock_unless_writing() as persist:
-            if drop:
-                cache.remove(drop)
-                if replaced:  # drop the old rows first: context rows are keyed by turn ids, not text
-                    self._refresh_context(namespace, cache)
-                try:
-                    lexical.delete([i for i in drop if i in lexical], persist=persist)
-                except OSError as exc:  # dropped in memory already; compacted by a later write or catch-up
-                    logger.warning("namespace %r: cannot rewrite the BM25 log (%s): compacted later", namespace, exc)
-                    self._lexical_behind.add(namespace)
-            if turns:
-                if len(cache.ids):
-                    self._check_dimension(namespace, cache.emb, int(emb.shape[1]))
-                cache.append(turns, emb)
-                todo = [t for t in turns if t.id not in lexical]
-                if not lexical_add(namespace, lexical, todo, persist, "updated"):
-                    self._lexical_behind.add(namespace)
-            if not persist:
-                self._lexical_behind.add(namespace)
-            self._refresh_context(namespace, cache)
-
-    def _fetch_turns(self, namespace: str, col: Any, ids: list[str]) -> tuple[list[Turn], np.ndarray]:
-        """The turns (with their vectors) of ``ids`` that the collection holds, read by id in batches.
-
-        Raises:
-            UnknownNamespaceError: If the collection vanished (a concurrent forget).
-        """
-        turns: list[Turn] = []
-        embs: list[np.ndarray] = []
-        for start in range(0, len(ids), _GET_BATCH):
-            try:
-                batch = ids[start : start + _GET_BATCH]
-                got = drift_read(functools.partial(col.get, ids=batch, include=["embeddings", "documents", "metadatas"]),
-                                  what=f"namespace {namespace!r}: reading turns")
-            except Exception as exc:  # as in _read_cache
-                if collection_gone(exc):
-                    raise self._gone(namespace) from exc
-                raise
-            for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
-                turns.append(turn_from_chroma(tid, doc, meta))
-            if len(got["ids"]):
-                embs.append(np.asarray(got["embeddings"], dtype=np.float32))
-        return turns, (np.vstack(embs) if embs else np.zeros((0, 0), dtype=np.float32))
-
-    def _drop_remote(self, namespace: str) -> None:
-        """http mode: the namespace's collection is gone from the server, or is another one (forgotten, and
-        maybe created again, by another worker). Drop what this store holds of it in memory, and its local
-        BM25 log and context vectors (which hold the old turns' words and vectors; a later load rebuilds them
-        from the server), now if this thread can take the data directory lock without waiting for a writer
-        thread of this process, else when that writer is done."""
-        self._server_seen.pop(namespace, None)
-        log = self.data_dir / "lexical" / f"{collection_name(namespace)}.jsonl"
-        ctx = self._context_path(namespace)
-        with self._ns_lock(namespace):
-            cache, lexical = self._caches.get(namespace), self._lexical.get(namespace)
-            held = (namespace in self._collections or namespace in self._contexts or bool(cache and cache.ids)
-                    or bool(lexical is not None and len(lexical)))
-            if not held and not log.exists() and not (ctx is not None and ctx.is_dir()):
-                self._caches.pop(namespace, None)  # an empty view of a namespace that does not exist yet
-                return
-            self._drop_namespace_state(namespace)
-            with self._lock:
-                self._contexts.pop(namespace, None)
-            self._lexical_behind.discard(namespace)
-            self._local_stale.add(namespace)
-            with self._dir_lock_unless_writing() as locked:
-                if locked:
-                    self._flush_lexical_behind()
-        logger.info("namespace %r was forgotten on the Chroma server by another worker (and maybe created again): "
-                    "dropped this worker's local state of it", namespace)
-
-    def _flush_lexical_behind(self) -> None:
-        """Write the local files a catch-up without the data directory lock left behind memory (the caller
-        holds the lock): remove those of namespaces gone from the server, compact the BM25 logs."""
-        for ns in sorted(self._local_stale):
-            with self._ns_lock(ns):
-                self._drop_namespace_state(ns)
-                with self._lock:
-                    self._contexts.pop(ns, None)
-                try:
-                    path = self.data_dir / "lexical" / f"{collection_name(ns)}.jsonl"
-                    path.unlink(missing_ok=True)
-                    remove_stale_temp(path)
-                    ContextIndex(self.embed_texts, self._context_path(ns)).forget()
-                except OSError as exc:
-                    logger.warning("namespace %r: cannot remove the local files of a forgotten namespace (%s)", ns, exc)
-                    continue
-            self._local_stale.discard(ns)
-        for ns in sorted(self._lexical_behind):
-            idx = self._lexical.get(ns)
-            try:
-                if idx is not None:
-                    idx.compact()
-            except OSError as exc:
-                logger.warning("namespace %r: cannot rewrite the BM25 log (%s): retried later", ns, exc)
-                continue
-            self._lexical_behind.discard(ns)
-
-    def _announce(self, namespace: str, *, quiet: bool = False) -> None:
-        """http mode: write a fresh version token into the namespace's collection metadata, after a write of
-        it succeeded in Chroma, so every other worker's next read of the namespace catches up.
-
-        With ``quiet`` (another error is being raised), a failure is only logged. Either way the namespace
-        stays marked, and the next write of it (an identical retry of the call included) writes the token.
-
-        Raises:
-            StoreError: If the token cannot be written (the write itself is stored).
-        """
-        if not self._shared:
-            return
-        col = self._collection(namespace, create=False)
-        if col is None:  # dropped (a forget, or the undo of a failed first write): nothing to announce
-            self._unannounced.discard(namespace)
-            return
-        try:
-            # Chroma replaces the whole metadata: keep the namespace key (``hnsw:space`` lives in the
-            # collection's configuration, and Chroma refuses to be given it again).
-            col.modify(metadata={"namespace": namespace, _VERSION_KEY: uuid.uuid4().hex})
-        except Exception as exc:  # chromadb's errors share no base class worth naming
-            if collection_gone(exc):
-                self._unannounced.discard(namespace)
-                return
-            self._unannounced.add(namespace)
-            message = (
-                f"namespace {namespace!r} was written in Chroma, but its version token could not be written on "
-                f"the server ({type(exc).__name__}: {exc}): other workers may not see the change until the next "
-                "write of the namespace; retry the same call (it writes the token) once the server answers"
-            )
-            if not quiet:
-                raise StoreError(message) from exc
-            logger.warning("%s", message)
-            return
-        self._unannounced.discard(namespace)
-
-    def _tombstones(self, col: Any, *, create: bool = False) -> Any | None:
-        """http mode: the collection of the delete records of namespace collection ``col`` (``None`` if none)."""
-        key = str(col.id)
-        found = self._tombstone_cols.get(key)
-        if found is not None:
-            return found
-        name = tombstone_collection_name(key)
-        try:
-            if create:
-                found = self.client.get_or_create_collection(
-                    name=name, metadata={"lmc_deletes_of": key}, embedding_function=self._chroma_ef
-                )
-            else:
-                found = self.client.get_collection(name=name, embedding_function=self._chroma_ef)
-        except Exception as exc:  # chromadb raises NotFoundError / ValueError by version
-            if not create and (collection_gone(exc) or "not found" in str(exc).lower()):
-                return None
-            raise
-        self._tombstone_cols[key] = found
-        return found
-
-    def _tombstone_ids(self, col: Any) -> set[str] | None:
-        """http mode: the ids of the delete records of namespace collection ``col`` (``None`` in other modes)."""
-        if not self._shared:
-            return None
-        for _ in range(2):
-            tombs = self._tombstones(col)
-            if tombs is None:
-                return set()
-            try:
-                return set(tombs.get(include=[])["ids"])
-            except Exception as exc:  # chromadb's errors share no base class worth naming
-                if not collection_gone(exc):
-                    raise
-                self._tombstone_cols.pop(str(col.id), None)  # dropped (a forget) since it was opened
-        return set()
-
-    def _tombstoned(self, col: Any, record_ids: set[str]) -> set[str]:
-        """http mode: the turn ids that the given delete records of ``col`` name."""
-        tombs = self._tombstones(col)
-        if tombs is None:
-            return set()
-        try:
-            got = tombs.get(ids=sorted(record_ids), include=["documents"])
-        except Exception as exc:  # dropped by a forget meanwhile: the namespace's listing says so
-            if collection_gone(exc):
-                return set()
-            raise
-        out: set[str] = set()
-        for doc in got["documents"]:
-            try:
-                out.update(i for i in json.loads(doc or "[]") if isinstance(i, str))
-            except (TypeError, ValueError):
-                logger.warning("ignoring an unreadable delete record of collection %s", col.id)
-        return out
-
-    def _record_delete(self, col: Any, ids: list[str]) -> None:
-        """http mode: record, before deleting them, the ids a delete removes from ``col`` (ids only, never
-        text), so that workers that cached them reload them if they are added again."""
-        for attempt in range(2):
-            tombs = self._tombstones(col, create=True)
-            assert tombs is not None  # created if missing
-            try:
-                tombs.add(ids=[uuid.uuid4().hex], embeddings=np.ones((1, 1), dtype=np.float32),
-                          documents=[json.dumps(ids, ensure_ascii=False)])
-                return
-            except Exception as exc:  # chromadb's errors share no base class worth naming
-                if attempt or not collection_gone(exc):
-                    raise
-                self._tombstone_cols.pop(str(col.id), None)
-
-    def _drop_tombstones(self, collection_id: str) -> None:
-        """http mode: delete the delete records of a forgotten namespace collection (missing: nothing to do)."""
-        self._tombstone_cols.pop(collection_id, None)
-        try:
-            self.client.delete_collection(tombstone_collection_name(collection_id))
-        except Exception as exc:  # chromadb raises NotFoundError / ValueError by version
-            if not (collection_gone(exc) or "not found" in str(exc).lower()):
-                raise
-
-    def _server_ids(self, namespace: str, col: Any, ids: list[str]) -> list[str]:
-        """http mode: which of ``ids`` the namespace's collection holds (whichever worker wrote them), in order."""
-        held: set[str] = set()
-        for start in range(0, len(ids), _GET_BATCH):
-            try:
-                held.update(col.get(ids=ids[start : start + _GET_BATCH], include=[])["ids"])
-            except Exception as exc:  # forgotten meanwhile by another worker: nothing to delete there
-                if collection_gone(exc):
-                    return []
-                raise
-        return [i for i in ids if i in held]
+            self._sync.check(namespace)
 
     # ------------------------------------------------------------------ setup
     def _make_client(self) -> Any:
@@ -746,62 +398,26 @@ class TurnStore:
         """Whether this store writes files (BM25 logs) to ``data_dir``."""
         return self.config.chroma_mode != "ephemeral"
 
-    def _ns_lock(self, namespace: str) -> threading.RLock:
-        validate_namespace(namespace)  # every per-namespace operation goes through here
-        with self._lock:
-            return self._ns_locks.setdefault(namespace, threading.RLock())
+    # The per-namespace state lives in :class:`~langmem_cog.storage.namespaces.Namespaces`; these three
+    # private views of it are kept for tests and diagnostics.
+    @property
+    def _collections(self) -> dict[str, Any]:
+        return self._spaces.collections
 
     def _collection(self, namespace: str, create: bool) -> Any | None:
-        col = self._collections.get(namespace)
-        if col is not None:
-            return col
-        name = collection_name(namespace)
-        if create:
-            col = self.client.get_or_create_collection(
-                name=name,
-                metadata={"namespace": namespace, "hnsw:space": "cosine"},
-                embedding_function=self._chroma_ef,
-            )
-        else:
-            try:
-                col = self.client.get_collection(name=name, embedding_function=self._chroma_ef)
-            except Exception as exc:  # chromadb raises NotFoundError / ValueError by version
-                if "does not exist" in str(exc) or "not found" in str(exc).lower():
-                    return None
-                raise StoreError(f"cannot open the collection of namespace {namespace!r}: {exc}") from exc
-        self._collections[namespace] = col
-        return col
+        return self._spaces.collection(namespace, create)
 
     def _lexical_index(self, namespace: str) -> LexicalIndex:
-        idx = self._lexical.get(namespace)
-        if idx is None:
-            path = self.data_dir / "lexical" / f"{collection_name(namespace)}.jsonl" if self.persistent else None
-            idx = LexicalIndex(path, k1=self.config.bm25_k1, b=self.config.bm25_b)
-            self._lexical[namespace] = idx
-        return idx
+        return self._spaces.lexical_index(namespace)
 
     def _load_cache(self, namespace: str) -> Cache:
-        cache = self._caches.get(namespace)
+        cache = self._spaces.caches.get(namespace)
         if cache is not None:
             return cache
         with self._dir_lock_unless_writing() as persist:
             cache = self._read_cache(namespace, persist=persist)
-        self._caches[namespace] = cache
+        self._spaces.caches[namespace] = cache
         return cache
-
-    def _gone(self, namespace: str) -> NamespaceGone:
-        """Drop what this store holds of a namespace whose collection vanished under it (another
-        process or store object forgot it); returns the error for readers to raise."""
-        with self._lock:
-            self._collections.pop(namespace, None)
-            self._caches.pop(namespace, None)
-            self._lexical.pop(namespace, None)
-            self._contexts.pop(namespace, None)
-        logger.info("namespace %r was forgotten by another process or store while being read", namespace)
-        return NamespaceGone(
-            f"namespace {namespace!r} holds no turns: it was forgotten (by another process or store) while "
-            "being read; add turns again, or check the namespace id (TurnStore.namespaces() lists the stored ones)"
-        )
 
     def _read_cache(self, namespace: str, *, persist: bool) -> Cache:
         """Load a namespace from Chroma (an empty cache if it does not exist).
@@ -810,34 +426,34 @@ class TurnStore:
             UnknownNamespaceError: If the collection vanished while being read (a concurrent forget).
         """
         cache = Cache()
-        col = self._collection(namespace, create=False)
+        col = self._spaces.collection(namespace, create=False)
         if col is not None:
             turns: list[Turn] = []
             embs: list[np.ndarray] = []
             if self._shared:
-                # The delete records first (a re-add follows its record, see _catch_up), then one listing
+                # The delete records first (a re-add follows its record, see ServerSync.catch_up), then one listing
                 # of the ids and reads by id: other workers' writes cannot shift pages under the read.
-                cache.tombs = self._tombstone_ids(col)
+                cache.tombs = self._tombstones.ids(col)
                 try:
                     ids = drift_read(lambda: col.get(include=[])["ids"], what=f"namespace {namespace!r}: listing ids")
                 except Exception as exc:  # as below
                     if collection_gone(exc):
-                        raise self._gone(namespace) from exc
+                        raise self._spaces.gone(namespace) from exc
                     raise
-                turns, fetched = self._fetch_turns(namespace, col, ids)
+                turns, fetched = fetch_turns(namespace, col, ids, gone=self._spaces.gone)
                 embs = [fetched] if turns else []
             else:
                 try:
                     total = col.count()
-                    for offset in range(0, total, _GET_BATCH):
-                        got = col.get(include=["embeddings", "documents", "metadatas"], limit=_GET_BATCH,
+                    for offset in range(0, total, GET_BATCH):
+                        got = col.get(include=["embeddings", "documents", "metadatas"], limit=GET_BATCH,
                                       offset=offset)
                         for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
                             turns.append(turn_from_chroma(tid, doc, meta))
                         embs.append(np.asarray(got["embeddings"], dtype=np.float32))
                 except Exception as exc:  # chromadb's errors share no base class worth naming
                     if collection_gone(exc):
-                        raise self._gone(namespace) from exc
+                        raise self._spaces.gone(namespace) from exc
                     raise
             order = sorted(range(len(turns)), key=lambda i: order_key(turns[i]))
             emb = np.vstack(embs)[order] if embs else np.zeros((0, 0), dtype=np.float32)
@@ -848,7 +464,7 @@ class TurnStore:
     def _repair_lexical(self, namespace: str, cache: Cache, *, persist: bool) -> None:
         """Bring the BM25 index in line with Chroma (after a crash between the two writes, or, in
         memory only when ``persist`` is false, a write another process is making)."""
-        idx = self._lexical_index(namespace)
+        idx = self._spaces.lexical_index(namespace)
         have = set(idx.ids)
         want = set(cache.ids)
         extra = have - want
@@ -914,12 +530,12 @@ class TurnStore:
         self._fresh()
         if self._shared:  # other workers' writes (a delete of one of these ids) count as stored state too
             for ns in by_ns:
-                self._check_server(ns)
+                self._sync.check(ns)
         # Check every namespace before writing any, and embed outside the write lock.
         stored = {ns: self._stored_versions(ns, group) for ns, group in by_ns.items()}
         new = {ns: unstored(ns, group, stored[ns]) for ns, group in by_ns.items()}
         if (not any(new.values()) and all(self._indexed(ns, group) for ns, group in by_ns.items())
-                and not self._unannounced.intersection(by_ns)):
+                and not self._sync.unannounced.intersection(by_ns)):
             return [t.id for t in turns]  # an identical retry of a call that completed: nothing to do
         vectors = {ns: self._vectors(todo, {}) for ns, todo in new.items()}
         with self.writing():
@@ -927,20 +543,20 @@ class TurnStore:
             # Every namespace is checked (ids, vector dimension) before any is written.
             if self._shared:
                 for ns in by_ns:
-                    self._check_server(ns)
+                    self._sync.check(ns)
             for ns, group in by_ns.items():
-                with self._ns_lock(ns):
+                with self._spaces.lock(ns):
                     cache = self._load_cache(ns)
                     cached = {t.id: cache.turns[cache.pos[t.id]] for t in group if t.id in cache.pos}
                     new[ns] = unstored(ns, group, cached)
                     vectors[ns] = self._vectors(new[ns], vectors[ns])
                     if new[ns]:
-                        self._check_dimension(ns, cache.emb, len(next(iter(vectors[ns].values()))),
+                        self._spaces.check_dimension(ns, cache.emb, len(next(iter(vectors[ns].values()))),
                                               collection=True)
             self._check_free_space([t for todo in new.values() for t in todo])
             done: list[str] = []  # namespaces whose new turns are written
             for ns, group in by_ns.items():
-                with self._ns_lock(ns):
+                with self._spaces.lock(ns):
                     try:
                         self._write(ns, group, new[ns], vectors[ns])
                     except StoreError as exc:
@@ -991,7 +607,7 @@ class TurnStore:
 
     def _stored_versions(self, namespace: str, group: list[Turn]) -> dict[str, Turn]:
         """The turns of ``group``'s ids that Chroma already holds in ``namespace``, by id."""
-        col = self._collection(namespace, create=False)
+        col = self._spaces.collection(namespace, create=False)
         if col is None:
             return {}
         try:
@@ -1001,7 +617,7 @@ class TurnStore:
                 if self.dir_lock is not None:  # a read-only data dir: say so (Chroma may fail a read there first)
                     self.dir_lock.check_writable()
                 raise StoreError(f"cannot read the collection of namespace {namespace!r}: {exc}") from exc
-            self._gone(namespace)
+            self._spaces.gone(namespace)
             return {}
         return {
             tid: turn_from_chroma(tid, doc, meta)
@@ -1010,9 +626,9 @@ class TurnStore:
 
     def _indexed(self, namespace: str, group: list[Turn]) -> bool:
         """Whether every turn of ``group`` is in the namespace's cache and BM25 index."""
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             cache = self._load_cache(namespace)
-            lexical = self._lexical_index(namespace)
+            lexical = self._spaces.lexical_index(namespace)
             return all(t.id in cache.pos and t.id in lexical for t in group)
 
     def _vectors(self, turns: list[Turn], known: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -1037,10 +653,10 @@ class TurnStore:
         """Write ``new`` (the turns of ``group`` not stored yet) to Chroma, then bring the derived
         indexes (BM25, context vectors) up to date for every turn of ``group``."""
         cache = self._load_cache(namespace)
-        lexical = self._lexical_index(namespace)  # its log is read before Chroma holds the new turns
+        lexical = self._spaces.lexical_index(namespace)  # its log is read before Chroma holds the new turns
         # http mode: once Chroma holds the turns, other workers learn of them from a new version token,
         # written whatever happens next (the BM25 log may fail; a failed Chroma write may be half undone).
-        announce = self._shared and (bool(new) or namespace in self._unannounced)
+        announce = self._shared and (bool(new) or namespace in self._sync.unannounced)
         try:
             times, t0 = self.stage_times, time.perf_counter()
             if new:
@@ -1051,15 +667,15 @@ class TurnStore:
             self._index_lexical(namespace, lexical, group)
             t2 = time.perf_counter()
             if new:
-                self._refresh_context(namespace, cache)
+                self._spaces.refresh_context(namespace, cache)
             times.chroma, times.bm25 = times.chroma + t1 - t0, times.bm25 + t2 - t1
             times.context += time.perf_counter() - t2
         except BaseException:
             if announce:
-                self._announce(namespace, quiet=True)
+                self._sync.announce(namespace, quiet=True)
             raise
         if announce:
-            self._announce(namespace)
+            self._sync.announce(namespace)
 
     def _chroma_add(self, namespace: str, turns: list[Turn], emb: np.ndarray) -> None:
         """Add turns to the namespace's collection (the commit point of ``add_turns``).
@@ -1068,10 +684,10 @@ class TurnStore:
             StoreError: If Chroma refuses the write. What Chroma may have taken is deleted first;
                 the message says whether that worked (nothing stored) or not (retry the same call).
         """
-        created = self._collection(namespace, create=False) is None
+        created = self._spaces.collection(namespace, create=False) is None
         col: Any = None
         try:
-            col = self._collection(namespace, create=True)
+            col = self._spaces.collection(namespace, create=True)
             max_batch = getattr(self.client, "get_max_batch_size", lambda: 5000)()
             for start in range(0, len(turns), max_batch):
                 part = turns[start : start + max_batch]
@@ -1085,39 +701,8 @@ class TurnStore:
             undone = self._undo_chroma_add(namespace, col, [t.id for t in turns], created)
             dims = _DIMENSION_CLASH.search(str(exc))
             if dims and undone:  # the collection's vectors have another dimension (checked before, by the cache)
-                raise ConfigError(self._dimension_message(namespace, int(dims[1]), int(dims[2]))) from exc
+                raise ConfigError(self._spaces.dimension_message(namespace, int(dims[1]), int(dims[2]))) from exc
             raise StoreError(self._chroma_failure(namespace, len(turns), exc, undone)) from exc
-
-    def _check_dimension(self, namespace: str, stored: np.ndarray | None, got: int, *,
-                         collection: bool = False) -> None:
-        """Raise unless vectors of dimension ``got`` fit the namespace's stored vectors ``stored``.
-
-        With ``collection``, a namespace whose turns were all deleted is checked against the dimension
-        its Chroma collection recorded (Chroma refuses other vectors).
-
-        Raises:
-            ConfigError: If the dimensions differ (the store was built with another embedder).
-        """
-        want: int | None = None
-        if stored is not None and stored.ndim == 2 and len(stored):
-            want = int(stored.shape[1])
-        elif collection:
-            col = self._collection(namespace, create=False)
-            recorded = getattr(getattr(col, "_model", None), "dimension", None)  # Chroma's collection model
-            want = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else None
-        if want is not None and want != int(got):
-            raise ConfigError(self._dimension_message(namespace, want, int(got)))
-
-    def _dimension_message(self, namespace: str, stored: int, got: int) -> str:
-        where = {"persistent": f"the data directory {self.data_dir}", "http": "the Chroma server's collection"}.get(
-            self.config.chroma_mode, "this store"
-        )
-        return (
-            f"{where} was built with {stored}-dimensional vectors (namespace {namespace!r}), but the embedder "
-            f"{type(self.embeddings).__name__} gives {got}-dimensional ones: open it with the embedder it was built "
-            "with (the same CogMemConfig.embedder or embeddings=), or re-ingest the turns into a new data directory "
-            "with this embedder"
-        )
 
     def _chroma_failure(self, namespace: str, n: int, exc: BaseException, undone: bool) -> str:
         """The message of a failed Chroma write: what happened, what is stored, what to fix."""
@@ -1148,7 +733,7 @@ class TurnStore:
             logger.warning("namespace %r: cannot undo a failed Chroma write of %d turns: %s", namespace, len(ids), exc)
             undone = False
         if not undone:
-            self._drop_namespace_state(namespace)
+            self._spaces.drop(namespace)
             return False
         try:
             self._files.purge_log(col, ids)  # their text stays out of Chroma's write-ahead log
@@ -1161,16 +746,9 @@ class TurnStore:
     def _drop_collection(self, namespace: str, col: Any) -> None:
         """Delete a collection that a failed first write created (so the namespace does not exist)."""
         segment_dirs = self._files.segment_dirs(col)
-        self._drop_namespace_state(namespace)
+        self._spaces.drop(namespace)
         self.client.delete_collection(collection_name(namespace))
         self._files.remove_segment_dirs(segment_dirs)
-
-    def _drop_namespace_state(self, namespace: str) -> None:
-        """Forget what this store holds in memory of a namespace (reloaded from Chroma on the next use)."""
-        with self._lock:
-            self._collections.pop(namespace, None)
-            self._caches.pop(namespace, None)
-            self._lexical.pop(namespace, None)
 
     def _index_lexical(self, namespace: str, lexical: LexicalIndex, group: list[Turn]) -> None:
         """Add the turns of ``group`` missing from the BM25 index (all of a new write; on a retry, those a
@@ -1186,52 +764,13 @@ class TurnStore:
         try:
             lexical.add([t.id for t in missing], [t.memory_text for t in missing])
         except (StoreError, OSError) as exc:
-            self._drop_namespace_state(namespace)
+            self._spaces.drop(namespace)
             raise StoreError(
                 f"{len(missing)} turns of namespace {namespace!r} are stored in Chroma (the source of truth), but "
                 f"the BM25 index could not be written ({exc}). Make {lexical.path.parent if lexical.path else 'it'} "
                 "writable or free disk space, then retry the same add_turns call: it completes the index (reads "
                 "rebuild it from Chroma meanwhile)"
             ) from exc
-
-    def _refresh_context(self, namespace: str, cache: Cache) -> None:
-        """Keep context vectors up to date once a cascade has used them; a file error only costs a recompute."""
-        try:
-            self._context_matrix(namespace, cache, create=False)
-        except OSError as exc:
-            cache.ctx = None
-            logger.warning("namespace %r: cannot write context vectors (%s): they are recomputed on use",
-                           namespace, exc)
-
-    def _context_path(self, namespace: str) -> Path | None:
-        return self.data_dir / "context" / collection_name(namespace) if self.persistent else None
-
-    def _context_index(self, namespace: str) -> ContextIndex:
-        idx = self._contexts.get(namespace)
-        if idx is None:
-            idx = self._contexts[namespace] = ContextIndex(self.embed_texts, self._context_path(namespace))
-        return idx
-
-    def _context_matrix(self, namespace: str, cache: Cache, *, create: bool = True) -> np.ndarray | None:
-        """The namespace's context vectors aligned with ``cache.ids``.
-
-        ``None`` when the config turns them off, or with ``create=False`` when the namespace has none
-        yet (they are built on the first query that asks for them, then refreshed at every add and delete).
-        New rows are written to disk only under the data directory lock (see :meth:`_dir_lock_unless_writing`).
-        """
-        if not self.config.context_vectors:
-            return None
-        if not create and namespace not in self._contexts:
-            path = self._context_path(namespace)
-            if path is None or not path.is_dir():
-                return None
-        if cache.ctx is None:  # reset by every append and removal
-            idx = self._context_index(namespace)
-            cache.ctx = idx.matrix(cache.turns, persist=False)  # embeds without holding up other processes
-            with self._dir_lock_unless_writing() as persist:
-                if persist:
-                    idx.flush()
-        return cache.ctx
 
     # ------------------------------------------------------------------ delete and forget
     def delete_turns(
@@ -1271,16 +810,16 @@ class TurnStore:
         ids = list(dict.fromkeys(ids))
         with self.writing():
             if self._shared and ids:  # the namespace's current collection (another worker may have made a new one)
-                self._check_server(namespace)
+                self._sync.check(namespace)
             return self._delete_locked(namespace, ids, finisher)
 
     def _delete_locked(self, namespace: str, ids: list[str],
                        finisher: Callable[[dict[str, Any]], Any] | None) -> int:
         """:meth:`delete_turns` under the write lock."""
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             if not ids:
                 return 0
-            col = self._collection(namespace, create=False)
+            col = self._spaces.collection(namespace, create=False)
             intent = Intent(op="delete", namespace=namespace, ids=ids,
                              collection_id=None if col is None else str(col.id), graph=finisher is not None)
             self._journal.record(intent)
@@ -1301,8 +840,8 @@ class TurnStore:
             StoreError: If a step fails; the forget stays recorded and a retry (or the next open) finishes it.
         """
         validate_namespace(namespace)
-        with self.writing(), self._ns_lock(namespace):
-            col = self._collection(namespace, create=False)
+        with self.writing(), self._spaces.lock(namespace):
+            col = self._spaces.collection(namespace, create=False)
             intent = Intent(
                 op="forget", namespace=namespace, collection_id=None if col is None else str(col.id),
                 segment_dirs=[] if col is None else [p.name for p in self._files.segment_dirs(col)],
@@ -1355,11 +894,7 @@ class TurnStore:
         return self._journal.finish(self.intent_finisher, reload_after_crash=self._reload_after_crash if reload else None)
 
     def _reload_after_crash(self) -> None:
-        with self._lock:
-            self._caches.clear()
-            self._contexts.clear()
-            self._lexical.clear()
-            self._collections.clear()
+        self._spaces.drop_all()
         if self.config.chroma_mode == "persistent" and self._own_client and self.dir_lock is not None:
             self._reload_chroma(self.dir_lock.read()[0] + 1)
 
@@ -1371,20 +906,18 @@ class TurnStore:
         """The store's steps of a deletion, each safe to repeat; returns how many of the ids were stored."""
         ns, ids = intent.namespace, intent.ids
         if intent.replay:  # reload from Chroma, the source of truth (this also repairs BM25 from it)
-            self._drop_namespace_state(ns)
-            with self._lock:
-                self._contexts.pop(ns, None)
-        col = self._collection(ns, create=False)
+            self._spaces.drop(ns, contexts=True)
+        col = self._spaces.collection(ns, create=False)
         if col is not None and str(col.id) != intent.collection_id:
             col = None  # a collection created after this intent was recorded: not the one to delete from
-        lexical = self._lexical_index(ns)
+        lexical = self._spaces.lexical_index(ns)
         present: list[str] = []
         if col is not None:
             cache = self._load_cache(ns)
             if self._shared:  # the server's view: turns other workers added count, stale cached ones do not
-                present = self._server_ids(ns, col, ids)
+                present = server_ids(col, ids)
                 if present:  # before the delete: a reader that sees a re-add of an id sees its record too
-                    self._record_delete(col, present)
+                    self._tombstones.record(col, present)
             else:
                 present = [i for i in ids if i in cache.pos]
             try:
@@ -1392,13 +925,13 @@ class TurnStore:
                     col.delete(ids=present)
                 lexical.delete(ids)  # compacts the log
                 cache.remove(ids if self._shared else present)
-                self._context_matrix(ns, cache, create=False)  # rewrites the files without their rows
+                self._spaces.context_matrix(ns, cache, create=False)  # rewrites the files without their rows
             except BaseException:
                 if self._shared and present:  # Chroma may have deleted them (some of them): tell the others
-                    self._announce(ns, quiet=True)
+                    self._sync.announce(ns, quiet=True)
                 raise
-            if self._shared and (present or intent.replay or ns in self._unannounced):
-                self._announce(ns)  # every step done: other workers' next reads drop the turns
+            if self._shared and (present or intent.replay or ns in self._sync.unannounced):
+                self._sync.announce(ns)  # every step done: other workers' next reads drop the turns
         remove_stale_temp(lexical.path)  # a compaction cut short leaves a copy of the log's tokens
         purged = self._files.purge_log(intent.collection_id, ids) if intent.collection_id else 0
         self._files.scrub_segments()
@@ -1409,16 +942,15 @@ class TurnStore:
     def _forget_steps(self, intent: Intent) -> bool:
         """The store's steps of a forget, each safe to repeat; returns whether the collection existed."""
         ns = intent.namespace
-        with self._lock:
-            self._collections.pop(ns, None)
-        col = self._collection(ns, create=False)
+        self._spaces.forget_collection(ns)
+        col = self._spaces.collection(ns, create=False)
         chroma = self.data_dir / "chroma"
         dirs = [chroma / d for d in intent.segment_dirs]
         if col is not None and str(col.id) != intent.collection_id:
             col = None  # created after this forget was recorded: it stays, with its BM25 log and context
         else:
-            self._lexical_index(ns).clear()
-            self._context_index(ns).forget()
+            self._spaces.lexical_index(ns).clear()
+            self._spaces.context_index(ns).forget()
         if col is not None:
             dirs += self._files.segment_dirs(col)
             try:
@@ -1427,14 +959,9 @@ class TurnStore:
                 if not collection_gone(exc):
                     raise
         if self._shared and intent.collection_id:  # after the collection: its delete records go with it
-            self._drop_tombstones(intent.collection_id)
-        self._server_seen.pop(ns, None)
-        self._unannounced.discard(ns)
-        with self._lock:
-            self._lexical.pop(ns, None)
-            self._caches.pop(ns, None)
-            self._contexts.pop(ns, None)
-            self._collections.pop(ns, None)
+            self._tombstones.drop(intent.collection_id)
+        self._sync.forgotten(ns)
+        self._spaces.drop(ns, contexts=True)
         if intent.collection_id:
             self._files.purge_dropped_collection(intent.collection_id)
         self._files.remove_segment_dirs(dirs + self._files.orphan_segment_dirs())
@@ -1461,13 +988,13 @@ class TurnStore:
         """Whether the namespace exists (holds or held turns)."""
         validate_namespace(namespace)
         self._fresh_ns(namespace)
-        return self._collection(namespace, create=False) is not None
+        return self._spaces.collection(namespace, create=False) is not None
 
     def count(self, namespace: str) -> int:
         """Number of turns in a namespace (0 if it does not exist, or was forgotten meanwhile)."""
         validate_namespace(namespace)
         self._fresh_ns(namespace)
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             try:
                 return len(self._load_cache(namespace).ids)
             except NamespaceGone:
@@ -1485,7 +1012,7 @@ class TurnStore:
         """:meth:`get_turns`, raising :class:`UnknownNamespaceError` if the namespace vanishes while being read."""
         validate_namespace(namespace)
         self._fresh_ns(namespace)
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             cache = self._load_cache(namespace)
             if ids is None:
                 return list(cache.turns)
@@ -1581,19 +1108,19 @@ class TurnStore:
         qv = query_vector
         if qv is None and context:  # before the context vectors are built: another embedder is named first
             qv = self.embed_query(query)
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             cache = self._require(namespace)
             ids = list(cache.ids)
             emb = cache.emb
             if qv is not None:
-                self._check_dimension(namespace, emb, np.shape(qv)[-1])
-            ctx = self._context_matrix(namespace, cache) if context and ids else None
-            ctx_index = self._contexts[namespace] if ctx is not None else None
+                self._spaces.check_dimension(namespace, emb, np.shape(qv)[-1])
+            ctx = self._spaces.context_matrix(namespace, cache) if context and ids else None
+            ctx_index = self._spaces.contexts[namespace] if ctx is not None else None
         if qv is None:
             qv = self.embed_query(query)
-            self._check_dimension(namespace, emb, np.shape(qv)[-1])
+            self._spaces.check_dimension(namespace, emb, np.shape(qv)[-1])
         dense = emb @ qv if emb is not None and len(ids) else np.zeros(0, dtype=np.float32)
-        lexical = self._lexical_index(namespace).scores_for(query, ids)
+        lexical = self._spaces.lexical_index(namespace).scores_for(query, ids)
         context_dense = context_lexical = None
         if ctx is not None and ctx_index is not None:
             context_dense = np.asarray(ctx @ qv, dtype=np.float64)
@@ -1608,7 +1135,7 @@ class TurnStore:
         Raises:
             UnknownNamespaceError: If the namespace does not exist.
         """
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             cache = self._require(namespace)
             found = [(i, cache.pos[i]) for i in dict.fromkeys(ids) if i in cache.pos]
             emb = cache.emb
@@ -1625,7 +1152,7 @@ class TurnStore:
         """
         found, rows, emb = self._stored_rows(namespace, ids)
         if emb is not None:
-            self._check_dimension(namespace, emb, np.shape(query_vector)[-1])
+            self._spaces.check_dimension(namespace, emb, np.shape(query_vector)[-1])
         if rows is None:
             return {}
         return {i: float(d) for i, d in zip(found, rows @ query_vector, strict=True)}
@@ -1678,7 +1205,7 @@ class TurnStore:
         rule = fusion or self.config.search.fusion
         if rule not in get_args(FusionRule):
             raise InvalidInputError(f"fusion={rule!r} is invalid: use one of {list(get_args(FusionRule))}")
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             cache = self._require(namespace)
             n = len(cache.ids)
         if n <= self.config.search.exact_search_max:
@@ -1691,7 +1218,7 @@ class TurnStore:
             return []
         top = np.argpartition(-fused, k_eff - 1)[:k_eff] if k_eff < len(fused) else np.arange(len(fused))
         top = top[np.lexsort((top, -fused[top]))]
-        with self._ns_lock(namespace):
+        with self._spaces.lock(namespace):
             turns = self._get_turns(namespace, [pool.ids[i] for i in top])
         by_id = {t.id: t for t in turns}
         return [
@@ -1708,27 +1235,27 @@ class TurnStore:
 
     def _candidate_scores(self, namespace: str, query: str) -> PoolScores:
         """The HNSW path: union of Chroma's and BM25's top candidates, both scored."""
-        col = self._collection(namespace, create=False)
+        col = self._spaces.collection(namespace, create=False)
         qv = self.embed_query(query)
         n = self.config.search.candidates
         if col is None:
-            raise self._gone(namespace)
-        with self._ns_lock(namespace):
-            self._check_dimension(namespace, self._load_cache(namespace).emb, len(qv))
+            raise self._spaces.gone(namespace)
+        with self._spaces.lock(namespace):
+            self._spaces.check_dimension(namespace, self._load_cache(namespace).emb, len(qv))
         try:
             res = drift_read(lambda: col.query(query_embeddings=[qv], n_results=n, include=["distances"]),
                               what=f"namespace {namespace!r}: nearest turns")
         except Exception as exc:  # as in _read_cache
             if collection_gone(exc):
-                raise self._gone(namespace) from exc
+                raise self._spaces.gone(namespace) from exc
             raise
         dense_ids = res["ids"][0]
-        lex = self._lexical_index(namespace).search(query, n)
+        lex = self._spaces.lexical_index(namespace).search(query, n)
         ids = list(dict.fromkeys([*dense_ids, *(i for i, _ in lex)]))
         cache = self._load_cache(namespace)
         rows = [cache.pos[i] for i in ids if i in cache.pos]
         ids = [cache.ids[r] for r in rows]
         dense = cache.emb[rows] @ qv if rows and cache.emb is not None else np.zeros(0)
-        lexical = self._lexical_index(namespace).scores_for(query, ids)
+        lexical = self._spaces.lexical_index(namespace).scores_for(query, ids)
         return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64))
 

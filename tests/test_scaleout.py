@@ -321,7 +321,7 @@ def test_the_freshness_check_is_one_request_per_query(server: tuple[int, Path], 
     store.add_turns(_turns(ns, _rows("t", 1000)))
     store.search(ns, "guitar", k=5)  # warm (and caught up with its own write)
     calls = {"token": 0, "catch_up": 0}
-    token, catch_up = store._server_collection, store._catch_up
+    token, catch_up = store._sync.server_record, store._sync.catch_up
 
     def counted_token(namespace: str) -> Any:
         calls["token"] += 1
@@ -331,7 +331,7 @@ def test_the_freshness_check_is_one_request_per_query(server: tuple[int, Path], 
         calls["catch_up"] += 1
         return catch_up(*args)
 
-    store._server_collection, store._catch_up = counted_token, counted_catch_up  # type: ignore[method-assign]
+    store._sync.server_record, store._sync.catch_up = counted_token, counted_catch_up  # type: ignore[method-assign]
     for mode in ("hybrid", "dense", "lexical"):
         store.search(ns, "puppy marathon", k=5, mode=mode)
     store.get_turns(ns, ["t1"])
@@ -341,16 +341,16 @@ def test_the_freshness_check_is_one_request_per_query(server: tuple[int, Path], 
 
     queries = [f"{a} {b}" for a in WORDS for b in WORDS]
     with_check, without, alone = [], [], []
-    check = store._check_server
+    check = store._sync.check
     for q in queries * 2:
         start = time.perf_counter()
         store.search(ns, q, k=10)
         with_check.append(time.perf_counter() - start)
-        store._check_server = lambda namespace: None  # type: ignore[method-assign]  # the old behaviour
+        store._sync.check = lambda namespace: None  # type: ignore[method-assign]  # the old behaviour
         start = time.perf_counter()
         store.search(ns, q, k=10)
         without.append(time.perf_counter() - start)
-        store._check_server = check  # type: ignore[method-assign]
+        store._sync.check = check  # type: ignore[method-assign]
         start = time.perf_counter()
         check(ns)
         alone.append(time.perf_counter() - start)

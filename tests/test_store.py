@@ -817,7 +817,9 @@ def test_a_read_that_meets_chromas_drift_is_tried_again(
 
     col = store._collection("drift", create=False)
     calls = _drifting(monkeypatch, "get", failures=1)
-    turns, emb = store._fetch_turns("drift", col, sorted(want))  # the read by id of the shared (server) mode
+    from langmem_cog.storage.sync import fetch_turns
+
+    turns, emb = fetch_turns("drift", col, sorted(want), gone=store._spaces.gone)  # the server mode's read by id
     assert sorted(t.id for t in turns) == sorted(want) and emb.shape[0] == 2 and calls[0] == 2
 
 

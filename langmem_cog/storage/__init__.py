@@ -1,13 +1,15 @@
 """The parts of the raw-turn store (:class:`langmem_cog.store.TurnStore`) that are not the class itself.
 
-``TurnStore`` (in :mod:`langmem_cog.store`) holds the per-namespace state and every operation; the
-modules here hold the records it hands out and the helpers it calls, grouped by job. Nothing here is
+``TurnStore`` (in :mod:`langmem_cog.store`) holds every operation; the modules here hold the per-namespace
+state it keeps, the records it hands out and the helpers it calls, grouped by job. Nothing here is
 public API: import the public names (``ScoredTurn``, ``PoolScores``, ``SearchMode``, ``StageTimes``)
 from :mod:`langmem_cog.store`, which re-exports them.
 
 Modules:
     types: the records the store hands out (``ScoredTurn``, ``PoolScores``, ``StageTimes``,
         ``SearchMode``).
+    namespaces: the per-namespace state (``Namespaces``): each namespace's lock, open collection,
+        in-memory copy, BM25 and context indexes, the check of a vector dimension, and dropping that state.
     chroma: Chroma access: collection names, the embedding-function adapter Chroma records and
         rebuilds, private in-memory clients, dropping an embedded system that failed to start, turns to
         and from Chroma records, a collection that is gone (``NamespaceGone``, ``collection_gone``,
@@ -15,6 +17,9 @@ Modules:
     server: ``http`` mode (a shared Chroma server): the freshness-check record, delete-record
         (tombstone) collection names, the once-per-call freshness check (``one_check``), and reads
         retried through Chroma's transient metadata/vector drift (``drift_read``).
+    sync: ``http`` mode's freshness across workers: the delete records (``Tombstones``), the server's
+        record of a collection, the ids it holds, reading turns by id, and one store's freshness state
+        with the catch-up that keeps its view up to date (``ServerSync``).
     files: the embedded database's files kept free of deleted text (``EmbeddedFiles``: a
         collection's segment folders, zeroing unused HNSW slots, purging the write-ahead log, ``VACUUM``).
     journal: the intent journal of deletes and forgets in progress (``Intent``), the atomic write of
