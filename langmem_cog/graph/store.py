@@ -56,8 +56,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import json
 import logging
 import math
@@ -76,6 +74,20 @@ import networkx as nx
 from langmem_cog.errors import ExtractionError, InvalidInputError, StoreError
 from langmem_cog.graph.backends import atomic_write_text, entry_key
 from langmem_cog.graph.consolidate import FactWriter, consolidate, consolidated_fact_id
+from langmem_cog.graph.persist import (
+    DATETIME_ATTRS,
+    REBUILD_HINT,
+    SET_ATTRS,
+    empty_graph,
+    encode,
+    extraction_from_payload,
+    extraction_payload,
+    graph_filename,
+    graph_from_snapshot,
+    graph_payload,
+    graphs_equal,
+    read_graph_file,
+)
 from langmem_cog.graph.reconcile import (
     ClaimKey,
     claim_group,
@@ -94,14 +106,10 @@ from langmem_cog.graph.resolve import (
     normalize_name,
     symbol_person_id,
 )
+from langmem_cog.graph.schema import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported: callers import it from here
 from langmem_cog.graph.schema import (
-    SCHEMA_VERSION,
     ClaimStatus,
     EdgeType,
-    ExtractedClaim,
-    ExtractedConcept,
-    ExtractedEvent,
-    ExtractedFact,
     Extraction,
     Extractor,
     NodeType,
@@ -122,6 +130,11 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+# Private names that tests and benchmark scripts import from this module.
+_encode = encode
+_extraction_payload = extraction_payload
+_extraction_from_payload = extraction_from_payload
 
 # fmt: off
 _LIKES = (
@@ -147,10 +160,6 @@ PREFERENCE_EDGES: dict[str, EdgeType] = {
     **dict.fromkeys(_USES, EdgeType.USES),
 }
 
-#: Attributes stored as sets (written as sorted lists).
-SET_ATTRS = frozenset({"aliases", "provenance", "persons"})
-#: Attributes holding aware datetimes (written as ISO strings).
-DATETIME_ATTRS = frozenset({"first_seen", "last_seen", "start", "end", "timestamp", "valid_from", "valid_to"})
 
 _SELF = frozenset({"i", "me", "myself", "my", "mine"})
 _P, _E, _C, _CL, _F = (
@@ -169,16 +178,6 @@ def normalize_predicate(predicate: str) -> str:
         'works_as'
     """
     return "_".join(normalize_name(predicate.replace("_", " ")).split())
-
-
-def graph_filename(namespace: str) -> str:
-    """The file name of a namespace's graph: a hash, never the raw id.
-
-    Example:
-        >>> len(graph_filename("alice"))
-        45
-    """
-    return hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:40] + ".json"
 
 
 @dataclass
@@ -235,100 +234,6 @@ class _Batch:
     persons: set[str] = field(default_factory=set)  # whose timelines changed
     claims: set[str] = field(default_factory=set)
     pairs: set[tuple[str, str]] = field(default_factory=set)  # (person, concept) linked by new events
-
-
-# ---------------------------------------------------------------------- equality and (de)serialisation
-def graphs_equal(G: nx.MultiDiGraph, H: nx.MultiDiGraph) -> bool:
-    """Whether two graphs have the same graph attributes, nodes, keyed edges and attributes.
-
-    Insertion order does not matter; attribute values are compared with ``==``.
-
-    Example:
-        >>> G, H = nx.MultiDiGraph(), nx.MultiDiGraph()
-        >>> G.add_edge("a", "b", key="LIKES", provenance={"t1"})
-        'LIKES'
-        >>> H.add_node("b"); H.add_edge("a", "b", key="LIKES", provenance={"t1"})
-        'LIKES'
-        >>> graphs_equal(G, H)
-        True
-        >>> H.add_edge("a", "b", key="USES", provenance={"t1"})
-        'USES'
-        >>> graphs_equal(G, H)
-        False
-    """
-    if G.is_directed() != H.is_directed() or G.is_multigraph() != H.is_multigraph():
-        return False
-    if G.graph != H.graph or G.number_of_nodes() != H.number_of_nodes():
-        return False
-    if G.number_of_edges() != H.number_of_edges():
-        return False
-    for n, data in G.nodes(data=True):
-        if n not in H or H.nodes[n] != data:
-            return False
-    if G.is_multigraph():
-        for u, v, k, data in G.edges(keys=True, data=True):
-            if not H.has_edge(u, v, key=k) or H.edges[u, v, k] != data:
-                return False
-    else:
-        for u, v, data in G.edges(data=True):
-            if not H.has_edge(u, v) or H.edges[u, v] != data:
-                return False
-    return True
-
-
-def _encode(value: Any) -> Any:
-    if isinstance(value, set | frozenset):
-        return sorted((_encode(v) for v in value), key=str)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(k): _encode(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_encode(v) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    return value
-
-
-def _decode_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
-    for key in DATETIME_ATTRS & attrs.keys():
-        if attrs[key] is not None:
-            attrs[key] = datetime.fromisoformat(attrs[key])
-    for key in SET_ATTRS & attrs.keys():
-        attrs[key] = set(attrs[key])
-    if "variants" in attrs:
-        attrs["variants"] = {f: {v: set(ts) for v, ts in vals.items()} for f, vals in attrs["variants"].items()}
-    return attrs
-
-
-def graph_payload(namespace: str, G: nx.MultiDiGraph) -> dict[str, Any]:
-    """What a namespace's graph file holds: the schema version, the namespace and the node-link data of
-    ``G`` (nodes by id, edges by source, target and key; sets and datetimes encoded for JSON)."""
-    data = nx.node_link_data(G, edges="edges")
-    data["nodes"] = sorted((_encode(n) for n in data["nodes"]), key=lambda n: n["id"])
-    data["edges"] = sorted((_encode(e) for e in data["edges"]), key=lambda e: (e["source"], e["target"], e["key"]))
-    data["graph"] = _encode(data["graph"])
-    return {"schema_version": SCHEMA_VERSION, "namespace": namespace, "graph": data}
-
-
-def _from_payload(data: dict[str, Any]) -> nx.MultiDiGraph:
-    for n in data["nodes"]:
-        _decode_attrs(n)
-    for e in data["edges"]:
-        _decode_attrs(e)
-    graph = data.get("graph") or {}
-    graph["turns"] = {t: datetime.fromisoformat(ts) for t, ts in (graph.get("turns") or {}).items()}
-    data["graph"] = graph
-    G = nx.node_link_graph(data, directed=True, multigraph=True, edges="edges")
-    if not isinstance(G, nx.MultiDiGraph):  # pragma: no cover - node_link_graph follows the flags above
-        G = nx.MultiDiGraph(G)
-    return G
-
-
-def _empty_graph() -> nx.MultiDiGraph:
-    G = nx.MultiDiGraph()
-    G.graph["turns"] = {}
-    return G
 
 
 # ---------------------------------------------------------------------- validation
@@ -564,7 +469,7 @@ class GraphMemory:
         with self._ns_lock(namespace):
             G = self.graph(namespace)
             stats = self._apply(G, ordered)
-            self._record(namespace, {"op": "apply", "extractions": [_extraction_payload(ex) for ex in ordered]})
+            self._record(namespace, {"op": "apply", "extractions": [extraction_payload(ex) for ex in ordered]})
         self._changed(namespace)
         return stats
 
@@ -964,7 +869,7 @@ class GraphMemory:
                 f"extractor {type(extractor).__name__} returned {len(extractions)} extractions for {len(turns)} turns "
                 "(or out of order): it must return one Extraction per turn, in order"
             )
-        G = _empty_graph()
+        G = empty_graph()
         ordered = _validate(extractions)
         self._apply(G, ordered)
         self._consolidate(G)
@@ -973,7 +878,7 @@ class GraphMemory:
                 # Never reads the old graph: committed as one entry, replayed by every reader in its place.
                 self._graphs[namespace] = G
                 self._pending[namespace] = [{"op": "rebuild", "seen": dict(seen or {}),
-                                             "extractions": [_extraction_payload(ex) for ex in ordered]}]
+                                             "extractions": [extraction_payload(ex) for ex in ordered]}]
                 self._unreadable.discard(namespace)
             logger.info("rebuilt the graph of namespace %r: %d nodes, %d edges", namespace, G.number_of_nodes(),
                         G.number_of_edges())
@@ -1152,7 +1057,7 @@ class GraphMemory:
             with self._ns_lock(namespace):
                 stamp = self._stamp(namespace)
                 raw = self.backend.read(namespace)
-                G = _empty_graph() if raw is None else _graph_from_snapshot(raw, self.backend.describe(namespace), namespace)
+                G = empty_graph() if raw is None else graph_from_snapshot(raw, self.backend.describe(namespace), namespace)
                 self._graphs[namespace] = G
                 self._stamps[namespace] = stamp
                 return G
@@ -1162,12 +1067,12 @@ class GraphMemory:
             self._pending.pop(namespace, None)
             self._needs_snapshot.discard(namespace)
             if path is None or stamp is None:
-                G, seq = _empty_graph(), 0
+                G, seq = empty_graph(), 0
             elif path.exists():
-                G, seq = _read_graph(path, namespace)
+                G, seq = read_graph_file(path, namespace)
                 seq = self._replay(namespace, G, _journal_path(path), seq)
             else:  # a journal without its snapshot (forget interrupted) describes nothing: ignore it
-                G, seq = _empty_graph(), 0
+                G, seq = empty_graph(), 0
                 self._needs_snapshot.add(namespace)
             self._graphs[namespace] = G
             self._stamps[namespace] = stamp
@@ -1186,7 +1091,7 @@ class GraphMemory:
             return seq
         except (OSError, UnicodeDecodeError) as exc:
             raise StoreError(f"cannot read the graph journal {journal} of namespace {namespace!r}: {exc}; "
-                             f"{_REBUILD_HINT}") from exc
+                             f"{REBUILD_HINT}") from exc
         for line in text.splitlines():
             try:
                 op = json.loads(line)
@@ -1200,18 +1105,18 @@ class GraphMemory:
             kind = op.get("op")
             if kind == "apply":
                 try:
-                    extractions = [_extraction_from_payload(e) for e in op["extractions"]]
+                    extractions = [extraction_from_payload(e) for e in op["extractions"]]
                     self._apply(G, _validate(extractions))
                 except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidInputError too
                     raise StoreError(f"graph journal {journal}: entry {n} is malformed ({exc!r}); "
-                                     f"{_REBUILD_HINT}") from exc
+                                     f"{REBUILD_HINT}") from exc
             elif kind == "consolidate":
                 self._consolidate(G)
             elif kind == "reconcile":
                 reconcile_claims(G)
                 reconcile_facts(G)
             else:
-                raise StoreError(f"graph journal {journal}: unknown operation {kind!r}; {_REBUILD_HINT}")
+                raise StoreError(f"graph journal {journal}: unknown operation {kind!r}; {REBUILD_HINT}")
             seq = n
         return seq
 
@@ -1281,12 +1186,12 @@ class GraphMemory:
         """Apply one entry's operations to ``G`` and record it in ``st``."""
         key = entry_key(e["w"], e["seq"])
         if e.get("_bad"):
-            raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} is malformed; {_REBUILD_HINT}")
+            raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} is malformed; {REBUILD_HINT}")
         try:
             for op in e["ops"]:
                 kind = op.get("op")
                 if kind in ("apply", "rebuild"):
-                    extractions = _validate([_extraction_from_payload(x) for x in op["extractions"]])
+                    extractions = _validate([extraction_from_payload(x) for x in op["extractions"]])
                     if kind == "rebuild":
                         G.clear()
                         G.graph["turns"] = {}
@@ -1305,10 +1210,10 @@ class GraphMemory:
                     reconcile_facts(G)
                 else:
                     raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} has an unknown "
-                                     f"operation {kind!r}; {_REBUILD_HINT}")
+                                     f"operation {kind!r}; {REBUILD_HINT}")
         except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidInputError too
             raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} is malformed ({exc!r}); "
-                             f"{_REBUILD_HINT}") from exc
+                             f"{REBUILD_HINT}") from exc
         st.vc[e["w"]] = max(st.vc.get(e["w"], 0), e["seq"])
         st.last = max(st.last, _order(e))
         st.hlc = max(st.hlc, e["hlc"])
@@ -1342,20 +1247,20 @@ class GraphMemory:
             seen = last["ops"][0].get("seen") or {}
             if not isinstance(seen, dict):
                 raise StoreError(f"graph journal of namespace {namespace!r}: a rebuild entry is malformed; "
-                                 f"{_REBUILD_HINT}")
+                                 f"{REBUILD_HINT}")
             fetched = {entry_key(e["w"], e["seq"]) for e in entries}
             more = [k for w, n in top.items() for s in range(int(seen.get(w, 0)) + 1, n + 1)
                     if (k := entry_key(w, s)) not in fetched]
             unseen = [e for e in [*entries, *self._journal_fetch(namespace, more)]
                       if e["seq"] > int(seen.get(e["w"], 0)) and not _is_rebuild(e)]
-            G = _empty_graph()
+            G = empty_graph()
             for e in [last, *sorted(unseen, key=_order)]:
                 self._journal_replay(namespace, G, e, st)
         else:
             if damaged is not None:
                 raise damaged
-            G = (_empty_graph() if state is None else
-                 _graph_from_snapshot(state["snapshot"], self.backend.describe(namespace), namespace))
+            G = (empty_graph() if state is None else
+                 graph_from_snapshot(state["snapshot"], self.backend.describe(namespace), namespace))
             st.base_vc, st.base_size = dict(snap_vc), state["size"] if state else 0
             for e in entries:
                 self._journal_replay(namespace, G, e, st)
@@ -1452,13 +1357,6 @@ class GraphMemory:
                 self.backend.rewrite_entry(namespace, key, e)
 
 
-_REBUILD_HINT = (
-    "the graph is derived from the raw turns: rebuild it with CogMemory.rebuild_graph(namespace) "
-    "(or GraphMemory.rebuild(namespace, turn_store.get_turns(namespace), extractor) then "
-    "GraphMemory.save(namespace)), which replaces the damaged files without reading them"
-)
-
-
 def _journal_max_seq(journal: Path) -> int:
     """The highest sequence number readable in a (possibly damaged) journal; 0 if none."""
     try:
@@ -1508,66 +1406,6 @@ def _order(entry: dict[str, Any]) -> tuple[int, str, int]:
 def _is_rebuild(entry: dict[str, Any]) -> bool:
     ops = entry.get("ops") or []
     return bool(ops) and isinstance(ops[0], dict) and ops[0].get("op") == "rebuild"
-
-
-def _extraction_payload(ex: Extraction) -> dict[str, Any]:
-    """An :class:`Extraction` as JSON-ready data (times as ISO strings)."""
-    return _encode(ex)
-
-
-def _extraction_from_payload(d: dict[str, Any]) -> Extraction:
-    """The inverse of :func:`_extraction_payload`."""
-
-    def when(v: Any) -> datetime | None:
-        return None if v is None else datetime.fromisoformat(v)
-
-    return Extraction(
-        turn_id=d["turn_id"], speaker=d["speaker"], timestamp=datetime.fromisoformat(d["timestamp"]),
-        persons=list(d["persons"]),
-        concepts=[ExtractedConcept(**c) for c in d["concepts"]],
-        events=[ExtractedEvent(**{**e, "participants": tuple(e["participants"]), "concepts": tuple(e["concepts"]),
-                                  "start": when(e["start"]), "end": when(e["end"])}) for e in d["events"]],
-        facts=[ExtractedFact(**{**f, "valid_from": when(f["valid_from"])}) for f in d["facts"]],
-        claims=[ExtractedClaim(**{**c, "timestamp": when(c["timestamp"])}) for c in d["claims"]],
-    )
-
-
-def _read_graph(path: Path, namespace: str) -> tuple[nx.MultiDiGraph, int]:
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError, JSONDecodeError
-        raise StoreError(
-            f"the graph file {path} of namespace {namespace!r} is unreadable or corrupt ({exc}); {_REBUILD_HINT}"
-        ) from exc
-    G = _graph_from_snapshot(raw, f"the graph file {path}", namespace)
-    seq = raw.get("journal_seq") or 0
-    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
-        raise StoreError(
-            f"the graph file {path} of namespace {namespace!r} is corrupt (journal_seq={seq!r}); {_REBUILD_HINT}"
-        )
-    return G, seq
-
-
-def _graph_from_snapshot(raw: Any, what: str, namespace: str) -> nx.MultiDiGraph:
-    """Validate a snapshot payload (file or :class:`~langmem_cog.graph.backends.GraphStore`) and build its graph."""
-    if not isinstance(raw, dict) or "graph" not in raw:
-        raise StoreError(f"{what} of namespace {namespace!r} is not a graph snapshot; {_REBUILD_HINT}")
-    version = raw.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise StoreError(
-            f"{what} of namespace {namespace!r} has schema version {version!r}, "
-            f"this version of langmem-cog reads {SCHEMA_VERSION}; {_REBUILD_HINT}"
-        )
-    if raw.get("namespace") != namespace:
-        raise StoreError(
-            f"{what} holds namespace {raw.get('namespace')!r}, not {namespace!r}; {_REBUILD_HINT}"
-        )
-    try:
-        return _from_payload(raw["graph"])
-    except (KeyError, TypeError, ValueError, AttributeError, RecursionError, nx.NetworkXError) as exc:
-        raise StoreError(
-            f"{what} of namespace {namespace!r} is corrupt ({exc!r}); {_REBUILD_HINT}"
-        ) from exc
 
 
 # ---------------------------------------------------------------------- derived attributes
