@@ -58,22 +58,32 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import threading
 import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
 from langmem_cog.errors import ExtractionError, InvalidInputError, StoreError
+from langmem_cog.graph.apply import (
+    PREFERENCE_EDGES,
+    ApplySettings,
+    ApplyStats,
+    DeleteStats,
+    apply_extractions,
+    consolidate_graph,
+    delete_records,
+    normalize_predicate,
+    relink_timeline,
+    validate_extractions,
+)
 from langmem_cog.graph.backends import atomic_write_text, entry_key
-from langmem_cog.graph.consolidate import FactWriter, consolidate, consolidated_fact_id
+from langmem_cog.graph.consolidate import FactWriter
 from langmem_cog.graph.persist import (
     DATETIME_ATTRS,
     REBUILD_HINT,
@@ -89,9 +99,6 @@ from langmem_cog.graph.persist import (
     read_graph_file,
 )
 from langmem_cog.graph.reconcile import (
-    ClaimKey,
-    claim_group,
-    claim_group_key,
     derived_state,
     natural_key,
     reconcile_claims,
@@ -101,18 +108,11 @@ from langmem_cog.graph.resolve import (
     EMBEDDING_THRESHOLD,
     FUZZY_THRESHOLD,
     EntityResolver,
-    canonical_concept_id,
-    canonical_person_id,
-    normalize_name,
-    symbol_person_id,
 )
 from langmem_cog.graph.schema import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported: callers import it from here
 from langmem_cog.graph.schema import (
-    ClaimStatus,
-    EdgeType,
     Extraction,
     Extractor,
-    NodeType,
 )
 from langmem_cog.records import Turn, validate_namespace
 
@@ -136,156 +136,10 @@ _encode = encode
 _extraction_payload = extraction_payload
 _extraction_from_payload = extraction_from_payload
 
-# fmt: off
-_LIKES = (
-    "likes", "like", "loves", "love", "enjoys", "enjoy", "favorite", "favourite", "prefers", "prefer",
-    "fan_of", "is_fan_of", "interested_in", "into", "passionate_about",
-)
-_DISLIKES = (
-    "dislikes", "dislike", "hates", "hate", "detests", "detest", "avoids", "avoid", "not_fond_of",
-    "does_not_like", "doesnt_like",
-)
-_USES = (
-    "uses", "use", "owns", "own", "has", "have", "plays", "play", "drives", "drive", "rides", "ride",
-    "wears", "wear", "has_pet", "owns_pet",
-)
-# fmt: on
+# A test imports this operator from here.
+_relink_timeline = relink_timeline
 
-#: Fact predicate (after :func:`normalize_predicate`) -> the Person -> Concept edge it also adds.
-#: Other predicates (``is``, ``works_as``, ``lives_in``, ``allergic_to``, ``habit``, ...) only
-#: give the Fact node and its ``HAS_ATTR`` edge.
-PREFERENCE_EDGES: dict[str, EdgeType] = {
-    **dict.fromkeys(_LIKES, EdgeType.LIKES),
-    **dict.fromkeys(_DISLIKES, EdgeType.DISLIKES),
-    **dict.fromkeys(_USES, EdgeType.USES),
-}
-
-
-_SELF = frozenset({"i", "me", "myself", "my", "mine"})
-_P, _E, _C, _CL, _F = (
-    t.value for t in (NodeType.PERSON, NodeType.EVENT, NodeType.CONCEPT, NodeType.CLAIM, NodeType.FACT)
-)
-_PA, _MEN, _NEXT = EdgeType.PARTICIPATED_IN.value, EdgeType.MENTIONS.value, EdgeType.NEXT.value
-_PAIR_DERIVED = frozenset({_NEXT, EdgeType.SUPERSEDES.value, EdgeType.CONFLICTS_WITH.value})
 _GRAPH_DIR = "graph"
-
-
-def normalize_predicate(predicate: str) -> str:
-    """Case-fold a predicate and join its words with ``_``.
-
-    Example:
-        >>> normalize_predicate("Works as")
-        'works_as'
-    """
-    return "_".join(normalize_name(predicate.replace("_", " ")).split())
-
-
-@dataclass
-class ApplyStats:
-    """What :meth:`GraphMemory.apply` did.
-
-    Attributes:
-        turns: Extractions applied.
-        replaced: Turns already in the graph whose old records were replaced.
-        nodes_added: New nodes.
-        edges_added: New extracted edges (derived ``NEXT`` / claim / consolidation edges not counted).
-        claims: Statuses of the claims in the groups recomputed (see :func:`reconcile_claims`).
-        facts_updated: Consolidated facts re-derived because new events touched them.
-    """
-
-    turns: int = 0
-    replaced: int = 0
-    nodes_added: int = 0
-    edges_added: int = 0
-    claims: dict[str, int] = field(default_factory=lambda: {s.value: 0 for s in ClaimStatus})
-    facts_updated: list[str] = field(default_factory=list)
-
-
-@dataclass
-class DeleteStats:
-    """What :meth:`GraphMemory.delete_turns` did.
-
-    Attributes:
-        turns_removed: Turn ids that were in the graph and are gone.
-        unknown: Turn ids that were not in the graph (ignored).
-        nodes_removed: Nodes no turn supports any more.
-        nodes_updated: Surviving nodes whose provenance was trimmed.
-        edges_removed: Net decrease of the edge count (edges of removed nodes included; timelines
-            relinked around removed events add a few back).
-        claims: Statuses of the claims in the groups recomputed.
-        facts_rederived: Consolidated facts updated after losing supporting events.
-    """
-
-    turns_removed: int = 0
-    unknown: int = 0
-    nodes_removed: int = 0
-    nodes_updated: int = 0
-    edges_removed: int = 0
-    claims: dict[str, int] = field(default_factory=lambda: {s.value: 0 for s in ClaimStatus})
-    facts_rederived: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Batch:
-    stats: ApplyStats
-    resolver: EntityResolver
-    dirty_nodes: set[str] = field(default_factory=set)
-    dirty_edges: set[tuple[str, str, str]] = field(default_factory=set)
-    persons: set[str] = field(default_factory=set)  # whose timelines changed
-    claims: set[str] = field(default_factory=set)
-    pairs: set[tuple[str, str]] = field(default_factory=set)  # (person, concept) linked by new events
-
-
-# ---------------------------------------------------------------------- validation
-def _check_time(value: Any, what: str, turn_id: str, required: bool = False) -> None:
-    if value is None and not required:
-        return
-    if not isinstance(value, datetime) or value.tzinfo is None or value.utcoffset() is None:
-        raise InvalidInputError(
-            f"turn {turn_id!r}: {what} must be a timezone-aware datetime, got {value!r}; "
-            "give extractor times a tzinfo (e.g. the turn's)"
-        )
-
-
-def _validate(extractions: Sequence[Extraction]) -> list[Extraction]:
-    if isinstance(extractions, Extraction):
-        extractions = [extractions]
-    if not isinstance(extractions, Sequence) or isinstance(extractions, str | bytes):
-        raise InvalidInputError(f"apply takes a list of Extraction, got {type(extractions).__name__}")
-    seen: set[str] = set()
-    for i, ex in enumerate(extractions):
-        if not isinstance(ex, Extraction):
-            raise InvalidInputError(f"item {i} is a {type(ex).__name__}, not an Extraction")
-        if not isinstance(ex.turn_id, str) or not ex.turn_id:
-            raise InvalidInputError(f"item {i}: turn_id must be a non-empty string, got {ex.turn_id!r}")
-        if ex.turn_id in seen:
-            raise InvalidInputError(
-                f"turn {ex.turn_id!r} appears twice in one apply call: pass one Extraction per turn"
-            )
-        seen.add(ex.turn_id)
-        _check_time(ex.timestamp, "timestamp", ex.turn_id, required=True)
-        if not isinstance(ex.speaker, str) or not ex.speaker.strip():
-            raise InvalidInputError(f"turn {ex.turn_id!r}: speaker must be a non-empty string, got {ex.speaker!r}")
-        records: list[Any] = [*ex.concepts, *ex.events, *ex.facts, *ex.claims]
-        for rec in records:
-            if rec.source_turn_id != ex.turn_id:
-                raise InvalidInputError(
-                    f"turn {ex.turn_id!r}: a {type(rec).__name__} has source_turn_id {rec.source_turn_id!r}; "
-                    "an Extraction holds only records of its own turn"
-                )
-        for ev in ex.events:
-            _check_time(ev.start, "event start", ex.turn_id)
-            _check_time(ev.end, "event end", ex.turn_id)
-        for fact in ex.facts:
-            _check_time(fact.valid_from, "fact valid_from", ex.turn_id)
-        for cl in ex.claims:
-            _check_time(cl.timestamp, "claim timestamp", ex.turn_id)
-            if isinstance(cl.polarity, bool) or not isinstance(cl.polarity, int | float) or math.isnan(cl.polarity):
-                raise InvalidInputError(f"turn {ex.turn_id!r}: claim polarity must be -1, 0 or 1, got {cl.polarity!r}")
-            if not isinstance(cl.sentiment, int | float) or math.isnan(cl.sentiment):
-                raise InvalidInputError(f"turn {ex.turn_id!r}: claim sentiment must be a number, got {cl.sentiment!r}")
-    # Chronological order; stable, so turns sharing a timestamp keep the caller's order.
-    return sorted(extractions, key=lambda e: e.timestamp)
 
 
 class GraphMemory:
@@ -439,6 +293,11 @@ class GraphMemory:
             vector_cache=self._vectors,
         )
 
+    def _settings(self) -> ApplySettings:
+        """This memory's entity resolution and consolidation settings, for the operators of :mod:`~langmem_cog.graph.apply`."""
+        return ApplySettings(resolver=self._resolver, min_events=self.min_events, window_days=self.window_days,
+                             writer=self.writer)
+
     def _changed(self, namespace: str) -> None:
         if self.autosave:
             self.save(namespace)
@@ -465,221 +324,16 @@ class GraphMemory:
                 turn, a turn twice); nothing is applied then.
         """
         validate_namespace(namespace)
-        ordered = _validate(extractions)
+        ordered = validate_extractions(extractions)
         with self._ns_lock(namespace):
             G = self.graph(namespace)
-            stats = self._apply(G, ordered)
+            stats = apply_extractions(G, ordered, self._settings())
             self._record(namespace, {"op": "apply", "extractions": [extraction_payload(ex) for ex in ordered]})
         self._changed(namespace)
         return stats
 
     def _record(self, namespace: str, op: dict[str, Any]) -> None:
         self._pending.setdefault(namespace, []).append(op)
-
-    def _apply(self, G: nx.MultiDiGraph, ordered: list[Extraction]) -> ApplyStats:
-        stats = ApplyStats(turns=len(ordered))
-        turns = G.graph.setdefault("turns", {})
-        again = [ex.turn_id for ex in ordered if ex.turn_id in turns]
-        if again:
-            logger.debug("replacing the records of %d turns applied before", len(again))
-            self._delete(G, set(again))
-            stats.replaced = len(again)
-        batch = _Batch(stats=stats, resolver=self._resolver(G))
-        for ex in ordered:
-            turns[ex.turn_id] = ex.timestamp
-            self._apply_one(G, ex, batch)
-        for n in batch.dirty_nodes:
-            _refresh_node(G, n)
-        for u, v, k in batch.dirty_edges:
-            _refresh_edge(G, u, v, k)
-        for p in sorted(batch.persons):
-            _relink_timeline(G, p)
-        if batch.claims:
-            stats.claims = reconcile_claims(G, batch.claims)
-        subjects = {G.nodes[n].get("subject") for n in batch.dirty_nodes if n in G and G.nodes[n].get("type") == _F}
-        if subjects:
-            reconcile_facts(G, {s for s in subjects if s})
-        pairs = {pc for pc in batch.pairs if consolidated_fact_id(*pc) in G}
-        if pairs:
-            stats.facts_updated = self._consolidate(G, pairs)
-        return stats
-
-    def _apply_one(self, G: nx.MultiDiGraph, ex: Extraction, b: _Batch) -> None:
-        t = ex.turn_id
-        # A speaker whose name has no letters or digits ("🙂") gets a node keyed by its code points:
-        # every speaker can be stored, so no namespace becomes unwritable (turns made by
-        # make_turn refuse such names, but a store written by an older version may hold them).
-        speaker: str = self._entity(G, ex.speaker, _P, t, b) or self._symbol_speaker(G, ex.speaker, t, b)
-
-        def person(name: str) -> str | None:
-            if normalize_name(name) in _SELF:
-                return speaker
-            return self._entity(G, name, _P, t, b)
-
-        for name in ex.persons:
-            person(name)
-        for concept in ex.concepts:
-            self._entity(G, concept.name, _C, t, b, kind=concept.kind)
-        for i, ev in enumerate(ex.events):
-            eid = f"event:{t}#{i}"
-            parts = list(dict.fromkeys(p for p in (person(n) for n in ev.participants) if p)) or [speaker]
-            concepts: list[str] = list(
-                dict.fromkeys(c for c in (self._entity(G, n, _C, t, b) for n in ev.concepts) if c)
-            )
-            self._single(
-                G,
-                eid,
-                _E,
-                t,
-                ex.timestamp,
-                b,
-                text=ev.text,
-                start=ev.start,
-                end=ev.end,
-                time_text=ev.time_text,
-                participants=parts,
-                verb=ev.verb,
-            )
-            for p in parts:
-                self._edge(G, p, eid, EdgeType.PARTICIPATED_IN, t, b)
-                b.persons.add(p)
-            for c in concepts:
-                self._edge(G, eid, c, EdgeType.MENTIONS, t, b)
-                b.pairs.update((p, c) for p in parts)
-        for fact in ex.facts:
-            self._fact(G, ex, fact, person, b)
-        for i, cl in enumerate(ex.claims):
-            src = person(cl.source)
-            if src is None:
-                logger.warning("turn %r: skipping a claim whose source %r has no letters", t, cl.source)
-                continue
-            target: str | None
-            if normalize_name(cl.target) in _SELF:
-                target = speaker
-            elif b.resolver.resolve(cl.target, _P) is not None:
-                target = self._entity(G, cl.target, _P, t, b)
-            else:
-                target = self._entity(G, cl.target, _C, t, b)
-            if target is None:
-                logger.warning("turn %r: skipping a claim whose target %r has no letters", t, cl.target)
-                continue
-            cid = f"claim:{t}#{i}"
-            polarity = int(cl.polarity > 0) - int(cl.polarity < 0)
-            self._single(
-                G,
-                cid,
-                _CL,
-                t,
-                ex.timestamp,
-                b,
-                text=cl.content,
-                content=cl.content,
-                source=src,
-                target=target,
-                predicate=normalize_predicate(cl.predicate) or "opinion",
-                polarity=polarity,
-                sentiment=max(-1.0, min(1.0, float(cl.sentiment))),
-                status=ClaimStatus.CURRENT.value,
-                timestamp=cl.timestamp or ex.timestamp,
-            )
-            self._edge(G, src, cid, EdgeType.CLAIMS, t, b)
-            self._edge(G, cid, target, EdgeType.ABOUT, t, b)
-            b.claims.add(cid)
-
-    def _fact(self, G: nx.MultiDiGraph, ex: Extraction, fact: Any, person: Any, b: _Batch) -> None:
-        t = ex.turn_id
-        subj = person(fact.subject)
-        pred = normalize_predicate(fact.predicate)
-        edge = PREFERENCE_EDGES.get(pred)
-        concept = self._entity(G, fact.object, _C, t, b) if edge is not None else None
-        obj = concept.split(":", 1)[1] if concept else normalize_name(fact.object)
-        if subj is None or not pred or not obj:
-            logger.warning("turn %r: skipping fact %r with an empty subject, predicate or object", t, fact.text)
-            return
-        fid = f"fact:{subj.split(':', 1)[1]}|{pred}|{obj}"
-        if fid not in G:
-            G.add_node(
-                fid,
-                type=_F,
-                subject=subj,
-                predicate=pred,
-                object=fact.object,
-                text=fact.text,
-                valid_from=None,
-                valid_to=None,
-                consolidated=False,
-                support=0,
-                aliases=set(),
-                provenance=set(),
-                variants={},
-            )
-            b.stats.nodes_added += 1
-        data = G.nodes[fid]
-        data["provenance"].add(t)
-        variants = data["variants"]
-        variants.setdefault("text", {}).setdefault(fact.text, set()).add(t)
-        variants.setdefault("object", {}).setdefault(fact.object, set()).add(t)
-        if fact.valid_from is not None:
-            variants.setdefault("valid_from", {}).setdefault(fact.valid_from.isoformat(), set()).add(t)
-        b.dirty_nodes.add(fid)
-        self._edge(G, subj, fid, EdgeType.HAS_ATTR, t, b)
-        if concept is not None and edge is not None:
-            self._edge(G, subj, concept, edge, t, b)
-            self._edge(G, fid, concept, EdgeType.MENTIONS, t, b)
-
-    def _entity(
-        self, G: nx.MultiDiGraph, name: str, node_type: str, t: str, b: _Batch, kind: str | None = None
-    ) -> str | None:
-        """Resolve or create a Person / Concept node and record that turn ``t`` names it."""
-        if not isinstance(name, str) or not normalize_name(name):
-            logger.debug("turn %r: ignoring %s name %r without letters or digits", t, node_type, name)
-            return None
-        surface = " ".join(name.split())
-        nid = b.resolver.resolve(surface, node_type)
-        if nid is None:
-            nid = canonical_person_id(surface) if node_type == _P else canonical_concept_id(surface)
-        if nid not in G:
-            G.add_node(nid, type=node_type, name=surface, aliases=set(), provenance=set(), variants={})
-            if node_type == _C:
-                G.nodes[nid]["kind"] = "thing"
-            b.stats.nodes_added += 1
-        data = G.nodes[nid]
-        data["provenance"].add(t)
-        data["variants"].setdefault("name", {}).setdefault(surface, set()).add(t)
-        if kind:
-            data["variants"].setdefault("kind", {}).setdefault(kind, set()).add(t)
-        b.dirty_nodes.add(nid)
-        b.resolver.register(nid, surface)
-        return nid
-
-    def _symbol_speaker(self, G: nx.MultiDiGraph, name: str, t: str, b: _Batch) -> str:
-        """The Person node of a speaker without letters or digits (:func:`symbol_person_id`)."""
-        surface = " ".join(name.split())
-        nid = symbol_person_id(surface)
-        if nid not in G:
-            G.add_node(nid, type=_P, name=surface, aliases=set(), provenance=set(), variants={})
-            b.stats.nodes_added += 1
-        data = G.nodes[nid]
-        data["provenance"].add(t)
-        data["variants"].setdefault("name", {}).setdefault(surface, set()).add(t)
-        b.dirty_nodes.add(nid)
-        return nid
-
-    def _single(
-        self, G: nx.MultiDiGraph, nid: str, node_type: str, t: str, ts: datetime, b: _Batch, **attrs: Any
-    ) -> None:
-        """Add a node that only one turn can produce (events, claims)."""
-        G.add_node(nid, type=node_type, aliases=set(), provenance={t}, first_seen=ts, last_seen=ts, **attrs)
-        b.stats.nodes_added += 1
-
-    def _edge(self, G: nx.MultiDiGraph, u: str, v: str, kind: EdgeType, t: str, b: _Batch) -> None:
-        key = kind.value
-        if G.has_edge(u, v, key=key):
-            G.edges[u, v, key]["provenance"].add(t)
-        else:
-            G.add_edge(u, v, key=key, type=key, provenance={t}, timestamp=None)
-            b.stats.edges_added += 1
-        b.dirty_edges.add((u, v, key))
 
     # ------------------------------------------------------------------ delete
     def delete_turns(self, namespace: str, turn_ids: Iterable[str]) -> DeleteStats:
@@ -710,7 +364,7 @@ class GraphMemory:
         with self._ns_lock(namespace):
             G = self.graph(namespace)
             known = set(ids) & set(G.graph.get("turns", {}))
-            stats = self._delete(G, known)
+            stats = delete_records(G, known, self._settings())
             stats.unknown = len(set(ids) - known)
             if self.journaled:
                 # Every id, known or not: an entry adding one of them, appended by another worker and not
@@ -723,84 +377,13 @@ class GraphMemory:
             self._changed(namespace)
         return stats
 
-    def _delete(self, G: nx.MultiDiGraph, ids: set[str]) -> DeleteStats:
-        stats = DeleteStats(turns_removed=len(ids))
-        if not ids:
-            return stats
-        edges_before = G.number_of_edges()
-        persons: set[str] = set()
-        claim_keys: set[ClaimKey] = set()
-        fact_pairs: set[tuple[str, str]] = set()
-        fact_subjects: set[str] = set()
-        trimmed: list[str] = []
-        for n, data in G.nodes(data=True):
-            prov = data.get("provenance")
-            if not prov or prov.isdisjoint(ids):
-                continue
-            prov -= ids
-            trimmed.append(n)
-            for vals in (data.get("variants") or {}).values():
-                for value in list(vals):
-                    vals[value] -= ids
-                    if not vals[value]:
-                        del vals[value]
-            kind = data.get("type")
-            if kind == _E:
-                persons.update(data.get("participants", ()))
-                persons.update(u for u, _, k in G.in_edges(n, keys=True) if k == _PA)
-            elif kind == _CL:
-                claim_keys.add(claim_group_key(G, n))
-            elif kind == _F and data.get("consolidated"):
-                fact_pairs.update((data["subject"], c) for _, c, k in G.out_edges(n, keys=True) if k == _MEN)
-            elif kind == _F and data.get("subject"):
-                fact_subjects.add(data["subject"])
-        dead_edges: list[tuple[str, str, str]] = []
-        live_edges: list[tuple[str, str, str]] = []
-        for u, v, k, data in G.edges(keys=True, data=True):
-            prov = data.get("provenance")
-            if prov and not prov.isdisjoint(ids):
-                prov -= ids
-                (live_edges if prov else dead_edges).append((u, v, k))
-        G.remove_edges_from(dead_edges)
-        dead_nodes = [n for n in trimmed if not G.nodes[n]["provenance"]]
-        G.remove_nodes_from(dead_nodes)
-        turns = G.graph.setdefault("turns", {})
-        for t in ids:
-            turns.pop(t, None)
-        for n in trimmed:
-            if n in G:
-                _refresh_node(G, n)
-        for u, v, k in live_edges:
-            if G.has_edge(u, v, key=k):
-                _refresh_edge(G, u, v, k)
-        for p in sorted(persons):
-            if p in G:
-                _relink_timeline(G, p)
-        members = [c for key in claim_keys for c in claim_group(G, key, scan=False)]
-        if members:
-            stats.claims = reconcile_claims(G, members)
-        if fact_subjects:
-            reconcile_facts(G, fact_subjects)
-        if fact_pairs:
-            stats.facts_rederived = self._consolidate(G, fact_pairs)
-        stats.nodes_removed = len(dead_nodes)
-        stats.nodes_updated = len(trimmed) - len(dead_nodes)
-        stats.edges_removed = max(0, edges_before - G.number_of_edges())
-        logger.debug(
-            "deleted %d turns: %d nodes removed, %d trimmed", len(ids), stats.nodes_removed, stats.nodes_updated
-        )
-        return stats
-
     # ------------------------------------------------------------------ derived structure
-    def _consolidate(self, G: nx.MultiDiGraph, pairs: Iterable[tuple[str, str]] | None = None) -> list[str]:
-        return consolidate(G, min_events=self.min_events, window_days=self.window_days, writer=self.writer, pairs=pairs)
-
     def consolidate(self, namespace: str) -> list[str]:
         """Run :func:`~langmem_cog.graph.consolidate.consolidate` on a namespace with this
         memory's settings. Returns the consolidated facts created or changed."""
         validate_namespace(namespace)
         with self._ns_lock(namespace):
-            changed = self._consolidate(self.graph(namespace))
+            changed = consolidate_graph(self.graph(namespace), self._settings())
             if changed:
                 self._record(namespace, {"op": "consolidate"})
         if changed:
@@ -870,9 +453,9 @@ class GraphMemory:
                 "(or out of order): it must return one Extraction per turn, in order"
             )
         G = empty_graph()
-        ordered = _validate(extractions)
-        self._apply(G, ordered)
-        self._consolidate(G)
+        ordered = validate_extractions(extractions)
+        apply_extractions(G, ordered, self._settings())
+        consolidate_graph(G, self._settings())
         if self.journaled:
             with self._ns_lock(namespace):
                 # Never reads the old graph: committed as one entry, replayed by every reader in its place.
@@ -1106,12 +689,12 @@ class GraphMemory:
             if kind == "apply":
                 try:
                     extractions = [extraction_from_payload(e) for e in op["extractions"]]
-                    self._apply(G, _validate(extractions))
+                    apply_extractions(G, validate_extractions(extractions), self._settings())
                 except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidInputError too
                     raise StoreError(f"graph journal {journal}: entry {n} is malformed ({exc!r}); "
                                      f"{REBUILD_HINT}") from exc
             elif kind == "consolidate":
-                self._consolidate(G)
+                consolidate_graph(G, self._settings())
             elif kind == "reconcile":
                 reconcile_claims(G)
                 reconcile_facts(G)
@@ -1191,20 +774,20 @@ class GraphMemory:
             for op in e["ops"]:
                 kind = op.get("op")
                 if kind in ("apply", "rebuild"):
-                    extractions = _validate([extraction_from_payload(x) for x in op["extractions"]])
+                    extractions = validate_extractions([extraction_from_payload(x) for x in op["extractions"]])
                     if kind == "rebuild":
                         G.clear()
                         G.graph["turns"] = {}
-                        self._apply(G, extractions)
-                        self._consolidate(G)
+                        apply_extractions(G, extractions, self._settings())
+                        consolidate_graph(G, self._settings())
                     else:
-                        self._apply(G, extractions)
+                        apply_extractions(G, extractions, self._settings())
                     for ex in extractions:
                         st.index.setdefault(ex.turn_id, set()).add(key)
                 elif kind == "delete":
-                    self._delete(G, set(op["ids"]) & set(G.graph.get("turns", {})))
+                    delete_records(G, set(op["ids"]) & set(G.graph.get("turns", {})), self._settings())
                 elif kind == "consolidate":
-                    self._consolidate(G)
+                    consolidate_graph(G, self._settings())
                 elif kind == "reconcile":
                     reconcile_claims(G)
                     reconcile_facts(G)
@@ -1406,93 +989,3 @@ def _order(entry: dict[str, Any]) -> tuple[int, str, int]:
 def _is_rebuild(entry: dict[str, Any]) -> bool:
     ops = entry.get("ops") or []
     return bool(ops) and isinstance(ops[0], dict) and ops[0].get("op") == "rebuild"
-
-
-# ---------------------------------------------------------------------- derived attributes
-_NEVER = datetime.max.replace(tzinfo=UTC)
-
-
-def _first_turn_key(turn_ids: set[str], times: dict[str, datetime]) -> tuple[Any, ...]:
-    """``min(_turn_key(times, t) for t in turn_ids)``, computing ``natural_key`` for the earliest turns only."""
-    first = min((times.get(t, _NEVER) for t in turn_ids), default=_NEVER)
-    return (first, min(natural_key(t) for t in turn_ids if times.get(t, _NEVER) == first))
-
-
-def _earliest(values: dict[str, set[str]], times: dict[str, datetime]) -> str:
-    return min(values, key=lambda v: (_first_turn_key(values[v], times), v))
-
-
-def _refresh_node(G: nx.MultiDiGraph, n: str) -> None:
-    """Recompute merged attributes of a node from its surviving provenance."""
-    data = G.nodes[n]
-    times = G.graph.get("turns") or {}
-    known = [times[t] for t in data.get("provenance", ()) if t in times]
-    if known:
-        data["first_seen"], data["last_seen"] = min(known), max(known)
-    variants = data.get("variants")
-    if variants is None:
-        return
-    for fld in [f for f, vals in variants.items() if not vals]:
-        del variants[fld]
-    names = variants.get("name")
-    if names:
-        data["name"] = _earliest(names, times)
-        data["aliases"] = set(names) - {data["name"]}
-    if data.get("type") == _C:
-        data["kind"] = _earliest(variants["kind"], times) if variants.get("kind") else "thing"
-    if data.get("type") == _F and not data.get("consolidated"):
-        for fld in ("text", "object"):
-            if variants.get(fld):
-                data[fld] = _earliest(variants[fld], times)
-        vf = variants.get("valid_from")
-        data["valid_from"] = min(datetime.fromisoformat(v) for v in vf) if vf else None
-        data["support"] = len(data["provenance"])
-
-
-def _refresh_edge(G: nx.MultiDiGraph, u: str, v: str, k: str) -> None:
-    """An edge's ``timestamp``: when its evidence first existed (its earliest turn; the latest
-    one for relations derived from two records: ``NEXT``, ``SUPERSEDES``, ``CONFLICTS_WITH``)."""
-    data = G.edges[u, v, k]
-    times = G.graph.get("turns") or {}
-    known = [times[t] for t in data.get("provenance", ()) if t in times]
-    if known:
-        data["timestamp"] = max(known) if k in _PAIR_DERIVED else min(known)
-
-
-def _event_key(G: nx.MultiDiGraph, e: str) -> tuple[Any, ...]:
-    d = G.nodes[e]
-    return (d.get("start") or d["first_seen"], d["first_seen"], natural_key(e))
-
-
-def _relink_timeline(G: nx.MultiDiGraph, person: str) -> None:
-    """Make the ``NEXT`` edges tagged with ``person`` chain its events in time order.
-
-    ``NEXT`` edges are shared by persons with consecutive events in common; each edge's
-    ``persons`` set says whose timelines use it, and an edge no timeline uses is removed.
-    Only the differences are written.
-    """
-    events = sorted(
-        {v for _, v, k in G.out_edges(person, keys=True) if k == _PA and G.nodes[v].get("type") == _E},
-        key=lambda e: _event_key(G, e),
-    )
-    desired = set(zip(events, events[1:], strict=False))
-    current = {
-        (u, v)
-        for u in events
-        for _, v, k, d in G.out_edges(u, keys=True, data=True)
-        if k == _NEXT and person in d.get("persons", ())
-    }
-    for u, v in current - desired:
-        d = G.edges[u, v, _NEXT]
-        d["persons"].discard(person)
-        if not d["persons"]:
-            G.remove_edge(u, v, key=_NEXT)
-    for u, v in desired:
-        prov = set(G.nodes[u]["provenance"]) | set(G.nodes[v]["provenance"])
-        if G.has_edge(u, v, key=_NEXT):
-            d = G.edges[u, v, _NEXT]
-            d["persons"].add(person)
-            d["provenance"] = prov
-        else:
-            G.add_edge(u, v, key=_NEXT, type=_NEXT, persons={person}, provenance=prov, timestamp=None)
-        _refresh_edge(G, u, v, _NEXT)
