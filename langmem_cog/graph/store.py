@@ -40,6 +40,11 @@ Concept (:data:`PREFERENCE_EDGES`), e.g. ``likes`` -> ``LIKES``, ``hates`` ->
 
 The graph attribute ``turns`` maps every applied turn id to its timestamp.
 
+This module holds :class:`GraphMemory`: the graphs of many namespaces, their locks and where they are
+kept. The operators that apply and delete turns' records are in :mod:`langmem_cog.graph.apply`, the
+file and payload formats in :mod:`langmem_cog.graph.persist`, the journals in
+:mod:`langmem_cog.graph.journal`.
+
 Example:
     >>> from datetime import datetime, timezone
     >>> from langmem_cog.graph.schema import Extraction, ExtractedEvent
@@ -60,10 +65,8 @@ import json
 import logging
 import os
 import threading
-import time
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -82,11 +85,18 @@ from langmem_cog.graph.apply import (
     relink_timeline,
     validate_extractions,
 )
-from langmem_cog.graph.backends import atomic_write_text, entry_key
+from langmem_cog.graph.backends import atomic_write_text
 from langmem_cog.graph.consolidate import FactWriter
+from langmem_cog.graph.journal import (
+    SharedJournal,
+    append_file_journal,
+    is_rebuild,
+    journal_max_seq,
+    journal_path,
+    replay_file_journal,
+)
 from langmem_cog.graph.persist import (
     DATETIME_ATTRS,
-    REBUILD_HINT,
     SET_ATTRS,
     empty_graph,
     encode,
@@ -104,16 +114,9 @@ from langmem_cog.graph.reconcile import (
     reconcile_claims,
     reconcile_facts,
 )
-from langmem_cog.graph.resolve import (
-    EMBEDDING_THRESHOLD,
-    FUZZY_THRESHOLD,
-    EntityResolver,
-)
+from langmem_cog.graph.resolve import EMBEDDING_THRESHOLD, FUZZY_THRESHOLD, EntityResolver
 from langmem_cog.graph.schema import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported: callers import it from here
-from langmem_cog.graph.schema import (
-    Extraction,
-    Extractor,
-)
+from langmem_cog.graph.schema import Extraction, Extractor
 from langmem_cog.records import Turn, validate_namespace
 
 __all__ = [
@@ -218,7 +221,11 @@ class GraphMemory:
         self._unreadable: set[str] = set()  # namespaces whose graph on disk failed to load
         #: This memory's writer id in journaled backends (the keys of the journal entries it appends).
         self.writer_id = uuid.uuid4().hex[:16]
-        self._jstate: dict[str, _JournalState] = {}  # journaled backends: what this memory applied, per namespace
+        # Journaled backends: what this memory applied of each namespace's journal in the shared store.
+        self._shared = (
+            SharedJournal(backend, self.writer_id, ratio=self.journal_ratio, min_bytes=self.journal_min_bytes)
+            if self.journaled else None
+        )
 
     @classmethod
     def from_config(cls, config: Any, **kwargs: Any) -> GraphMemory:
@@ -275,7 +282,7 @@ class GraphMemory:
         if path is None:
             return None
         stamps: list[tuple[int, int, int] | None] = []
-        for p in (path, _journal_path(path)):
+        for p in (path, journal_path(path)):
             try:
                 st = p.stat()
             except OSError:
@@ -475,7 +482,7 @@ class GraphMemory:
             self._graphs[namespace] = G
             self._stamps[namespace] = self._stamp(namespace)
             path = self.path(namespace)
-            old_seq = _journal_max_seq(_journal_path(path)) if path is not None and self.backend is None else 0
+            old_seq = journal_max_seq(journal_path(path)) if path is not None and self.backend is None else 0
             self._seq[namespace] = max(self._seq.get(namespace, 0), old_seq)
             self._pending.pop(namespace, None)
             self._needs_snapshot.add(namespace)
@@ -503,12 +510,13 @@ class GraphMemory:
             self._needs_snapshot.discard(namespace)
             self._seq.pop(namespace, None)
             self._unreadable.discard(namespace)
-            self._jstate.pop(namespace, None)
+            if self._shared is not None:
+                self._shared.forget(namespace)
             if self.backend is not None:
                 return self.backend.delete(namespace) or existed
             path = self.path(namespace)
-            if path is not None and _journal_path(path).exists():  # the journal first: alone it is ignored
-                _journal_path(path).unlink()
+            if path is not None and journal_path(path).exists():  # the journal first: alone it is ignored
+                journal_path(path).unlink()
                 existed = True
             if path is not None and path.exists():
                 path.unlink()
@@ -554,7 +562,7 @@ class GraphMemory:
             try:
                 atomic_write_text(path, payload)
                 # A crash here leaves a journal whose entries are all <= journal_seq: load skips them.
-                _journal_path(path).unlink(missing_ok=True)
+                journal_path(path).unlink(missing_ok=True)
                 self._stamps[namespace] = self._stamp(namespace)
             except OSError as exc:
                 raise StoreError(f"cannot write the graph of namespace {namespace!r} to {path}: {exc}") from exc
@@ -592,21 +600,7 @@ class GraphMemory:
                 return self.save(namespace)
             if not ops:
                 return path
-            journal = _journal_path(path)
-            seq = self._seq.get(namespace, 0)
-            lines = []
-            for op in ops:
-                seq += 1
-                lines.append(json.dumps({"seq": seq, **op}, ensure_ascii=False, separators=(",", ":")))
-            try:
-                with journal.open("a", encoding="utf-8") as fh:
-                    fh.write("\n".join(lines) + "\n")
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                size = journal.stat().st_size
-                snapshot = path.stat().st_size
-            except OSError as exc:
-                raise StoreError(f"cannot append to the graph journal of namespace {namespace!r} ({journal}): {exc}") from exc
+            seq, size, snapshot = append_file_journal(path, namespace, self._seq.get(namespace, 0), ops)
             self._seq[namespace] = seq
             self._pending.pop(namespace, None)
             self._stamps[namespace] = self._stamp(namespace)
@@ -653,7 +647,9 @@ class GraphMemory:
                 G, seq = empty_graph(), 0
             elif path.exists():
                 G, seq = read_graph_file(path, namespace)
-                seq = self._replay(namespace, G, _journal_path(path), seq)
+                seq, torn = replay_file_journal(G, journal_path(path), namespace, seq, self._settings())
+                if torn:  # the next commit rewrites the snapshot
+                    self._needs_snapshot.add(namespace)
             else:  # a journal without its snapshot (forget interrupted) describes nothing: ignore it
                 G, seq = empty_graph(), 0
                 self._needs_snapshot.add(namespace)
@@ -662,194 +658,31 @@ class GraphMemory:
             self._seq[namespace] = seq
             return G
 
-    def _replay(self, namespace: str, G: nx.MultiDiGraph, journal: Path, seq: int) -> int:
-        """Apply the journal's operations newer than the snapshot (``seq``) to ``G``; return the last seq.
-
-        A torn last line (a crash mid-append) ends the replay; the next commit then rewrites the
-        snapshot, and ``CogMemory`` repairs any turn it missed from the raw store.
-        """
-        try:
-            text = journal.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return seq
-        except (OSError, UnicodeDecodeError) as exc:
-            raise StoreError(f"cannot read the graph journal {journal} of namespace {namespace!r}: {exc}; "
-                             f"{REBUILD_HINT}") from exc
-        for line in text.splitlines():
-            try:
-                op = json.loads(line)
-                n = int(op["seq"])
-            except (KeyError, TypeError, ValueError, OverflowError, RecursionError):  # JSONDecodeError too
-                logger.warning("graph journal %s ends with a torn entry: replayed up to %d", journal, seq)
-                self._needs_snapshot.add(namespace)
-                break
-            if n <= seq:
-                continue
-            kind = op.get("op")
-            if kind == "apply":
-                try:
-                    extractions = [extraction_from_payload(e) for e in op["extractions"]]
-                    apply_extractions(G, validate_extractions(extractions), self._settings())
-                except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidInputError too
-                    raise StoreError(f"graph journal {journal}: entry {n} is malformed ({exc!r}); "
-                                     f"{REBUILD_HINT}") from exc
-            elif kind == "consolidate":
-                consolidate_graph(G, self._settings())
-            elif kind == "reconcile":
-                reconcile_claims(G)
-                reconcile_facts(G)
-            else:
-                raise StoreError(f"graph journal {journal}: unknown operation {kind!r}; {REBUILD_HINT}")
-            seq = n
-        return seq
-
     # ------------------------------------------------------------------ journaled backends (shared stores)
-    # The graph of a namespace in a journaled backend is its snapshot (a cache, folding the entries up to
-    # a vector clock) plus the journal entries past that clock, replayed in a fixed order: (hlc, writer,
-    # seq). Entries are never lost to a concurrent write (one key per entry, written once), so whichever
-    # snapshot a race left, it plus the entries past its clock is the whole graph. An entry that arrives
-    # out of that order (another worker's, appended concurrently) makes the reader replay again from the
-    # snapshot, so every worker that read the same items holds the same graph.
     def _journal_sync(self, namespace: str) -> nx.MultiDiGraph:
         """Bring the cached graph up to date with the journal (the caller holds the namespace lock).
 
-        One listing of the heads when nothing changed; the new entries by key otherwise. Operations of
-        this memory not committed yet (applied in memory, in ``_pending``) are never rebased: the sync
-        waits for their commit.
+        Operations of this memory not committed yet (applied in memory, in ``_pending``) are never rebased:
+        the sync waits for their commit.
         """
-        assert self.backend is not None  # called only when self.journaled holds
+        assert self._shared is not None  # called only when self.journaled holds
         G = self._graphs.get(namespace)
         if G is None:
             return self.load(namespace)
         if self._pending.get(namespace):
             return G
-        st = self._jstate.get(namespace)
-        if st is None:  # a graph put in memory directly: as if loaded from an empty journal
-            st = self._jstate[namespace] = _JournalState()
-        heads = self.backend.heads(namespace)
-        st.seq = max(st.seq, heads.get(self.writer_id, 0))
-        if any(heads.get(w, 0) < n for w, n in st.vc.items()):  # forgotten (maybe written again) by another worker
+        if not self._shared.catch_up(namespace, G, self._settings()):
             return self.load(namespace)
-        keys = [entry_key(w, s) for w, top in heads.items() for s in range(st.vc.get(w, 0) + 1, top + 1)]
-        if not keys:
-            return G
-        entries = self._journal_fetch(namespace, keys)
-        if any(_is_rebuild(e) for e in entries) or (entries and _order(entries[0]) <= st.last):
-            return self.load(namespace)  # out of order, or a rebuild: replay again from the snapshot
-        for e in entries:
-            self._journal_replay(namespace, G, e, st)
-        for w, top in heads.items():
-            st.vc[w] = max(st.vc.get(w, 0), top)
         return G
 
-    def _journal_fetch(self, namespace: str, keys: list[str]) -> list[dict[str, Any]]:
-        """The entries of ``keys`` in replay order. A missing one (a head whose entries a concurrent forget
-        removed) is skipped with a warning: the raw store, not the journal, decides what is stored. A
-        malformed one is kept as a stub that fails only if replayed (a rebuild that saw it supersedes it)."""
-        assert self.backend is not None  # called only when self.journaled holds
-        got = self.backend.entries(namespace, keys)
-        out = []
-        for key in keys:
-            e = got.get(key)
-            if e is None:
-                logger.warning("graph journal of namespace %r: entry %s is missing (a concurrent forget?): skipped",
-                               namespace, key)
-                continue
-            if (not isinstance(e, dict) or not isinstance(e.get("ops"), list) or not isinstance(e.get("w"), str)
-                    or any(isinstance(e.get(f), bool) or not isinstance(e.get(f), int) for f in ("seq", "hlc"))
-                    or entry_key(e["w"], e["seq"]) != key):
-                writer, _, seq = key.rpartition(".")
-                e = {"w": writer, "seq": int(seq), "hlc": -1, "ops": [], "_bad": True}
-            e["_size"] = len(json.dumps(e, separators=(",", ":")))
-            out.append(e)
-        out.sort(key=_order)
-        return out
-
-    def _journal_replay(self, namespace: str, G: nx.MultiDiGraph, e: dict[str, Any], st: _JournalState) -> None:
-        """Apply one entry's operations to ``G`` and record it in ``st``."""
-        key = entry_key(e["w"], e["seq"])
-        if e.get("_bad"):
-            raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} is malformed; {REBUILD_HINT}")
-        try:
-            for op in e["ops"]:
-                kind = op.get("op")
-                if kind in ("apply", "rebuild"):
-                    extractions = validate_extractions([extraction_from_payload(x) for x in op["extractions"]])
-                    if kind == "rebuild":
-                        G.clear()
-                        G.graph["turns"] = {}
-                        apply_extractions(G, extractions, self._settings())
-                        consolidate_graph(G, self._settings())
-                    else:
-                        apply_extractions(G, extractions, self._settings())
-                    for ex in extractions:
-                        st.index.setdefault(ex.turn_id, set()).add(key)
-                elif kind == "delete":
-                    delete_records(G, set(op["ids"]) & set(G.graph.get("turns", {})), self._settings())
-                elif kind == "consolidate":
-                    consolidate_graph(G, self._settings())
-                elif kind == "reconcile":
-                    reconcile_claims(G)
-                    reconcile_facts(G)
-                else:
-                    raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} has an unknown "
-                                     f"operation {kind!r}; {REBUILD_HINT}")
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidInputError too
-            raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} is malformed ({exc!r}); "
-                             f"{REBUILD_HINT}") from exc
-        st.vc[e["w"]] = max(st.vc.get(e["w"], 0), e["seq"])
-        st.last = max(st.last, _order(e))
-        st.hlc = max(st.hlc, e["hlc"])
-        st.since[key] = e.get("_size", 0)
-
     def _journal_load(self, namespace: str) -> nx.MultiDiGraph:
-        """The graph from the store alone: the snapshot plus the entries past its clock, in replay order; or,
-        if one of those is a rebuild, the last rebuild plus every entry it did not see (the caller holds the
-        namespace lock). Drops operations not committed."""
-        assert self.backend is not None  # called only when self.journaled holds
-        heads = self.backend.heads(namespace)
-        damaged: StoreError | None = None
-        try:
-            state = self.backend.read_state(namespace)
-        except StoreError as exc:  # superseded if a rebuild follows in the journal
-            state, damaged = None, exc
-        snap_vc: dict[str, int] = dict(state["vc"]) if state else {}
+        """The graph from the store alone (the caller holds the namespace lock). Drops operations not committed."""
+        assert self._shared is not None  # called only when self.journaled holds
+        found = self._shared.read(namespace)
         self._pending.pop(namespace, None)
         self._needs_snapshot.discard(namespace)
-        old = self._jstate.get(namespace)
-        st = _JournalState(seq=max(old.seq if old else 0, heads.get(self.writer_id, 0)))
-        top = {w: max(heads.get(w, 0), snap_vc.get(w, 0)) for w in heads.keys() | snap_vc.keys()}
-        entries = self._journal_fetch(
-            namespace, [entry_key(w, s) for w, n in heads.items() for s in range(snap_vc.get(w, 0) + 1, n + 1)])
-        rebuilds = [e for e in entries if _is_rebuild(e)]
-        if state:
-            st.index = {t: set(keys) for t, keys in state["index"].items()}
-            st.hlc = state["hlc"]
-        if rebuilds:
-            last = rebuilds[-1]
-            seen = last["ops"][0].get("seen") or {}
-            if not isinstance(seen, dict):
-                raise StoreError(f"graph journal of namespace {namespace!r}: a rebuild entry is malformed; "
-                                 f"{REBUILD_HINT}")
-            fetched = {entry_key(e["w"], e["seq"]) for e in entries}
-            more = [k for w, n in top.items() for s in range(int(seen.get(w, 0)) + 1, n + 1)
-                    if (k := entry_key(w, s)) not in fetched]
-            unseen = [e for e in [*entries, *self._journal_fetch(namespace, more)]
-                      if e["seq"] > int(seen.get(e["w"], 0)) and not _is_rebuild(e)]
-            G = empty_graph()
-            for e in [last, *sorted(unseen, key=_order)]:
-                self._journal_replay(namespace, G, e, st)
-        else:
-            if damaged is not None:
-                raise damaged
-            G = (empty_graph() if state is None else
-                 graph_from_snapshot(state["snapshot"], self.backend.describe(namespace), namespace))
-            st.base_vc, st.base_size = dict(snap_vc), state["size"] if state else 0
-            for e in entries:
-                self._journal_replay(namespace, G, e, st)
-        st.vc = top
+        G = self._shared.load(namespace, found, self._settings())
         self._graphs[namespace] = G
-        self._jstate[namespace] = st
         return G
 
     def _journal_commit(self, namespace: str, *, snapshot: bool) -> None:
@@ -859,133 +692,19 @@ class GraphMemory:
         Raises:
             StoreError: If the store cannot be written (the operations stay pending; ``load`` drops them).
         """
-        assert self.backend is not None  # called only when self.journaled holds
+        journal = self._shared
+        assert journal is not None  # called only when self.journaled holds
         with self._ns_lock(namespace):
-            st = self._jstate.get(namespace)
-            if st is None:  # this memory never read the namespace's journal (a rebuild): its own last entry
-                st = self._jstate[namespace] = _JournalState(
-                    seq=self.backend.heads(namespace).get(self.writer_id, 0))
+            journal.state(namespace)  # if it never read the journal (a rebuild): from its own last entry
             ops = self._pending.get(namespace) or []
             if ops:
-                seq = st.seq + 1
-                entry: dict[str, Any] = {"namespace": namespace, "w": self.writer_id, "seq": seq,
-                                         "hlc": max(time.time_ns() // 1_000_000, st.hlc + 1), "ops": ops}
-                self.backend.append(namespace, self.writer_id, seq, entry)
-                key = entry_key(self.writer_id, seq)
+                entry = journal.append(namespace, ops)
                 self._pending.pop(namespace, None)
-                st.seq = seq
-                st.vc[self.writer_id] = seq
-                st.last = max(st.last, _order(entry))
-                st.hlc = entry["hlc"]
-                st.since[key] = len(json.dumps(entry, separators=(",", ":")))
-                deleted = {i for op in ops if op.get("op") == "delete" for i in op["ids"]}
-                if deleted:  # every entry this memory applied is ordered before this one
-                    self._journal_scrub(namespace, st, deleted, keep=key)
-                for op in ops:
-                    for x in op.get("extractions", ()):
-                        st.index.setdefault(x["turn_id"], set()).add(key)
-                if _is_rebuild(entry):  # what readers hold: the rebuild plus the entries it did not see
+                journal.appended(namespace, entry)
+                if is_rebuild(entry):  # what readers hold: the rebuild plus the entries it did not see
                     self._journal_load(namespace)
-                    st = self._jstate[namespace]
-            if snapshot or self._compaction_due(st):
-                self._journal_compact(namespace, st)
-
-    def _compaction_due(self, st: _JournalState) -> bool:
-        size = sum(st.since.values())
-        return bool(st.since) and (self.journal_ratio == 0 or len(st.since) >= _JOURNAL_MAX_ENTRIES
-                                   or size > max(self.journal_min_bytes, self.journal_ratio * st.base_size))
-
-    def _journal_compact(self, namespace: str, st: _JournalState) -> None:
-        """Rewrite the snapshot: the graph in memory, which folds exactly the entries of ``st.vc`` (nothing is
-        pending). Entries stay: a concurrent compaction that wins with an older snapshot costs replays only.
-        Entries still holding extractions of turns the graph no longer has are scrubbed first."""
-        assert self.backend is not None  # called only when self.journaled holds
-        G = self._graphs.get(namespace)
-        if G is None:
-            G = self._journal_load(namespace)
-            st = self._jstate[namespace]
-        turns = G.graph.get("turns", {})
-        gone = {t for t in st.index if t not in turns}
-        if gone:
-            self._journal_scrub(namespace, st, gone)
-        payload = graph_payload(namespace, G)
-        size = len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
-        self.backend.write_state(namespace, payload, vc=st.vc, hlc=st.hlc, size=size,
-                                 index={t: sorted(keys) for t, keys in st.index.items()})
-        st.base_vc, st.base_size = dict(st.vc), size
-        st.since.clear()
-
-    def _journal_scrub(self, namespace: str, st: _JournalState, ids: set[str], keep: str | None = None) -> None:
-        """Remove the extractions of deleted turns ``ids`` from the journal entries holding them (so their
-        text leaves the store); replaying a scrubbed entry and then the delete gives the same graph."""
-        assert self.backend is not None  # called only when self.journaled holds
-        by_key: dict[str, set[str]] = {}
-        for t in ids:
-            for key in st.index.pop(t, ()):
-                if key != keep:
-                    by_key.setdefault(key, set()).add(t)
-        if not by_key:
-            return
-        got = self.backend.entries(namespace, sorted(by_key))
-        for key, e in got.items():
-            if not isinstance(e, dict) or not isinstance(e.get("ops"), list):
-                continue
-            changed = False
-            for op in e["ops"]:
-                if isinstance(op, dict) and isinstance(op.get("extractions"), list):
-                    kept = [x for x in op["extractions"] if not (isinstance(x, dict) and x.get("turn_id") in by_key[key])]
-                    changed |= len(kept) != len(op["extractions"])
-                    op["extractions"] = kept
-            if changed:
-                self.backend.rewrite_entry(namespace, key, e)
-
-
-def _journal_max_seq(journal: Path) -> int:
-    """The highest sequence number readable in a (possibly damaged) journal; 0 if none."""
-    try:
-        data = journal.read_bytes()
-    except OSError:
-        return 0
-    best = 0
-    for line in data.splitlines():
-        try:
-            n = json.loads(line.decode("utf-8"))["seq"]
-        except (ValueError, KeyError, TypeError, IndexError, RecursionError):  # UnicodeDecodeError too
-            continue
-        if isinstance(n, int) and not isinstance(n, bool):
-            best = max(best, n)
-    return best
-
-
-def _journal_path(path: Path) -> Path:
-    return path.with_name(path.stem + ".journal")
-
-
-#: Journaled backends: entries past the snapshot after which a commit rewrites it whatever their size.
-#: A load (and a reload after an entry arrived out of order) replays them, a few ms each on a graph of
-#: a few hundred turns: this bounds it.
-_JOURNAL_MAX_ENTRIES = 32
-
-
-@dataclass
-class _JournalState:
-    """What a :class:`GraphMemory` applied of one namespace's journal (journaled backends)."""
-
-    vc: dict[str, int] = field(default_factory=dict)  # writer -> last seq applied (the snapshot's clock included)
-    last: tuple[int, str, int] = (-1, "", 0)  # replay order of the last entry applied past the snapshot
-    hlc: int = 0  # the highest hybrid clock seen (the next entry's is above it)
-    seq: int = 0  # this memory's last entry in the namespace
-    base_vc: dict[str, int] = field(default_factory=dict)  # the clock of the snapshot last read or written
-    base_size: int = 0  # its size (bytes of JSON)
-    since: dict[str, int] = field(default_factory=dict)  # entries applied past it -> their size
-    index: dict[str, set[str]] = field(default_factory=dict)  # turn id -> keys of entries holding its extraction
-
-
-def _order(entry: dict[str, Any]) -> tuple[int, str, int]:
-    """The replay order of journal entries: hybrid clock, then writer and seq (a total order, the same for all)."""
-    return (entry["hlc"], entry["w"], entry["seq"])
-
-
-def _is_rebuild(entry: dict[str, Any]) -> bool:
-    ops = entry.get("ops") or []
-    return bool(ops) and isinstance(ops[0], dict) and ops[0].get("op") == "rebuild"
+            if snapshot or journal.compaction_due(namespace):
+                G = self._graphs.get(namespace)
+                if G is None:
+                    G = self._journal_load(namespace)
+                journal.compact(namespace, G)
