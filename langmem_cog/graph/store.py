@@ -40,6 +40,11 @@ Concept (:data:`PREFERENCE_EDGES`), e.g. ``likes`` -> ``LIKES``, ``hates`` ->
 
 The graph attribute ``turns`` maps every applied turn id to its timestamp.
 
+This module holds :class:`GraphMemory`: the graphs of many namespaces, their locks and where they are
+kept. The operators that apply and delete turns' records are in :mod:`langmem_cog.graph.apply`, the
+file and payload formats in :mod:`langmem_cog.graph.persist`, the journals in
+:mod:`langmem_cog.graph.journal`.
+
 Example:
     >>> from datetime import datetime, timezone
     >>> from langmem_cog.graph.schema import Extraction, ExtractedEvent
@@ -56,56 +61,62 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import json
 import logging
-import math
 import os
 import threading
-import time
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
 from langmem_cog.errors import ExtractionError, InvalidInputError, StoreError
-from langmem_cog.graph.backends import atomic_write_text, entry_key
-from langmem_cog.graph.consolidate import FactWriter, consolidate, consolidated_fact_id
+from langmem_cog.graph.apply import (
+    PREFERENCE_EDGES,
+    ApplySettings,
+    ApplyStats,
+    DeleteStats,
+    apply_extractions,
+    consolidate_graph,
+    delete_records,
+    normalize_predicate,
+    relink_timeline,
+    validate_extractions,
+)
+from langmem_cog.graph.backends import atomic_write_text
+from langmem_cog.graph.consolidate import FactWriter
+from langmem_cog.graph.journal import (
+    SharedJournal,
+    append_file_journal,
+    is_rebuild,
+    journal_max_seq,
+    journal_path,
+    replay_file_journal,
+)
+from langmem_cog.graph.persist import (
+    DATETIME_ATTRS,
+    SET_ATTRS,
+    empty_graph,
+    encode,
+    extraction_from_payload,
+    extraction_payload,
+    graph_filename,
+    graph_from_snapshot,
+    graph_payload,
+    graphs_equal,
+    read_graph_file,
+)
 from langmem_cog.graph.reconcile import (
-    ClaimKey,
-    claim_group,
-    claim_group_key,
     derived_state,
     natural_key,
     reconcile_claims,
     reconcile_facts,
 )
-from langmem_cog.graph.resolve import (
-    EMBEDDING_THRESHOLD,
-    FUZZY_THRESHOLD,
-    EntityResolver,
-    canonical_concept_id,
-    canonical_person_id,
-    normalize_name,
-    symbol_person_id,
-)
-from langmem_cog.graph.schema import (
-    SCHEMA_VERSION,
-    ClaimStatus,
-    EdgeType,
-    ExtractedClaim,
-    ExtractedConcept,
-    ExtractedEvent,
-    ExtractedFact,
-    Extraction,
-    Extractor,
-    NodeType,
-)
+from langmem_cog.graph.resolve import EMBEDDING_THRESHOLD, FUZZY_THRESHOLD, EntityResolver
+from langmem_cog.graph.schema import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported: callers import it from here
+from langmem_cog.graph.schema import Extraction, Extractor
 from langmem_cog.records import Turn, validate_namespace
 
 __all__ = [
@@ -123,264 +134,15 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-# fmt: off
-_LIKES = (
-    "likes", "like", "loves", "love", "enjoys", "enjoy", "favorite", "favourite", "prefers", "prefer",
-    "fan_of", "is_fan_of", "interested_in", "into", "passionate_about",
-)
-_DISLIKES = (
-    "dislikes", "dislike", "hates", "hate", "detests", "detest", "avoids", "avoid", "not_fond_of",
-    "does_not_like", "doesnt_like",
-)
-_USES = (
-    "uses", "use", "owns", "own", "has", "have", "plays", "play", "drives", "drive", "rides", "ride",
-    "wears", "wear", "has_pet", "owns_pet",
-)
-# fmt: on
+# Private names that tests and benchmark scripts import from this module.
+_encode = encode
+_extraction_payload = extraction_payload
+_extraction_from_payload = extraction_from_payload
 
-#: Fact predicate (after :func:`normalize_predicate`) -> the Person -> Concept edge it also adds.
-#: Other predicates (``is``, ``works_as``, ``lives_in``, ``allergic_to``, ``habit``, ...) only
-#: give the Fact node and its ``HAS_ATTR`` edge.
-PREFERENCE_EDGES: dict[str, EdgeType] = {
-    **dict.fromkeys(_LIKES, EdgeType.LIKES),
-    **dict.fromkeys(_DISLIKES, EdgeType.DISLIKES),
-    **dict.fromkeys(_USES, EdgeType.USES),
-}
+# A test imports this operator from here.
+_relink_timeline = relink_timeline
 
-#: Attributes stored as sets (written as sorted lists).
-SET_ATTRS = frozenset({"aliases", "provenance", "persons"})
-#: Attributes holding aware datetimes (written as ISO strings).
-DATETIME_ATTRS = frozenset({"first_seen", "last_seen", "start", "end", "timestamp", "valid_from", "valid_to"})
-
-_SELF = frozenset({"i", "me", "myself", "my", "mine"})
-_P, _E, _C, _CL, _F = (
-    t.value for t in (NodeType.PERSON, NodeType.EVENT, NodeType.CONCEPT, NodeType.CLAIM, NodeType.FACT)
-)
-_PA, _MEN, _NEXT = EdgeType.PARTICIPATED_IN.value, EdgeType.MENTIONS.value, EdgeType.NEXT.value
-_PAIR_DERIVED = frozenset({_NEXT, EdgeType.SUPERSEDES.value, EdgeType.CONFLICTS_WITH.value})
 _GRAPH_DIR = "graph"
-
-
-def normalize_predicate(predicate: str) -> str:
-    """Case-fold a predicate and join its words with ``_``.
-
-    Example:
-        >>> normalize_predicate("Works as")
-        'works_as'
-    """
-    return "_".join(normalize_name(predicate.replace("_", " ")).split())
-
-
-def graph_filename(namespace: str) -> str:
-    """The file name of a namespace's graph: a hash, never the raw id.
-
-    Example:
-        >>> len(graph_filename("alice"))
-        45
-    """
-    return hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:40] + ".json"
-
-
-@dataclass
-class ApplyStats:
-    """What :meth:`GraphMemory.apply` did.
-
-    Attributes:
-        turns: Extractions applied.
-        replaced: Turns already in the graph whose old records were replaced.
-        nodes_added: New nodes.
-        edges_added: New extracted edges (derived ``NEXT`` / claim / consolidation edges not counted).
-        claims: Statuses of the claims in the groups recomputed (see :func:`reconcile_claims`).
-        facts_updated: Consolidated facts re-derived because new events touched them.
-    """
-
-    turns: int = 0
-    replaced: int = 0
-    nodes_added: int = 0
-    edges_added: int = 0
-    claims: dict[str, int] = field(default_factory=lambda: {s.value: 0 for s in ClaimStatus})
-    facts_updated: list[str] = field(default_factory=list)
-
-
-@dataclass
-class DeleteStats:
-    """What :meth:`GraphMemory.delete_turns` did.
-
-    Attributes:
-        turns_removed: Turn ids that were in the graph and are gone.
-        unknown: Turn ids that were not in the graph (ignored).
-        nodes_removed: Nodes no turn supports any more.
-        nodes_updated: Surviving nodes whose provenance was trimmed.
-        edges_removed: Net decrease of the edge count (edges of removed nodes included; timelines
-            relinked around removed events add a few back).
-        claims: Statuses of the claims in the groups recomputed.
-        facts_rederived: Consolidated facts updated after losing supporting events.
-    """
-
-    turns_removed: int = 0
-    unknown: int = 0
-    nodes_removed: int = 0
-    nodes_updated: int = 0
-    edges_removed: int = 0
-    claims: dict[str, int] = field(default_factory=lambda: {s.value: 0 for s in ClaimStatus})
-    facts_rederived: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Batch:
-    stats: ApplyStats
-    resolver: EntityResolver
-    dirty_nodes: set[str] = field(default_factory=set)
-    dirty_edges: set[tuple[str, str, str]] = field(default_factory=set)
-    persons: set[str] = field(default_factory=set)  # whose timelines changed
-    claims: set[str] = field(default_factory=set)
-    pairs: set[tuple[str, str]] = field(default_factory=set)  # (person, concept) linked by new events
-
-
-# ---------------------------------------------------------------------- equality and (de)serialisation
-def graphs_equal(G: nx.MultiDiGraph, H: nx.MultiDiGraph) -> bool:
-    """Whether two graphs have the same graph attributes, nodes, keyed edges and attributes.
-
-    Insertion order does not matter; attribute values are compared with ``==``.
-
-    Example:
-        >>> G, H = nx.MultiDiGraph(), nx.MultiDiGraph()
-        >>> G.add_edge("a", "b", key="LIKES", provenance={"t1"})
-        'LIKES'
-        >>> H.add_node("b"); H.add_edge("a", "b", key="LIKES", provenance={"t1"})
-        'LIKES'
-        >>> graphs_equal(G, H)
-        True
-        >>> H.add_edge("a", "b", key="USES", provenance={"t1"})
-        'USES'
-        >>> graphs_equal(G, H)
-        False
-    """
-    if G.is_directed() != H.is_directed() or G.is_multigraph() != H.is_multigraph():
-        return False
-    if G.graph != H.graph or G.number_of_nodes() != H.number_of_nodes():
-        return False
-    if G.number_of_edges() != H.number_of_edges():
-        return False
-    for n, data in G.nodes(data=True):
-        if n not in H or H.nodes[n] != data:
-            return False
-    if G.is_multigraph():
-        for u, v, k, data in G.edges(keys=True, data=True):
-            if not H.has_edge(u, v, key=k) or H.edges[u, v, k] != data:
-                return False
-    else:
-        for u, v, data in G.edges(data=True):
-            if not H.has_edge(u, v) or H.edges[u, v] != data:
-                return False
-    return True
-
-
-def _encode(value: Any) -> Any:
-    if isinstance(value, set | frozenset):
-        return sorted((_encode(v) for v in value), key=str)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(k): _encode(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_encode(v) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    return value
-
-
-def _decode_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
-    for key in DATETIME_ATTRS & attrs.keys():
-        if attrs[key] is not None:
-            attrs[key] = datetime.fromisoformat(attrs[key])
-    for key in SET_ATTRS & attrs.keys():
-        attrs[key] = set(attrs[key])
-    if "variants" in attrs:
-        attrs["variants"] = {f: {v: set(ts) for v, ts in vals.items()} for f, vals in attrs["variants"].items()}
-    return attrs
-
-
-def graph_payload(namespace: str, G: nx.MultiDiGraph) -> dict[str, Any]:
-    """What a namespace's graph file holds: the schema version, the namespace and the node-link data of
-    ``G`` (nodes by id, edges by source, target and key; sets and datetimes encoded for JSON)."""
-    data = nx.node_link_data(G, edges="edges")
-    data["nodes"] = sorted((_encode(n) for n in data["nodes"]), key=lambda n: n["id"])
-    data["edges"] = sorted((_encode(e) for e in data["edges"]), key=lambda e: (e["source"], e["target"], e["key"]))
-    data["graph"] = _encode(data["graph"])
-    return {"schema_version": SCHEMA_VERSION, "namespace": namespace, "graph": data}
-
-
-def _from_payload(data: dict[str, Any]) -> nx.MultiDiGraph:
-    for n in data["nodes"]:
-        _decode_attrs(n)
-    for e in data["edges"]:
-        _decode_attrs(e)
-    graph = data.get("graph") or {}
-    graph["turns"] = {t: datetime.fromisoformat(ts) for t, ts in (graph.get("turns") or {}).items()}
-    data["graph"] = graph
-    G = nx.node_link_graph(data, directed=True, multigraph=True, edges="edges")
-    if not isinstance(G, nx.MultiDiGraph):  # pragma: no cover - node_link_graph follows the flags above
-        G = nx.MultiDiGraph(G)
-    return G
-
-
-def _empty_graph() -> nx.MultiDiGraph:
-    G = nx.MultiDiGraph()
-    G.graph["turns"] = {}
-    return G
-
-
-# ---------------------------------------------------------------------- validation
-def _check_time(value: Any, what: str, turn_id: str, required: bool = False) -> None:
-    if value is None and not required:
-        return
-    if not isinstance(value, datetime) or value.tzinfo is None or value.utcoffset() is None:
-        raise InvalidInputError(
-            f"turn {turn_id!r}: {what} must be a timezone-aware datetime, got {value!r}; "
-            "give extractor times a tzinfo (e.g. the turn's)"
-        )
-
-
-def _validate(extractions: Sequence[Extraction]) -> list[Extraction]:
-    if isinstance(extractions, Extraction):
-        extractions = [extractions]
-    if not isinstance(extractions, Sequence) or isinstance(extractions, str | bytes):
-        raise InvalidInputError(f"apply takes a list of Extraction, got {type(extractions).__name__}")
-    seen: set[str] = set()
-    for i, ex in enumerate(extractions):
-        if not isinstance(ex, Extraction):
-            raise InvalidInputError(f"item {i} is a {type(ex).__name__}, not an Extraction")
-        if not isinstance(ex.turn_id, str) or not ex.turn_id:
-            raise InvalidInputError(f"item {i}: turn_id must be a non-empty string, got {ex.turn_id!r}")
-        if ex.turn_id in seen:
-            raise InvalidInputError(
-                f"turn {ex.turn_id!r} appears twice in one apply call: pass one Extraction per turn"
-            )
-        seen.add(ex.turn_id)
-        _check_time(ex.timestamp, "timestamp", ex.turn_id, required=True)
-        if not isinstance(ex.speaker, str) or not ex.speaker.strip():
-            raise InvalidInputError(f"turn {ex.turn_id!r}: speaker must be a non-empty string, got {ex.speaker!r}")
-        records: list[Any] = [*ex.concepts, *ex.events, *ex.facts, *ex.claims]
-        for rec in records:
-            if rec.source_turn_id != ex.turn_id:
-                raise InvalidInputError(
-                    f"turn {ex.turn_id!r}: a {type(rec).__name__} has source_turn_id {rec.source_turn_id!r}; "
-                    "an Extraction holds only records of its own turn"
-                )
-        for ev in ex.events:
-            _check_time(ev.start, "event start", ex.turn_id)
-            _check_time(ev.end, "event end", ex.turn_id)
-        for fact in ex.facts:
-            _check_time(fact.valid_from, "fact valid_from", ex.turn_id)
-        for cl in ex.claims:
-            _check_time(cl.timestamp, "claim timestamp", ex.turn_id)
-            if isinstance(cl.polarity, bool) or not isinstance(cl.polarity, int | float) or math.isnan(cl.polarity):
-                raise InvalidInputError(f"turn {ex.turn_id!r}: claim polarity must be -1, 0 or 1, got {cl.polarity!r}")
-            if not isinstance(cl.sentiment, int | float) or math.isnan(cl.sentiment):
-                raise InvalidInputError(f"turn {ex.turn_id!r}: claim sentiment must be a number, got {cl.sentiment!r}")
-    # Chronological order; stable, so turns sharing a timestamp keep the caller's order.
-    return sorted(extractions, key=lambda e: e.timestamp)
 
 
 class GraphMemory:
@@ -459,7 +221,11 @@ class GraphMemory:
         self._unreadable: set[str] = set()  # namespaces whose graph on disk failed to load
         #: This memory's writer id in journaled backends (the keys of the journal entries it appends).
         self.writer_id = uuid.uuid4().hex[:16]
-        self._jstate: dict[str, _JournalState] = {}  # journaled backends: what this memory applied, per namespace
+        # Journaled backends: what this memory applied of each namespace's journal in the shared store.
+        self._shared = (
+            SharedJournal(backend, self.writer_id, ratio=self.journal_ratio, min_bytes=self.journal_min_bytes)
+            if self.journaled else None
+        )
 
     @classmethod
     def from_config(cls, config: Any, **kwargs: Any) -> GraphMemory:
@@ -516,7 +282,7 @@ class GraphMemory:
         if path is None:
             return None
         stamps: list[tuple[int, int, int] | None] = []
-        for p in (path, _journal_path(path)):
+        for p in (path, journal_path(path)):
             try:
                 st = p.stat()
             except OSError:
@@ -533,6 +299,11 @@ class GraphMemory:
             embedding_threshold=self.embedding_threshold,
             vector_cache=self._vectors,
         )
+
+    def _settings(self) -> ApplySettings:
+        """This memory's entity resolution and consolidation settings, for the operators of :mod:`~langmem_cog.graph.apply`."""
+        return ApplySettings(resolver=self._resolver, min_events=self.min_events, window_days=self.window_days,
+                             writer=self.writer)
 
     def _changed(self, namespace: str) -> None:
         if self.autosave:
@@ -560,221 +331,16 @@ class GraphMemory:
                 turn, a turn twice); nothing is applied then.
         """
         validate_namespace(namespace)
-        ordered = _validate(extractions)
+        ordered = validate_extractions(extractions)
         with self._ns_lock(namespace):
             G = self.graph(namespace)
-            stats = self._apply(G, ordered)
-            self._record(namespace, {"op": "apply", "extractions": [_extraction_payload(ex) for ex in ordered]})
+            stats = apply_extractions(G, ordered, self._settings())
+            self._record(namespace, {"op": "apply", "extractions": [extraction_payload(ex) for ex in ordered]})
         self._changed(namespace)
         return stats
 
     def _record(self, namespace: str, op: dict[str, Any]) -> None:
         self._pending.setdefault(namespace, []).append(op)
-
-    def _apply(self, G: nx.MultiDiGraph, ordered: list[Extraction]) -> ApplyStats:
-        stats = ApplyStats(turns=len(ordered))
-        turns = G.graph.setdefault("turns", {})
-        again = [ex.turn_id for ex in ordered if ex.turn_id in turns]
-        if again:
-            logger.debug("replacing the records of %d turns applied before", len(again))
-            self._delete(G, set(again))
-            stats.replaced = len(again)
-        batch = _Batch(stats=stats, resolver=self._resolver(G))
-        for ex in ordered:
-            turns[ex.turn_id] = ex.timestamp
-            self._apply_one(G, ex, batch)
-        for n in batch.dirty_nodes:
-            _refresh_node(G, n)
-        for u, v, k in batch.dirty_edges:
-            _refresh_edge(G, u, v, k)
-        for p in sorted(batch.persons):
-            _relink_timeline(G, p)
-        if batch.claims:
-            stats.claims = reconcile_claims(G, batch.claims)
-        subjects = {G.nodes[n].get("subject") for n in batch.dirty_nodes if n in G and G.nodes[n].get("type") == _F}
-        if subjects:
-            reconcile_facts(G, {s for s in subjects if s})
-        pairs = {pc for pc in batch.pairs if consolidated_fact_id(*pc) in G}
-        if pairs:
-            stats.facts_updated = self._consolidate(G, pairs)
-        return stats
-
-    def _apply_one(self, G: nx.MultiDiGraph, ex: Extraction, b: _Batch) -> None:
-        t = ex.turn_id
-        # A speaker whose name has no letters or digits ("🙂") gets a node keyed by its code points:
-        # every speaker can be stored, so no namespace becomes unwritable (turns made by
-        # make_turn refuse such names, but a store written by an older version may hold them).
-        speaker: str = self._entity(G, ex.speaker, _P, t, b) or self._symbol_speaker(G, ex.speaker, t, b)
-
-        def person(name: str) -> str | None:
-            if normalize_name(name) in _SELF:
-                return speaker
-            return self._entity(G, name, _P, t, b)
-
-        for name in ex.persons:
-            person(name)
-        for concept in ex.concepts:
-            self._entity(G, concept.name, _C, t, b, kind=concept.kind)
-        for i, ev in enumerate(ex.events):
-            eid = f"event:{t}#{i}"
-            parts = list(dict.fromkeys(p for p in (person(n) for n in ev.participants) if p)) or [speaker]
-            concepts: list[str] = list(
-                dict.fromkeys(c for c in (self._entity(G, n, _C, t, b) for n in ev.concepts) if c)
-            )
-            self._single(
-                G,
-                eid,
-                _E,
-                t,
-                ex.timestamp,
-                b,
-                text=ev.text,
-                start=ev.start,
-                end=ev.end,
-                time_text=ev.time_text,
-                participants=parts,
-                verb=ev.verb,
-            )
-            for p in parts:
-                self._edge(G, p, eid, EdgeType.PARTICIPATED_IN, t, b)
-                b.persons.add(p)
-            for c in concepts:
-                self._edge(G, eid, c, EdgeType.MENTIONS, t, b)
-                b.pairs.update((p, c) for p in parts)
-        for fact in ex.facts:
-            self._fact(G, ex, fact, person, b)
-        for i, cl in enumerate(ex.claims):
-            src = person(cl.source)
-            if src is None:
-                logger.warning("turn %r: skipping a claim whose source %r has no letters", t, cl.source)
-                continue
-            target: str | None
-            if normalize_name(cl.target) in _SELF:
-                target = speaker
-            elif b.resolver.resolve(cl.target, _P) is not None:
-                target = self._entity(G, cl.target, _P, t, b)
-            else:
-                target = self._entity(G, cl.target, _C, t, b)
-            if target is None:
-                logger.warning("turn %r: skipping a claim whose target %r has no letters", t, cl.target)
-                continue
-            cid = f"claim:{t}#{i}"
-            polarity = int(cl.polarity > 0) - int(cl.polarity < 0)
-            self._single(
-                G,
-                cid,
-                _CL,
-                t,
-                ex.timestamp,
-                b,
-                text=cl.content,
-                content=cl.content,
-                source=src,
-                target=target,
-                predicate=normalize_predicate(cl.predicate) or "opinion",
-                polarity=polarity,
-                sentiment=max(-1.0, min(1.0, float(cl.sentiment))),
-                status=ClaimStatus.CURRENT.value,
-                timestamp=cl.timestamp or ex.timestamp,
-            )
-            self._edge(G, src, cid, EdgeType.CLAIMS, t, b)
-            self._edge(G, cid, target, EdgeType.ABOUT, t, b)
-            b.claims.add(cid)
-
-    def _fact(self, G: nx.MultiDiGraph, ex: Extraction, fact: Any, person: Any, b: _Batch) -> None:
-        t = ex.turn_id
-        subj = person(fact.subject)
-        pred = normalize_predicate(fact.predicate)
-        edge = PREFERENCE_EDGES.get(pred)
-        concept = self._entity(G, fact.object, _C, t, b) if edge is not None else None
-        obj = concept.split(":", 1)[1] if concept else normalize_name(fact.object)
-        if subj is None or not pred or not obj:
-            logger.warning("turn %r: skipping fact %r with an empty subject, predicate or object", t, fact.text)
-            return
-        fid = f"fact:{subj.split(':', 1)[1]}|{pred}|{obj}"
-        if fid not in G:
-            G.add_node(
-                fid,
-                type=_F,
-                subject=subj,
-                predicate=pred,
-                object=fact.object,
-                text=fact.text,
-                valid_from=None,
-                valid_to=None,
-                consolidated=False,
-                support=0,
-                aliases=set(),
-                provenance=set(),
-                variants={},
-            )
-            b.stats.nodes_added += 1
-        data = G.nodes[fid]
-        data["provenance"].add(t)
-        variants = data["variants"]
-        variants.setdefault("text", {}).setdefault(fact.text, set()).add(t)
-        variants.setdefault("object", {}).setdefault(fact.object, set()).add(t)
-        if fact.valid_from is not None:
-            variants.setdefault("valid_from", {}).setdefault(fact.valid_from.isoformat(), set()).add(t)
-        b.dirty_nodes.add(fid)
-        self._edge(G, subj, fid, EdgeType.HAS_ATTR, t, b)
-        if concept is not None and edge is not None:
-            self._edge(G, subj, concept, edge, t, b)
-            self._edge(G, fid, concept, EdgeType.MENTIONS, t, b)
-
-    def _entity(
-        self, G: nx.MultiDiGraph, name: str, node_type: str, t: str, b: _Batch, kind: str | None = None
-    ) -> str | None:
-        """Resolve or create a Person / Concept node and record that turn ``t`` names it."""
-        if not isinstance(name, str) or not normalize_name(name):
-            logger.debug("turn %r: ignoring %s name %r without letters or digits", t, node_type, name)
-            return None
-        surface = " ".join(name.split())
-        nid = b.resolver.resolve(surface, node_type)
-        if nid is None:
-            nid = canonical_person_id(surface) if node_type == _P else canonical_concept_id(surface)
-        if nid not in G:
-            G.add_node(nid, type=node_type, name=surface, aliases=set(), provenance=set(), variants={})
-            if node_type == _C:
-                G.nodes[nid]["kind"] = "thing"
-            b.stats.nodes_added += 1
-        data = G.nodes[nid]
-        data["provenance"].add(t)
-        data["variants"].setdefault("name", {}).setdefault(surface, set()).add(t)
-        if kind:
-            data["variants"].setdefault("kind", {}).setdefault(kind, set()).add(t)
-        b.dirty_nodes.add(nid)
-        b.resolver.register(nid, surface)
-        return nid
-
-    def _symbol_speaker(self, G: nx.MultiDiGraph, name: str, t: str, b: _Batch) -> str:
-        """The Person node of a speaker without letters or digits (:func:`symbol_person_id`)."""
-        surface = " ".join(name.split())
-        nid = symbol_person_id(surface)
-        if nid not in G:
-            G.add_node(nid, type=_P, name=surface, aliases=set(), provenance=set(), variants={})
-            b.stats.nodes_added += 1
-        data = G.nodes[nid]
-        data["provenance"].add(t)
-        data["variants"].setdefault("name", {}).setdefault(surface, set()).add(t)
-        b.dirty_nodes.add(nid)
-        return nid
-
-    def _single(
-        self, G: nx.MultiDiGraph, nid: str, node_type: str, t: str, ts: datetime, b: _Batch, **attrs: Any
-    ) -> None:
-        """Add a node that only one turn can produce (events, claims)."""
-        G.add_node(nid, type=node_type, aliases=set(), provenance={t}, first_seen=ts, last_seen=ts, **attrs)
-        b.stats.nodes_added += 1
-
-    def _edge(self, G: nx.MultiDiGraph, u: str, v: str, kind: EdgeType, t: str, b: _Batch) -> None:
-        key = kind.value
-        if G.has_edge(u, v, key=key):
-            G.edges[u, v, key]["provenance"].add(t)
-        else:
-            G.add_edge(u, v, key=key, type=key, provenance={t}, timestamp=None)
-            b.stats.edges_added += 1
-        b.dirty_edges.add((u, v, key))
 
     # ------------------------------------------------------------------ delete
     def delete_turns(self, namespace: str, turn_ids: Iterable[str]) -> DeleteStats:
@@ -805,7 +371,7 @@ class GraphMemory:
         with self._ns_lock(namespace):
             G = self.graph(namespace)
             known = set(ids) & set(G.graph.get("turns", {}))
-            stats = self._delete(G, known)
+            stats = delete_records(G, known, self._settings())
             stats.unknown = len(set(ids) - known)
             if self.journaled:
                 # Every id, known or not: an entry adding one of them, appended by another worker and not
@@ -818,84 +384,13 @@ class GraphMemory:
             self._changed(namespace)
         return stats
 
-    def _delete(self, G: nx.MultiDiGraph, ids: set[str]) -> DeleteStats:
-        stats = DeleteStats(turns_removed=len(ids))
-        if not ids:
-            return stats
-        edges_before = G.number_of_edges()
-        persons: set[str] = set()
-        claim_keys: set[ClaimKey] = set()
-        fact_pairs: set[tuple[str, str]] = set()
-        fact_subjects: set[str] = set()
-        trimmed: list[str] = []
-        for n, data in G.nodes(data=True):
-            prov = data.get("provenance")
-            if not prov or prov.isdisjoint(ids):
-                continue
-            prov -= ids
-            trimmed.append(n)
-            for vals in (data.get("variants") or {}).values():
-                for value in list(vals):
-                    vals[value] -= ids
-                    if not vals[value]:
-                        del vals[value]
-            kind = data.get("type")
-            if kind == _E:
-                persons.update(data.get("participants", ()))
-                persons.update(u for u, _, k in G.in_edges(n, keys=True) if k == _PA)
-            elif kind == _CL:
-                claim_keys.add(claim_group_key(G, n))
-            elif kind == _F and data.get("consolidated"):
-                fact_pairs.update((data["subject"], c) for _, c, k in G.out_edges(n, keys=True) if k == _MEN)
-            elif kind == _F and data.get("subject"):
-                fact_subjects.add(data["subject"])
-        dead_edges: list[tuple[str, str, str]] = []
-        live_edges: list[tuple[str, str, str]] = []
-        for u, v, k, data in G.edges(keys=True, data=True):
-            prov = data.get("provenance")
-            if prov and not prov.isdisjoint(ids):
-                prov -= ids
-                (live_edges if prov else dead_edges).append((u, v, k))
-        G.remove_edges_from(dead_edges)
-        dead_nodes = [n for n in trimmed if not G.nodes[n]["provenance"]]
-        G.remove_nodes_from(dead_nodes)
-        turns = G.graph.setdefault("turns", {})
-        for t in ids:
-            turns.pop(t, None)
-        for n in trimmed:
-            if n in G:
-                _refresh_node(G, n)
-        for u, v, k in live_edges:
-            if G.has_edge(u, v, key=k):
-                _refresh_edge(G, u, v, k)
-        for p in sorted(persons):
-            if p in G:
-                _relink_timeline(G, p)
-        members = [c for key in claim_keys for c in claim_group(G, key, scan=False)]
-        if members:
-            stats.claims = reconcile_claims(G, members)
-        if fact_subjects:
-            reconcile_facts(G, fact_subjects)
-        if fact_pairs:
-            stats.facts_rederived = self._consolidate(G, fact_pairs)
-        stats.nodes_removed = len(dead_nodes)
-        stats.nodes_updated = len(trimmed) - len(dead_nodes)
-        stats.edges_removed = max(0, edges_before - G.number_of_edges())
-        logger.debug(
-            "deleted %d turns: %d nodes removed, %d trimmed", len(ids), stats.nodes_removed, stats.nodes_updated
-        )
-        return stats
-
     # ------------------------------------------------------------------ derived structure
-    def _consolidate(self, G: nx.MultiDiGraph, pairs: Iterable[tuple[str, str]] | None = None) -> list[str]:
-        return consolidate(G, min_events=self.min_events, window_days=self.window_days, writer=self.writer, pairs=pairs)
-
     def consolidate(self, namespace: str) -> list[str]:
         """Run :func:`~langmem_cog.graph.consolidate.consolidate` on a namespace with this
         memory's settings. Returns the consolidated facts created or changed."""
         validate_namespace(namespace)
         with self._ns_lock(namespace):
-            changed = self._consolidate(self.graph(namespace))
+            changed = consolidate_graph(self.graph(namespace), self._settings())
             if changed:
                 self._record(namespace, {"op": "consolidate"})
         if changed:
@@ -964,16 +459,16 @@ class GraphMemory:
                 f"extractor {type(extractor).__name__} returned {len(extractions)} extractions for {len(turns)} turns "
                 "(or out of order): it must return one Extraction per turn, in order"
             )
-        G = _empty_graph()
-        ordered = _validate(extractions)
-        self._apply(G, ordered)
-        self._consolidate(G)
+        G = empty_graph()
+        ordered = validate_extractions(extractions)
+        apply_extractions(G, ordered, self._settings())
+        consolidate_graph(G, self._settings())
         if self.journaled:
             with self._ns_lock(namespace):
                 # Never reads the old graph: committed as one entry, replayed by every reader in its place.
                 self._graphs[namespace] = G
                 self._pending[namespace] = [{"op": "rebuild", "seen": dict(seen or {}),
-                                             "extractions": [_extraction_payload(ex) for ex in ordered]}]
+                                             "extractions": [extraction_payload(ex) for ex in ordered]}]
                 self._unreadable.discard(namespace)
             logger.info("rebuilt the graph of namespace %r: %d nodes, %d edges", namespace, G.number_of_nodes(),
                         G.number_of_edges())
@@ -987,7 +482,7 @@ class GraphMemory:
             self._graphs[namespace] = G
             self._stamps[namespace] = self._stamp(namespace)
             path = self.path(namespace)
-            old_seq = _journal_max_seq(_journal_path(path)) if path is not None and self.backend is None else 0
+            old_seq = journal_max_seq(journal_path(path)) if path is not None and self.backend is None else 0
             self._seq[namespace] = max(self._seq.get(namespace, 0), old_seq)
             self._pending.pop(namespace, None)
             self._needs_snapshot.add(namespace)
@@ -1015,12 +510,13 @@ class GraphMemory:
             self._needs_snapshot.discard(namespace)
             self._seq.pop(namespace, None)
             self._unreadable.discard(namespace)
-            self._jstate.pop(namespace, None)
+            if self._shared is not None:
+                self._shared.forget(namespace)
             if self.backend is not None:
                 return self.backend.delete(namespace) or existed
             path = self.path(namespace)
-            if path is not None and _journal_path(path).exists():  # the journal first: alone it is ignored
-                _journal_path(path).unlink()
+            if path is not None and journal_path(path).exists():  # the journal first: alone it is ignored
+                journal_path(path).unlink()
                 existed = True
             if path is not None and path.exists():
                 path.unlink()
@@ -1066,7 +562,7 @@ class GraphMemory:
             try:
                 atomic_write_text(path, payload)
                 # A crash here leaves a journal whose entries are all <= journal_seq: load skips them.
-                _journal_path(path).unlink(missing_ok=True)
+                journal_path(path).unlink(missing_ok=True)
                 self._stamps[namespace] = self._stamp(namespace)
             except OSError as exc:
                 raise StoreError(f"cannot write the graph of namespace {namespace!r} to {path}: {exc}") from exc
@@ -1104,21 +600,7 @@ class GraphMemory:
                 return self.save(namespace)
             if not ops:
                 return path
-            journal = _journal_path(path)
-            seq = self._seq.get(namespace, 0)
-            lines = []
-            for op in ops:
-                seq += 1
-                lines.append(json.dumps({"seq": seq, **op}, ensure_ascii=False, separators=(",", ":")))
-            try:
-                with journal.open("a", encoding="utf-8") as fh:
-                    fh.write("\n".join(lines) + "\n")
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                size = journal.stat().st_size
-                snapshot = path.stat().st_size
-            except OSError as exc:
-                raise StoreError(f"cannot append to the graph journal of namespace {namespace!r} ({journal}): {exc}") from exc
+            seq, size, snapshot = append_file_journal(path, namespace, self._seq.get(namespace, 0), ops)
             self._seq[namespace] = seq
             self._pending.pop(namespace, None)
             self._stamps[namespace] = self._stamp(namespace)
@@ -1152,7 +634,7 @@ class GraphMemory:
             with self._ns_lock(namespace):
                 stamp = self._stamp(namespace)
                 raw = self.backend.read(namespace)
-                G = _empty_graph() if raw is None else _graph_from_snapshot(raw, self.backend.describe(namespace), namespace)
+                G = empty_graph() if raw is None else graph_from_snapshot(raw, self.backend.describe(namespace), namespace)
                 self._graphs[namespace] = G
                 self._stamps[namespace] = stamp
                 return G
@@ -1162,206 +644,45 @@ class GraphMemory:
             self._pending.pop(namespace, None)
             self._needs_snapshot.discard(namespace)
             if path is None or stamp is None:
-                G, seq = _empty_graph(), 0
+                G, seq = empty_graph(), 0
             elif path.exists():
-                G, seq = _read_graph(path, namespace)
-                seq = self._replay(namespace, G, _journal_path(path), seq)
+                G, seq = read_graph_file(path, namespace)
+                seq, torn = replay_file_journal(G, journal_path(path), namespace, seq, self._settings())
+                if torn:  # the next commit rewrites the snapshot
+                    self._needs_snapshot.add(namespace)
             else:  # a journal without its snapshot (forget interrupted) describes nothing: ignore it
-                G, seq = _empty_graph(), 0
+                G, seq = empty_graph(), 0
                 self._needs_snapshot.add(namespace)
             self._graphs[namespace] = G
             self._stamps[namespace] = stamp
             self._seq[namespace] = seq
             return G
 
-    def _replay(self, namespace: str, G: nx.MultiDiGraph, journal: Path, seq: int) -> int:
-        """Apply the journal's operations newer than the snapshot (``seq``) to ``G``; return the last seq.
-
-        A torn last line (a crash mid-append) ends the replay; the next commit then rewrites the
-        snapshot, and ``CogMemory`` repairs any turn it missed from the raw store.
-        """
-        try:
-            text = journal.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return seq
-        except (OSError, UnicodeDecodeError) as exc:
-            raise StoreError(f"cannot read the graph journal {journal} of namespace {namespace!r}: {exc}; "
-                             f"{_REBUILD_HINT}") from exc
-        for line in text.splitlines():
-            try:
-                op = json.loads(line)
-                n = int(op["seq"])
-            except (KeyError, TypeError, ValueError, OverflowError, RecursionError):  # JSONDecodeError too
-                logger.warning("graph journal %s ends with a torn entry: replayed up to %d", journal, seq)
-                self._needs_snapshot.add(namespace)
-                break
-            if n <= seq:
-                continue
-            kind = op.get("op")
-            if kind == "apply":
-                try:
-                    extractions = [_extraction_from_payload(e) for e in op["extractions"]]
-                    self._apply(G, _validate(extractions))
-                except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidInputError too
-                    raise StoreError(f"graph journal {journal}: entry {n} is malformed ({exc!r}); "
-                                     f"{_REBUILD_HINT}") from exc
-            elif kind == "consolidate":
-                self._consolidate(G)
-            elif kind == "reconcile":
-                reconcile_claims(G)
-                reconcile_facts(G)
-            else:
-                raise StoreError(f"graph journal {journal}: unknown operation {kind!r}; {_REBUILD_HINT}")
-            seq = n
-        return seq
-
     # ------------------------------------------------------------------ journaled backends (shared stores)
-    # The graph of a namespace in a journaled backend is its snapshot (a cache, folding the entries up to
-    # a vector clock) plus the journal entries past that clock, replayed in a fixed order: (hlc, writer,
-    # seq). Entries are never lost to a concurrent write (one key per entry, written once), so whichever
-    # snapshot a race left, it plus the entries past its clock is the whole graph. An entry that arrives
-    # out of that order (another worker's, appended concurrently) makes the reader replay again from the
-    # snapshot, so every worker that read the same items holds the same graph.
     def _journal_sync(self, namespace: str) -> nx.MultiDiGraph:
         """Bring the cached graph up to date with the journal (the caller holds the namespace lock).
 
-        One listing of the heads when nothing changed; the new entries by key otherwise. Operations of
-        this memory not committed yet (applied in memory, in ``_pending``) are never rebased: the sync
-        waits for their commit.
+        Operations of this memory not committed yet (applied in memory, in ``_pending``) are never rebased:
+        the sync waits for their commit.
         """
-        assert self.backend is not None  # called only when self.journaled holds
+        assert self._shared is not None  # called only when self.journaled holds
         G = self._graphs.get(namespace)
         if G is None:
             return self.load(namespace)
         if self._pending.get(namespace):
             return G
-        st = self._jstate.get(namespace)
-        if st is None:  # a graph put in memory directly: as if loaded from an empty journal
-            st = self._jstate[namespace] = _JournalState()
-        heads = self.backend.heads(namespace)
-        st.seq = max(st.seq, heads.get(self.writer_id, 0))
-        if any(heads.get(w, 0) < n for w, n in st.vc.items()):  # forgotten (maybe written again) by another worker
+        if not self._shared.catch_up(namespace, G, self._settings()):
             return self.load(namespace)
-        keys = [entry_key(w, s) for w, top in heads.items() for s in range(st.vc.get(w, 0) + 1, top + 1)]
-        if not keys:
-            return G
-        entries = self._journal_fetch(namespace, keys)
-        if any(_is_rebuild(e) for e in entries) or (entries and _order(entries[0]) <= st.last):
-            return self.load(namespace)  # out of order, or a rebuild: replay again from the snapshot
-        for e in entries:
-            self._journal_replay(namespace, G, e, st)
-        for w, top in heads.items():
-            st.vc[w] = max(st.vc.get(w, 0), top)
         return G
 
-    def _journal_fetch(self, namespace: str, keys: list[str]) -> list[dict[str, Any]]:
-        """The entries of ``keys`` in replay order. A missing one (a head whose entries a concurrent forget
-        removed) is skipped with a warning: the raw store, not the journal, decides what is stored. A
-        malformed one is kept as a stub that fails only if replayed (a rebuild that saw it supersedes it)."""
-        assert self.backend is not None  # called only when self.journaled holds
-        got = self.backend.entries(namespace, keys)
-        out = []
-        for key in keys:
-            e = got.get(key)
-            if e is None:
-                logger.warning("graph journal of namespace %r: entry %s is missing (a concurrent forget?): skipped",
-                               namespace, key)
-                continue
-            if (not isinstance(e, dict) or not isinstance(e.get("ops"), list) or not isinstance(e.get("w"), str)
-                    or any(isinstance(e.get(f), bool) or not isinstance(e.get(f), int) for f in ("seq", "hlc"))
-                    or entry_key(e["w"], e["seq"]) != key):
-                writer, _, seq = key.rpartition(".")
-                e = {"w": writer, "seq": int(seq), "hlc": -1, "ops": [], "_bad": True}
-            e["_size"] = len(json.dumps(e, separators=(",", ":")))
-            out.append(e)
-        out.sort(key=_order)
-        return out
-
-    def _journal_replay(self, namespace: str, G: nx.MultiDiGraph, e: dict[str, Any], st: _JournalState) -> None:
-        """Apply one entry's operations to ``G`` and record it in ``st``."""
-        key = entry_key(e["w"], e["seq"])
-        if e.get("_bad"):
-            raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} is malformed; {_REBUILD_HINT}")
-        try:
-            for op in e["ops"]:
-                kind = op.get("op")
-                if kind in ("apply", "rebuild"):
-                    extractions = _validate([_extraction_from_payload(x) for x in op["extractions"]])
-                    if kind == "rebuild":
-                        G.clear()
-                        G.graph["turns"] = {}
-                        self._apply(G, extractions)
-                        self._consolidate(G)
-                    else:
-                        self._apply(G, extractions)
-                    for ex in extractions:
-                        st.index.setdefault(ex.turn_id, set()).add(key)
-                elif kind == "delete":
-                    self._delete(G, set(op["ids"]) & set(G.graph.get("turns", {})))
-                elif kind == "consolidate":
-                    self._consolidate(G)
-                elif kind == "reconcile":
-                    reconcile_claims(G)
-                    reconcile_facts(G)
-                else:
-                    raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} has an unknown "
-                                     f"operation {kind!r}; {_REBUILD_HINT}")
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidInputError too
-            raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} is malformed ({exc!r}); "
-                             f"{_REBUILD_HINT}") from exc
-        st.vc[e["w"]] = max(st.vc.get(e["w"], 0), e["seq"])
-        st.last = max(st.last, _order(e))
-        st.hlc = max(st.hlc, e["hlc"])
-        st.since[key] = e.get("_size", 0)
-
     def _journal_load(self, namespace: str) -> nx.MultiDiGraph:
-        """The graph from the store alone: the snapshot plus the entries past its clock, in replay order; or,
-        if one of those is a rebuild, the last rebuild plus every entry it did not see (the caller holds the
-        namespace lock). Drops operations not committed."""
-        assert self.backend is not None  # called only when self.journaled holds
-        heads = self.backend.heads(namespace)
-        damaged: StoreError | None = None
-        try:
-            state = self.backend.read_state(namespace)
-        except StoreError as exc:  # superseded if a rebuild follows in the journal
-            state, damaged = None, exc
-        snap_vc: dict[str, int] = dict(state["vc"]) if state else {}
+        """The graph from the store alone (the caller holds the namespace lock). Drops operations not committed."""
+        assert self._shared is not None  # called only when self.journaled holds
+        found = self._shared.read(namespace)
         self._pending.pop(namespace, None)
         self._needs_snapshot.discard(namespace)
-        old = self._jstate.get(namespace)
-        st = _JournalState(seq=max(old.seq if old else 0, heads.get(self.writer_id, 0)))
-        top = {w: max(heads.get(w, 0), snap_vc.get(w, 0)) for w in heads.keys() | snap_vc.keys()}
-        entries = self._journal_fetch(
-            namespace, [entry_key(w, s) for w, n in heads.items() for s in range(snap_vc.get(w, 0) + 1, n + 1)])
-        rebuilds = [e for e in entries if _is_rebuild(e)]
-        if state:
-            st.index = {t: set(keys) for t, keys in state["index"].items()}
-            st.hlc = state["hlc"]
-        if rebuilds:
-            last = rebuilds[-1]
-            seen = last["ops"][0].get("seen") or {}
-            if not isinstance(seen, dict):
-                raise StoreError(f"graph journal of namespace {namespace!r}: a rebuild entry is malformed; "
-                                 f"{_REBUILD_HINT}")
-            fetched = {entry_key(e["w"], e["seq"]) for e in entries}
-            more = [k for w, n in top.items() for s in range(int(seen.get(w, 0)) + 1, n + 1)
-                    if (k := entry_key(w, s)) not in fetched]
-            unseen = [e for e in [*entries, *self._journal_fetch(namespace, more)]
-                      if e["seq"] > int(seen.get(e["w"], 0)) and not _is_rebuild(e)]
-            G = _empty_graph()
-            for e in [last, *sorted(unseen, key=_order)]:
-                self._journal_replay(namespace, G, e, st)
-        else:
-            if damaged is not None:
-                raise damaged
-            G = (_empty_graph() if state is None else
-                 _graph_from_snapshot(state["snapshot"], self.backend.describe(namespace), namespace))
-            st.base_vc, st.base_size = dict(snap_vc), state["size"] if state else 0
-            for e in entries:
-                self._journal_replay(namespace, G, e, st)
-        st.vc = top
+        G = self._shared.load(namespace, found, self._settings())
         self._graphs[namespace] = G
-        self._jstate[namespace] = st
         return G
 
     def _journal_commit(self, namespace: str, *, snapshot: bool) -> None:
@@ -1371,290 +692,19 @@ class GraphMemory:
         Raises:
             StoreError: If the store cannot be written (the operations stay pending; ``load`` drops them).
         """
-        assert self.backend is not None  # called only when self.journaled holds
+        journal = self._shared
+        assert journal is not None  # called only when self.journaled holds
         with self._ns_lock(namespace):
-            st = self._jstate.get(namespace)
-            if st is None:  # this memory never read the namespace's journal (a rebuild): its own last entry
-                st = self._jstate[namespace] = _JournalState(
-                    seq=self.backend.heads(namespace).get(self.writer_id, 0))
+            journal.state(namespace)  # if it never read the journal (a rebuild): from its own last entry
             ops = self._pending.get(namespace) or []
             if ops:
-                seq = st.seq + 1
-                entry: dict[str, Any] = {"namespace": namespace, "w": self.writer_id, "seq": seq,
-                                         "hlc": max(time.time_ns() // 1_000_000, st.hlc + 1), "ops": ops}
-                self.backend.append(namespace, self.writer_id, seq, entry)
-                key = entry_key(self.writer_id, seq)
+                entry = journal.append(namespace, ops)
                 self._pending.pop(namespace, None)
-                st.seq = seq
-                st.vc[self.writer_id] = seq
-                st.last = max(st.last, _order(entry))
-                st.hlc = entry["hlc"]
-                st.since[key] = len(json.dumps(entry, separators=(",", ":")))
-                deleted = {i for op in ops if op.get("op") == "delete" for i in op["ids"]}
-                if deleted:  # every entry this memory applied is ordered before this one
-                    self._journal_scrub(namespace, st, deleted, keep=key)
-                for op in ops:
-                    for x in op.get("extractions", ()):
-                        st.index.setdefault(x["turn_id"], set()).add(key)
-                if _is_rebuild(entry):  # what readers hold: the rebuild plus the entries it did not see
+                journal.appended(namespace, entry)
+                if is_rebuild(entry):  # what readers hold: the rebuild plus the entries it did not see
                     self._journal_load(namespace)
-                    st = self._jstate[namespace]
-            if snapshot or self._compaction_due(st):
-                self._journal_compact(namespace, st)
-
-    def _compaction_due(self, st: _JournalState) -> bool:
-        size = sum(st.since.values())
-        return bool(st.since) and (self.journal_ratio == 0 or len(st.since) >= _JOURNAL_MAX_ENTRIES
-                                   or size > max(self.journal_min_bytes, self.journal_ratio * st.base_size))
-
-    def _journal_compact(self, namespace: str, st: _JournalState) -> None:
-        """Rewrite the snapshot: the graph in memory, which folds exactly the entries of ``st.vc`` (nothing is
-        pending). Entries stay: a concurrent compaction that wins with an older snapshot costs replays only.
-        Entries still holding extractions of turns the graph no longer has are scrubbed first."""
-        assert self.backend is not None  # called only when self.journaled holds
-        G = self._graphs.get(namespace)
-        if G is None:
-            G = self._journal_load(namespace)
-            st = self._jstate[namespace]
-        turns = G.graph.get("turns", {})
-        gone = {t for t in st.index if t not in turns}
-        if gone:
-            self._journal_scrub(namespace, st, gone)
-        payload = graph_payload(namespace, G)
-        size = len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
-        self.backend.write_state(namespace, payload, vc=st.vc, hlc=st.hlc, size=size,
-                                 index={t: sorted(keys) for t, keys in st.index.items()})
-        st.base_vc, st.base_size = dict(st.vc), size
-        st.since.clear()
-
-    def _journal_scrub(self, namespace: str, st: _JournalState, ids: set[str], keep: str | None = None) -> None:
-        """Remove the extractions of deleted turns ``ids`` from the journal entries holding them (so their
-        text leaves the store); replaying a scrubbed entry and then the delete gives the same graph."""
-        assert self.backend is not None  # called only when self.journaled holds
-        by_key: dict[str, set[str]] = {}
-        for t in ids:
-            for key in st.index.pop(t, ()):
-                if key != keep:
-                    by_key.setdefault(key, set()).add(t)
-        if not by_key:
-            return
-        got = self.backend.entries(namespace, sorted(by_key))
-        for key, e in got.items():
-            if not isinstance(e, dict) or not isinstance(e.get("ops"), list):
-                continue
-            changed = False
-            for op in e["ops"]:
-                if isinstance(op, dict) and isinstance(op.get("extractions"), list):
-                    kept = [x for x in op["extractions"] if not (isinstance(x, dict) and x.get("turn_id") in by_key[key])]
-                    changed |= len(kept) != len(op["extractions"])
-                    op["extractions"] = kept
-            if changed:
-                self.backend.rewrite_entry(namespace, key, e)
-
-
-_REBUILD_HINT = (
-    "the graph is derived from the raw turns: rebuild it with CogMemory.rebuild_graph(namespace) "
-    "(or GraphMemory.rebuild(namespace, turn_store.get_turns(namespace), extractor) then "
-    "GraphMemory.save(namespace)), which replaces the damaged files without reading them"
-)
-
-
-def _journal_max_seq(journal: Path) -> int:
-    """The highest sequence number readable in a (possibly damaged) journal; 0 if none."""
-    try:
-        data = journal.read_bytes()
-    except OSError:
-        return 0
-    best = 0
-    for line in data.splitlines():
-        try:
-            n = json.loads(line.decode("utf-8"))["seq"]
-        except (ValueError, KeyError, TypeError, IndexError, RecursionError):  # UnicodeDecodeError too
-            continue
-        if isinstance(n, int) and not isinstance(n, bool):
-            best = max(best, n)
-    return best
-
-
-def _journal_path(path: Path) -> Path:
-    return path.with_name(path.stem + ".journal")
-
-
-#: Journaled backends: entries past the snapshot after which a commit rewrites it whatever their size.
-#: A load (and a reload after an entry arrived out of order) replays them, a few ms each on a graph of
-#: a few hundred turns: this bounds it.
-_JOURNAL_MAX_ENTRIES = 32
-
-
-@dataclass
-class _JournalState:
-    """What a :class:`GraphMemory` applied of one namespace's journal (journaled backends)."""
-
-    vc: dict[str, int] = field(default_factory=dict)  # writer -> last seq applied (the snapshot's clock included)
-    last: tuple[int, str, int] = (-1, "", 0)  # replay order of the last entry applied past the snapshot
-    hlc: int = 0  # the highest hybrid clock seen (the next entry's is above it)
-    seq: int = 0  # this memory's last entry in the namespace
-    base_vc: dict[str, int] = field(default_factory=dict)  # the clock of the snapshot last read or written
-    base_size: int = 0  # its size (bytes of JSON)
-    since: dict[str, int] = field(default_factory=dict)  # entries applied past it -> their size
-    index: dict[str, set[str]] = field(default_factory=dict)  # turn id -> keys of entries holding its extraction
-
-
-def _order(entry: dict[str, Any]) -> tuple[int, str, int]:
-    """The replay order of journal entries: hybrid clock, then writer and seq (a total order, the same for all)."""
-    return (entry["hlc"], entry["w"], entry["seq"])
-
-
-def _is_rebuild(entry: dict[str, Any]) -> bool:
-    ops = entry.get("ops") or []
-    return bool(ops) and isinstance(ops[0], dict) and ops[0].get("op") == "rebuild"
-
-
-def _extraction_payload(ex: Extraction) -> dict[str, Any]:
-    """An :class:`Extraction` as JSON-ready data (times as ISO strings)."""
-    return _encode(ex)
-
-
-def _extraction_from_payload(d: dict[str, Any]) -> Extraction:
-    """The inverse of :func:`_extraction_payload`."""
-
-    def when(v: Any) -> datetime | None:
-        return None if v is None else datetime.fromisoformat(v)
-
-    return Extraction(
-        turn_id=d["turn_id"], speaker=d["speaker"], timestamp=datetime.fromisoformat(d["timestamp"]),
-        persons=list(d["persons"]),
-        concepts=[ExtractedConcept(**c) for c in d["concepts"]],
-        events=[ExtractedEvent(**{**e, "participants": tuple(e["participants"]), "concepts": tuple(e["concepts"]),
-                                  "start": when(e["start"]), "end": when(e["end"])}) for e in d["events"]],
-        facts=[ExtractedFact(**{**f, "valid_from": when(f["valid_from"])}) for f in d["facts"]],
-        claims=[ExtractedClaim(**{**c, "timestamp": when(c["timestamp"])}) for c in d["claims"]],
-    )
-
-
-def _read_graph(path: Path, namespace: str) -> tuple[nx.MultiDiGraph, int]:
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError, JSONDecodeError
-        raise StoreError(
-            f"the graph file {path} of namespace {namespace!r} is unreadable or corrupt ({exc}); {_REBUILD_HINT}"
-        ) from exc
-    G = _graph_from_snapshot(raw, f"the graph file {path}", namespace)
-    seq = raw.get("journal_seq") or 0
-    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
-        raise StoreError(
-            f"the graph file {path} of namespace {namespace!r} is corrupt (journal_seq={seq!r}); {_REBUILD_HINT}"
-        )
-    return G, seq
-
-
-def _graph_from_snapshot(raw: Any, what: str, namespace: str) -> nx.MultiDiGraph:
-    """Validate a snapshot payload (file or :class:`~langmem_cog.graph.backends.GraphStore`) and build its graph."""
-    if not isinstance(raw, dict) or "graph" not in raw:
-        raise StoreError(f"{what} of namespace {namespace!r} is not a graph snapshot; {_REBUILD_HINT}")
-    version = raw.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise StoreError(
-            f"{what} of namespace {namespace!r} has schema version {version!r}, "
-            f"this version of langmem-cog reads {SCHEMA_VERSION}; {_REBUILD_HINT}"
-        )
-    if raw.get("namespace") != namespace:
-        raise StoreError(
-            f"{what} holds namespace {raw.get('namespace')!r}, not {namespace!r}; {_REBUILD_HINT}"
-        )
-    try:
-        return _from_payload(raw["graph"])
-    except (KeyError, TypeError, ValueError, AttributeError, RecursionError, nx.NetworkXError) as exc:
-        raise StoreError(
-            f"{what} of namespace {namespace!r} is corrupt ({exc!r}); {_REBUILD_HINT}"
-        ) from exc
-
-
-# ---------------------------------------------------------------------- derived attributes
-_NEVER = datetime.max.replace(tzinfo=UTC)
-
-
-def _first_turn_key(turn_ids: set[str], times: dict[str, datetime]) -> tuple[Any, ...]:
-    """``min(_turn_key(times, t) for t in turn_ids)``, computing ``natural_key`` for the earliest turns only."""
-    first = min((times.get(t, _NEVER) for t in turn_ids), default=_NEVER)
-    return (first, min(natural_key(t) for t in turn_ids if times.get(t, _NEVER) == first))
-
-
-def _earliest(values: dict[str, set[str]], times: dict[str, datetime]) -> str:
-    return min(values, key=lambda v: (_first_turn_key(values[v], times), v))
-
-
-def _refresh_node(G: nx.MultiDiGraph, n: str) -> None:
-    """Recompute merged attributes of a node from its surviving provenance."""
-    data = G.nodes[n]
-    times = G.graph.get("turns") or {}
-    known = [times[t] for t in data.get("provenance", ()) if t in times]
-    if known:
-        data["first_seen"], data["last_seen"] = min(known), max(known)
-    variants = data.get("variants")
-    if variants is None:
-        return
-    for fld in [f for f, vals in variants.items() if not vals]:
-        del variants[fld]
-    names = variants.get("name")
-    if names:
-        data["name"] = _earliest(names, times)
-        data["aliases"] = set(names) - {data["name"]}
-    if data.get("type") == _C:
-        data["kind"] = _earliest(variants["kind"], times) if variants.get("kind") else "thing"
-    if data.get("type") == _F and not data.get("consolidated"):
-        for fld in ("text", "object"):
-            if variants.get(fld):
-                data[fld] = _earliest(variants[fld], times)
-        vf = variants.get("valid_from")
-        data["valid_from"] = min(datetime.fromisoformat(v) for v in vf) if vf else None
-        data["support"] = len(data["provenance"])
-
-
-def _refresh_edge(G: nx.MultiDiGraph, u: str, v: str, k: str) -> None:
-    """An edge's ``timestamp``: when its evidence first existed (its earliest turn; the latest
-    one for relations derived from two records: ``NEXT``, ``SUPERSEDES``, ``CONFLICTS_WITH``)."""
-    data = G.edges[u, v, k]
-    times = G.graph.get("turns") or {}
-    known = [times[t] for t in data.get("provenance", ()) if t in times]
-    if known:
-        data["timestamp"] = max(known) if k in _PAIR_DERIVED else min(known)
-
-
-def _event_key(G: nx.MultiDiGraph, e: str) -> tuple[Any, ...]:
-    d = G.nodes[e]
-    return (d.get("start") or d["first_seen"], d["first_seen"], natural_key(e))
-
-
-def _relink_timeline(G: nx.MultiDiGraph, person: str) -> None:
-    """Make the ``NEXT`` edges tagged with ``person`` chain its events in time order.
-
-    ``NEXT`` edges are shared by persons with consecutive events in common; each edge's
-    ``persons`` set says whose timelines use it, and an edge no timeline uses is removed.
-    Only the differences are written.
-    """
-    events = sorted(
-        {v for _, v, k in G.out_edges(person, keys=True) if k == _PA and G.nodes[v].get("type") == _E},
-        key=lambda e: _event_key(G, e),
-    )
-    desired = set(zip(events, events[1:], strict=False))
-    current = {
-        (u, v)
-        for u in events
-        for _, v, k, d in G.out_edges(u, keys=True, data=True)
-        if k == _NEXT and person in d.get("persons", ())
-    }
-    for u, v in current - desired:
-        d = G.edges[u, v, _NEXT]
-        d["persons"].discard(person)
-        if not d["persons"]:
-            G.remove_edge(u, v, key=_NEXT)
-    for u, v in desired:
-        prov = set(G.nodes[u]["provenance"]) | set(G.nodes[v]["provenance"])
-        if G.has_edge(u, v, key=_NEXT):
-            d = G.edges[u, v, _NEXT]
-            d["persons"].add(person)
-            d["provenance"] = prov
-        else:
-            G.add_edge(u, v, key=_NEXT, type=_NEXT, persons={person}, provenance=prov, timestamp=None)
-        _refresh_edge(G, u, v, _NEXT)
+            if snapshot or journal.compaction_due(namespace):
+                G = self._graphs.get(namespace)
+                if G is None:
+                    G = self._journal_load(namespace)
+                journal.compact(namespace, G)
