@@ -52,7 +52,7 @@ from langmem_cog.errors import (
 from langmem_cog.lexical import LexicalIndex
 from langmem_cog.locking import DirLock
 from langmem_cog.records import Turn, validate_namespace
-from langmem_cog.storage.bm25 import lexical_add, remove_stale_temp
+from langmem_cog.storage.bm25 import lexical_add
 from langmem_cog.storage.cache import Cache
 from langmem_cog.storage.chroma import (
     COLLECTION_PREFIX,
@@ -73,9 +73,10 @@ from langmem_cog.storage.identity import check_data_dir
 from langmem_cog.storage.inputs import check_query, group_by_namespace, order_key, turn_list, unstored
 from langmem_cog.storage.journal import Intent, IntentJournal
 from langmem_cog.storage.namespaces import Namespaces
+from langmem_cog.storage.removal import RemovalSteps
 from langmem_cog.storage.scoring import fuse
 from langmem_cog.storage.server import drift_read, one_check
-from langmem_cog.storage.sync import GET_BATCH, ServerSync, Tombstones, fetch_turns, server_ids
+from langmem_cog.storage.sync import GET_BATCH, ServerSync, Tombstones, fetch_turns
 from langmem_cog.storage.types import PoolScores, ScoredTurn, SearchMode, StageTimes
 
 __all__ = ["TurnStore", "ScoredTurn", "PoolScores", "SearchMode", "StageTimes"]
@@ -160,7 +161,10 @@ class TurnStore:
         #: Runs the last step of a replayed delete or forget recorded with ``graph: true`` (set by
         #: :class:`~langmem_cog.memory.CogMemory`: the graph's part); without it such a record stays.
         self.intent_finisher: Callable[[dict[str, Any]], Any] | None = None
-        self._journal = IntentJournal(self.data_dir, persistent=self.persistent, steps=self._intent_steps,
+        # The store's steps of a delete and a forget, run (and rerun by a replay) through the intent journal.
+        self._removal = RemovalSteps(self._spaces, self._files, self._tombstones, self._sync,
+                                     client=lambda: self.client, load_cache=self._load_cache, shared=self._shared)
+        self._journal = IntentJournal(self.data_dir, persistent=self.persistent, steps=self._removal,
                                       namespace_lock=self._spaces.lock)
         self._opened = False
         self._replay_at_open()  # finish deletes and forgets that a crash cut short
@@ -897,78 +901,6 @@ class TurnStore:
         self._spaces.drop_all()
         if self.config.chroma_mode == "persistent" and self._own_client and self.dir_lock is not None:
             self._reload_chroma(self.dir_lock.read()[0] + 1)
-
-    def _intent_steps(self, intent: Intent) -> int | bool:
-        """The store's steps of an intent (see :meth:`_delete_steps`, :meth:`_forget_steps`)."""
-        return self._delete_steps(intent) if intent.op == "delete" else self._forget_steps(intent)
-
-    def _delete_steps(self, intent: Intent) -> int:
-        """The store's steps of a deletion, each safe to repeat; returns how many of the ids were stored."""
-        ns, ids = intent.namespace, intent.ids
-        if intent.replay:  # reload from Chroma, the source of truth (this also repairs BM25 from it)
-            self._spaces.drop(ns, contexts=True)
-        col = self._spaces.collection(ns, create=False)
-        if col is not None and str(col.id) != intent.collection_id:
-            col = None  # a collection created after this intent was recorded: not the one to delete from
-        lexical = self._spaces.lexical_index(ns)
-        present: list[str] = []
-        if col is not None:
-            cache = self._load_cache(ns)
-            if self._shared:  # the server's view: turns other workers added count, stale cached ones do not
-                present = server_ids(col, ids)
-                if present:  # before the delete: a reader that sees a re-add of an id sees its record too
-                    self._tombstones.record(col, present)
-            else:
-                present = [i for i in ids if i in cache.pos]
-            try:
-                if present:
-                    col.delete(ids=present)
-                lexical.delete(ids)  # compacts the log
-                cache.remove(ids if self._shared else present)
-                self._spaces.context_matrix(ns, cache, create=False)  # rewrites the files without their rows
-            except BaseException:
-                if self._shared and present:  # Chroma may have deleted them (some of them): tell the others
-                    self._sync.announce(ns, quiet=True)
-                raise
-            if self._shared and (present or intent.replay or ns in self._sync.unannounced):
-                self._sync.announce(ns)  # every step done: other workers' next reads drop the turns
-        remove_stale_temp(lexical.path)  # a compaction cut short leaves a copy of the log's tokens
-        purged = self._files.purge_log(intent.collection_id, ids) if intent.collection_id else 0
-        self._files.scrub_segments()
-        if intent.replay or present or purged or self._files.has_free_pages():
-            self._files.vacuum()
-        return len(present)
-
-    def _forget_steps(self, intent: Intent) -> bool:
-        """The store's steps of a forget, each safe to repeat; returns whether the collection existed."""
-        ns = intent.namespace
-        self._spaces.forget_collection(ns)
-        col = self._spaces.collection(ns, create=False)
-        chroma = self.data_dir / "chroma"
-        dirs = [chroma / d for d in intent.segment_dirs]
-        if col is not None and str(col.id) != intent.collection_id:
-            col = None  # created after this forget was recorded: it stays, with its BM25 log and context
-        else:
-            self._spaces.lexical_index(ns).clear()
-            self._spaces.context_index(ns).forget()
-        if col is not None:
-            dirs += self._files.segment_dirs(col)
-            try:
-                self.client.delete_collection(collection_name(ns))
-            except Exception as exc:  # chromadb raises NotFoundError / ValueError by version
-                if not collection_gone(exc):
-                    raise
-        if self._shared and intent.collection_id:  # after the collection: its delete records go with it
-            self._tombstones.drop(intent.collection_id)
-        self._sync.forgotten(ns)
-        self._spaces.drop(ns, contexts=True)
-        if intent.collection_id:
-            self._files.purge_dropped_collection(intent.collection_id)
-        self._files.remove_segment_dirs(dirs + self._files.orphan_segment_dirs())
-        self._files.scrub_segments()
-        if intent.replay or col is not None or self._files.has_free_pages():
-            self._files.vacuum()
-        return col is not None
 
     # ------------------------------------------------------------------ reads
     def namespaces(self) -> list[str]:

@@ -24,6 +24,9 @@ Modules:
         collection's segment folders, zeroing unused HNSW slots, purging the write-ahead log, ``VACUUM``).
     journal: the intent journal of deletes and forgets in progress (``Intent``), the atomic write of
         its records, and the running of their steps to completion (``IntentJournal``).
+    removal: the store's steps of a delete and of a forget, each safe to repeat (``RemovalSteps``): the
+        turns or the namespace out of Chroma, BM25, the context vectors and memory, and their text out of
+        the embedded database's files.
     identity: the data directory's manifest (``langmem-cog.json``): its format and the embedder its
         vectors come from, checked when a persistent store opens (``check_data_dir``).
     bm25: adding turns to a namespace's BM25 index and log, and removing the temporary copies of
