@@ -52,7 +52,6 @@ from langmem_cog.errors import (
 from langmem_cog.lexical import LexicalIndex
 from langmem_cog.locking import DirLock
 from langmem_cog.records import Turn, validate_namespace
-from langmem_cog.storage.bm25 import lexical_add
 from langmem_cog.storage.cache import Cache
 from langmem_cog.storage.chroma import (
     COLLECTION_PREFIX,
@@ -70,13 +69,14 @@ from langmem_cog.storage.chroma import (
 )
 from langmem_cog.storage.files import EmbeddedFiles
 from langmem_cog.storage.identity import check_data_dir
-from langmem_cog.storage.inputs import check_query, group_by_namespace, order_key, turn_list, unstored
+from langmem_cog.storage.inputs import check_query, group_by_namespace, turn_list, unstored
 from langmem_cog.storage.journal import Intent, IntentJournal
+from langmem_cog.storage.loading import CacheLoader
 from langmem_cog.storage.namespaces import Namespaces
 from langmem_cog.storage.removal import RemovalSteps
 from langmem_cog.storage.scoring import fuse
 from langmem_cog.storage.server import drift_read, one_check
-from langmem_cog.storage.sync import GET_BATCH, ServerSync, Tombstones, fetch_turns
+from langmem_cog.storage.sync import ServerSync, Tombstones
 from langmem_cog.storage.types import PoolScores, ScoredTurn, SearchMode, StageTimes
 
 __all__ = ["TurnStore", "ScoredTurn", "PoolScores", "SearchMode", "StageTimes"]
@@ -146,6 +146,9 @@ class TurnStore:
         self._sync = ServerSync(self.config, self._spaces, self._tombstones, client=lambda: self.client,
                                 embedding_function=self._chroma_ef,
                                 dir_lock_unless_writing=self._dir_lock_unless_writing)
+        # Each namespace's in-memory copy, loaded from Chroma on first use with its BM25 index repaired.
+        self._loader = CacheLoader(self._spaces, self._tombstones, shared=self._shared,
+                                   dir_lock_unless_writing=self._dir_lock_unless_writing)
         self._own_client = client is None
         self._write_lock = threading.RLock()
         # Query vectors of recent queries: the raw scores and the operator loop embed the same query.
@@ -163,7 +166,7 @@ class TurnStore:
         self.intent_finisher: Callable[[dict[str, Any]], Any] | None = None
         # The store's steps of a delete and a forget, run (and rerun by a replay) through the intent journal.
         self._removal = RemovalSteps(self._spaces, self._files, self._tombstones, self._sync,
-                                     client=lambda: self.client, load_cache=self._load_cache, shared=self._shared)
+                                     client=lambda: self.client, load_cache=self._loader.load, shared=self._shared)
         self._journal = IntentJournal(self.data_dir, persistent=self.persistent, steps=self._removal,
                                       namespace_lock=self._spaces.lock)
         self._opened = False
@@ -414,84 +417,6 @@ class TurnStore:
     def _lexical_index(self, namespace: str) -> LexicalIndex:
         return self._spaces.lexical_index(namespace)
 
-    def _load_cache(self, namespace: str) -> Cache:
-        cache = self._spaces.caches.get(namespace)
-        if cache is not None:
-            return cache
-        with self._dir_lock_unless_writing() as persist:
-            cache = self._read_cache(namespace, persist=persist)
-        self._spaces.caches[namespace] = cache
-        return cache
-
-    def _read_cache(self, namespace: str, *, persist: bool) -> Cache:
-        """Load a namespace from Chroma (an empty cache if it does not exist).
-
-        Raises:
-            UnknownNamespaceError: If the collection vanished while being read (a concurrent forget).
-        """
-        cache = Cache()
-        col = self._spaces.collection(namespace, create=False)
-        if col is not None:
-            turns: list[Turn] = []
-            embs: list[np.ndarray] = []
-            if self._shared:
-                # The delete records first (a re-add follows its record, see ServerSync.catch_up), then one listing
-                # of the ids and reads by id: other workers' writes cannot shift pages under the read.
-                cache.tombs = self._tombstones.ids(col)
-                try:
-                    ids = drift_read(lambda: col.get(include=[])["ids"], what=f"namespace {namespace!r}: listing ids")
-                except Exception as exc:  # as below
-                    if collection_gone(exc):
-                        raise self._spaces.gone(namespace) from exc
-                    raise
-                turns, fetched = fetch_turns(namespace, col, ids, gone=self._spaces.gone)
-                embs = [fetched] if turns else []
-            else:
-                try:
-                    total = col.count()
-                    for offset in range(0, total, GET_BATCH):
-                        got = col.get(include=["embeddings", "documents", "metadatas"], limit=GET_BATCH,
-                                      offset=offset)
-                        for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
-                            turns.append(turn_from_chroma(tid, doc, meta))
-                        embs.append(np.asarray(got["embeddings"], dtype=np.float32))
-                except Exception as exc:  # chromadb's errors share no base class worth naming
-                    if collection_gone(exc):
-                        raise self._spaces.gone(namespace) from exc
-                    raise
-            order = sorted(range(len(turns)), key=lambda i: order_key(turns[i]))
-            emb = np.vstack(embs)[order] if embs else np.zeros((0, 0), dtype=np.float32)
-            cache.append([turns[i] for i in order], emb)
-            self._repair_lexical(namespace, cache, persist=persist)
-        return cache
-
-    def _repair_lexical(self, namespace: str, cache: Cache, *, persist: bool) -> None:
-        """Bring the BM25 index in line with Chroma (after a crash between the two writes, or, in
-        memory only when ``persist`` is false, a write another process is making)."""
-        idx = self._spaces.lexical_index(namespace)
-        have = set(idx.ids)
-        want = set(cache.ids)
-        extra = have - want
-        missing = [t for t in cache.turns if t.id not in have]
-        # With a Chroma server, a local BM25 log behind the server is the normal state of a worker that
-        # has no log yet or was stopped while others wrote: brought up to date at INFO, not as a repair.
-        level = logging.INFO if self._shared else logging.WARNING
-        if extra:
-            if persist:
-                logger.log(level, "namespace %r: dropping %d BM25 entries missing from Chroma", namespace, len(extra))
-            try:
-                idx.delete(list(extra), persist=persist)
-            except OSError as exc:  # dropped in memory already; the log is compacted by a later write or open
-                logger.warning("namespace %r: cannot rewrite the BM25 log (%s): repaired in memory only",
-                               namespace, exc)
-        if missing:
-            if persist and self._shared:
-                logger.info("namespace %r: indexing %d turns of the Chroma server missing from the local BM25 log",
-                            namespace, len(missing))
-            elif persist:
-                logger.warning("namespace %r: re-indexing %d turns missing from BM25", namespace, len(missing))
-            lexical_add(namespace, idx, missing, persist, "repaired")
-
     # ------------------------------------------------------------------ writes
     def add_turns(self, turns: Sequence[Turn]) -> list[str]:
         """Add turns (any mix of namespaces), all or nothing from the caller's view: a failed call either
@@ -550,7 +475,7 @@ class TurnStore:
                     self._sync.check(ns)
             for ns, group in by_ns.items():
                 with self._spaces.lock(ns):
-                    cache = self._load_cache(ns)
+                    cache = self._loader.load(ns)
                     cached = {t.id: cache.turns[cache.pos[t.id]] for t in group if t.id in cache.pos}
                     new[ns] = unstored(ns, group, cached)
                     vectors[ns] = self._vectors(new[ns], vectors[ns])
@@ -631,7 +556,7 @@ class TurnStore:
     def _indexed(self, namespace: str, group: list[Turn]) -> bool:
         """Whether every turn of ``group`` is in the namespace's cache and BM25 index."""
         with self._spaces.lock(namespace):
-            cache = self._load_cache(namespace)
+            cache = self._loader.load(namespace)
             lexical = self._spaces.lexical_index(namespace)
             return all(t.id in cache.pos and t.id in lexical for t in group)
 
@@ -656,7 +581,7 @@ class TurnStore:
     def _write(self, namespace: str, group: list[Turn], new: list[Turn], vectors: dict[str, np.ndarray]) -> None:
         """Write ``new`` (the turns of ``group`` not stored yet) to Chroma, then bring the derived
         indexes (BM25, context vectors) up to date for every turn of ``group``."""
-        cache = self._load_cache(namespace)
+        cache = self._loader.load(namespace)
         lexical = self._spaces.lexical_index(namespace)  # its log is read before Chroma holds the new turns
         # http mode: once Chroma holds the turns, other workers learn of them from a new version token,
         # written whatever happens next (the BM25 log may fail; a failed Chroma write may be half undone).
@@ -928,7 +853,7 @@ class TurnStore:
         self._fresh_ns(namespace)
         with self._spaces.lock(namespace):
             try:
-                return len(self._load_cache(namespace).ids)
+                return len(self._loader.load(namespace).ids)
             except NamespaceGone:
                 return 0
 
@@ -945,7 +870,7 @@ class TurnStore:
         validate_namespace(namespace)
         self._fresh_ns(namespace)
         with self._spaces.lock(namespace):
-            cache = self._load_cache(namespace)
+            cache = self._loader.load(namespace)
             if ids is None:
                 return list(cache.turns)
             if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
@@ -971,7 +896,7 @@ class TurnStore:
 
     def _require(self, namespace: str) -> Cache:
         self.require_namespace(namespace)
-        return self._load_cache(namespace)
+        return self._loader.load(namespace)
 
     def embed_query(self, query: str) -> np.ndarray:
         """The normalised query vector (read-only; the last :data:`QUERY_VECTOR_CACHE` queries are cached)."""
@@ -1173,18 +1098,18 @@ class TurnStore:
         if col is None:
             raise self._spaces.gone(namespace)
         with self._spaces.lock(namespace):
-            self._spaces.check_dimension(namespace, self._load_cache(namespace).emb, len(qv))
+            self._spaces.check_dimension(namespace, self._loader.load(namespace).emb, len(qv))
         try:
             res = drift_read(lambda: col.query(query_embeddings=[qv], n_results=n, include=["distances"]),
                               what=f"namespace {namespace!r}: nearest turns")
-        except Exception as exc:  # as in _read_cache
+        except Exception as exc:  # as in CacheLoader.read
             if collection_gone(exc):
                 raise self._spaces.gone(namespace) from exc
             raise
         dense_ids = res["ids"][0]
         lex = self._spaces.lexical_index(namespace).search(query, n)
         ids = list(dict.fromkeys([*dense_ids, *(i for i, _ in lex)]))
-        cache = self._load_cache(namespace)
+        cache = self._loader.load(namespace)
         rows = [cache.pos[i] for i in ids if i in cache.pos]
         ids = [cache.ids[r] for r in rows]
         dense = cache.emb[rows] @ qv if rows and cache.emb is not None else np.zeros(0)

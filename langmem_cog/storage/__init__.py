@@ -34,6 +34,8 @@ Modules:
     inputs: checking ``add_turns``'s turns and a search's query, grouping turns by namespace,
         comparing them with the stored ones, and the chronological order of turns.
     cache: the in-memory copy of a namespace (turns, vectors, context vectors) in that order.
+    loading: loading a namespace's in-memory copy from Chroma on first use, with its BM25 index brought
+        in line with it (``CacheLoader``).
     scoring: fusing a pool's dense and BM25 scores (z-score or reciprocal-rank fusion).
 
 The helpers log under the ``langmem_cog.store`` logger, like ``TurnStore`` itself. The modules import
