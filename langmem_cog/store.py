@@ -52,7 +52,6 @@ from langmem_cog.errors import (
 from langmem_cog.lexical import LexicalIndex
 from langmem_cog.locking import DirLock
 from langmem_cog.records import Turn, validate_namespace
-from langmem_cog.storage.bm25 import lexical_add, remove_stale_temp
 from langmem_cog.storage.cache import Cache
 from langmem_cog.storage.chroma import (
     COLLECTION_PREFIX,
@@ -70,12 +69,14 @@ from langmem_cog.storage.chroma import (
 )
 from langmem_cog.storage.files import EmbeddedFiles
 from langmem_cog.storage.identity import check_data_dir
-from langmem_cog.storage.inputs import check_query, group_by_namespace, order_key, turn_list, unstored
+from langmem_cog.storage.inputs import check_query, group_by_namespace, turn_list, unstored
 from langmem_cog.storage.journal import Intent, IntentJournal
+from langmem_cog.storage.loading import CacheLoader
 from langmem_cog.storage.namespaces import Namespaces
+from langmem_cog.storage.removal import RemovalSteps
 from langmem_cog.storage.scoring import fuse
 from langmem_cog.storage.server import drift_read, one_check
-from langmem_cog.storage.sync import GET_BATCH, ServerSync, Tombstones, fetch_turns, server_ids
+from langmem_cog.storage.sync import ServerSync, Tombstones
 from langmem_cog.storage.types import PoolScores, ScoredTurn, SearchMode, StageTimes
 
 __all__ = ["TurnStore", "ScoredTurn", "PoolScores", "SearchMode", "StageTimes"]
@@ -145,6 +146,9 @@ class TurnStore:
         self._sync = ServerSync(self.config, self._spaces, self._tombstones, client=lambda: self.client,
                                 embedding_function=self._chroma_ef,
                                 dir_lock_unless_writing=self._dir_lock_unless_writing)
+        # Each namespace's in-memory copy, loaded from Chroma on first use with its BM25 index repaired.
+        self._loader = CacheLoader(self._spaces, self._tombstones, shared=self._shared,
+                                   dir_lock_unless_writing=self._dir_lock_unless_writing)
         self._own_client = client is None
         self._write_lock = threading.RLock()
         # Query vectors of recent queries: the raw scores and the operator loop embed the same query.
@@ -160,7 +164,10 @@ class TurnStore:
         #: Runs the last step of a replayed delete or forget recorded with ``graph: true`` (set by
         #: :class:`~langmem_cog.memory.CogMemory`: the graph's part); without it such a record stays.
         self.intent_finisher: Callable[[dict[str, Any]], Any] | None = None
-        self._journal = IntentJournal(self.data_dir, persistent=self.persistent, steps=self._intent_steps,
+        # The store's steps of a delete and a forget, run (and rerun by a replay) through the intent journal.
+        self._removal = RemovalSteps(self._spaces, self._files, self._tombstones, self._sync,
+                                     client=lambda: self.client, load_cache=self._loader.load, shared=self._shared)
+        self._journal = IntentJournal(self.data_dir, persistent=self.persistent, steps=self._removal,
                                       namespace_lock=self._spaces.lock)
         self._opened = False
         self._replay_at_open()  # finish deletes and forgets that a crash cut short
@@ -410,84 +417,6 @@ class TurnStore:
     def _lexical_index(self, namespace: str) -> LexicalIndex:
         return self._spaces.lexical_index(namespace)
 
-    def _load_cache(self, namespace: str) -> Cache:
-        cache = self._spaces.caches.get(namespace)
-        if cache is not None:
-            return cache
-        with self._dir_lock_unless_writing() as persist:
-            cache = self._read_cache(namespace, persist=persist)
-        self._spaces.caches[namespace] = cache
-        return cache
-
-    def _read_cache(self, namespace: str, *, persist: bool) -> Cache:
-        """Load a namespace from Chroma (an empty cache if it does not exist).
-
-        Raises:
-            UnknownNamespaceError: If the collection vanished while being read (a concurrent forget).
-        """
-        cache = Cache()
-        col = self._spaces.collection(namespace, create=False)
-        if col is not None:
-            turns: list[Turn] = []
-            embs: list[np.ndarray] = []
-            if self._shared:
-                # The delete records first (a re-add follows its record, see ServerSync.catch_up), then one listing
-                # of the ids and reads by id: other workers' writes cannot shift pages under the read.
-                cache.tombs = self._tombstones.ids(col)
-                try:
-                    ids = drift_read(lambda: col.get(include=[])["ids"], what=f"namespace {namespace!r}: listing ids")
-                except Exception as exc:  # as below
-                    if collection_gone(exc):
-                        raise self._spaces.gone(namespace) from exc
-                    raise
-                turns, fetched = fetch_turns(namespace, col, ids, gone=self._spaces.gone)
-                embs = [fetched] if turns else []
-            else:
-                try:
-                    total = col.count()
-                    for offset in range(0, total, GET_BATCH):
-                        got = col.get(include=["embeddings", "documents", "metadatas"], limit=GET_BATCH,
-                                      offset=offset)
-                        for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
-                            turns.append(turn_from_chroma(tid, doc, meta))
-                        embs.append(np.asarray(got["embeddings"], dtype=np.float32))
-                except Exception as exc:  # chromadb's errors share no base class worth naming
-                    if collection_gone(exc):
-                        raise self._spaces.gone(namespace) from exc
-                    raise
-            order = sorted(range(len(turns)), key=lambda i: order_key(turns[i]))
-            emb = np.vstack(embs)[order] if embs else np.zeros((0, 0), dtype=np.float32)
-            cache.append([turns[i] for i in order], emb)
-            self._repair_lexical(namespace, cache, persist=persist)
-        return cache
-
-    def _repair_lexical(self, namespace: str, cache: Cache, *, persist: bool) -> None:
-        """Bring the BM25 index in line with Chroma (after a crash between the two writes, or, in
-        memory only when ``persist`` is false, a write another process is making)."""
-        idx = self._spaces.lexical_index(namespace)
-        have = set(idx.ids)
-        want = set(cache.ids)
-        extra = have - want
-        missing = [t for t in cache.turns if t.id not in have]
-        # With a Chroma server, a local BM25 log behind the server is the normal state of a worker that
-        # has no log yet or was stopped while others wrote: brought up to date at INFO, not as a repair.
-        level = logging.INFO if self._shared else logging.WARNING
-        if extra:
-            if persist:
-                logger.log(level, "namespace %r: dropping %d BM25 entries missing from Chroma", namespace, len(extra))
-            try:
-                idx.delete(list(extra), persist=persist)
-            except OSError as exc:  # dropped in memory already; the log is compacted by a later write or open
-                logger.warning("namespace %r: cannot rewrite the BM25 log (%s): repaired in memory only",
-                               namespace, exc)
-        if missing:
-            if persist and self._shared:
-                logger.info("namespace %r: indexing %d turns of the Chroma server missing from the local BM25 log",
-                            namespace, len(missing))
-            elif persist:
-                logger.warning("namespace %r: re-indexing %d turns missing from BM25", namespace, len(missing))
-            lexical_add(namespace, idx, missing, persist, "repaired")
-
     # ------------------------------------------------------------------ writes
     def add_turns(self, turns: Sequence[Turn]) -> list[str]:
         """Add turns (any mix of namespaces), all or nothing from the caller's view: a failed call either
@@ -546,7 +475,7 @@ class TurnStore:
                     self._sync.check(ns)
             for ns, group in by_ns.items():
                 with self._spaces.lock(ns):
-                    cache = self._load_cache(ns)
+                    cache = self._loader.load(ns)
                     cached = {t.id: cache.turns[cache.pos[t.id]] for t in group if t.id in cache.pos}
                     new[ns] = unstored(ns, group, cached)
                     vectors[ns] = self._vectors(new[ns], vectors[ns])
@@ -627,7 +556,7 @@ class TurnStore:
     def _indexed(self, namespace: str, group: list[Turn]) -> bool:
         """Whether every turn of ``group`` is in the namespace's cache and BM25 index."""
         with self._spaces.lock(namespace):
-            cache = self._load_cache(namespace)
+            cache = self._loader.load(namespace)
             lexical = self._spaces.lexical_index(namespace)
             return all(t.id in cache.pos and t.id in lexical for t in group)
 
@@ -652,7 +581,7 @@ class TurnStore:
     def _write(self, namespace: str, group: list[Turn], new: list[Turn], vectors: dict[str, np.ndarray]) -> None:
         """Write ``new`` (the turns of ``group`` not stored yet) to Chroma, then bring the derived
         indexes (BM25, context vectors) up to date for every turn of ``group``."""
-        cache = self._load_cache(namespace)
+        cache = self._loader.load(namespace)
         lexical = self._spaces.lexical_index(namespace)  # its log is read before Chroma holds the new turns
         # http mode: once Chroma holds the turns, other workers learn of them from a new version token,
         # written whatever happens next (the BM25 log may fail; a failed Chroma write may be half undone).
@@ -898,78 +827,6 @@ class TurnStore:
         if self.config.chroma_mode == "persistent" and self._own_client and self.dir_lock is not None:
             self._reload_chroma(self.dir_lock.read()[0] + 1)
 
-    def _intent_steps(self, intent: Intent) -> int | bool:
-        """The store's steps of an intent (see :meth:`_delete_steps`, :meth:`_forget_steps`)."""
-        return self._delete_steps(intent) if intent.op == "delete" else self._forget_steps(intent)
-
-    def _delete_steps(self, intent: Intent) -> int:
-        """The store's steps of a deletion, each safe to repeat; returns how many of the ids were stored."""
-        ns, ids = intent.namespace, intent.ids
-        if intent.replay:  # reload from Chroma, the source of truth (this also repairs BM25 from it)
-            self._spaces.drop(ns, contexts=True)
-        col = self._spaces.collection(ns, create=False)
-        if col is not None and str(col.id) != intent.collection_id:
-            col = None  # a collection created after this intent was recorded: not the one to delete from
-        lexical = self._spaces.lexical_index(ns)
-        present: list[str] = []
-        if col is not None:
-            cache = self._load_cache(ns)
-            if self._shared:  # the server's view: turns other workers added count, stale cached ones do not
-                present = server_ids(col, ids)
-                if present:  # before the delete: a reader that sees a re-add of an id sees its record too
-                    self._tombstones.record(col, present)
-            else:
-                present = [i for i in ids if i in cache.pos]
-            try:
-                if present:
-                    col.delete(ids=present)
-                lexical.delete(ids)  # compacts the log
-                cache.remove(ids if self._shared else present)
-                self._spaces.context_matrix(ns, cache, create=False)  # rewrites the files without their rows
-            except BaseException:
-                if self._shared and present:  # Chroma may have deleted them (some of them): tell the others
-                    self._sync.announce(ns, quiet=True)
-                raise
-            if self._shared and (present or intent.replay or ns in self._sync.unannounced):
-                self._sync.announce(ns)  # every step done: other workers' next reads drop the turns
-        remove_stale_temp(lexical.path)  # a compaction cut short leaves a copy of the log's tokens
-        purged = self._files.purge_log(intent.collection_id, ids) if intent.collection_id else 0
-        self._files.scrub_segments()
-        if intent.replay or present or purged or self._files.has_free_pages():
-            self._files.vacuum()
-        return len(present)
-
-    def _forget_steps(self, intent: Intent) -> bool:
-        """The store's steps of a forget, each safe to repeat; returns whether the collection existed."""
-        ns = intent.namespace
-        self._spaces.forget_collection(ns)
-        col = self._spaces.collection(ns, create=False)
-        chroma = self.data_dir / "chroma"
-        dirs = [chroma / d for d in intent.segment_dirs]
-        if col is not None and str(col.id) != intent.collection_id:
-            col = None  # created after this forget was recorded: it stays, with its BM25 log and context
-        else:
-            self._spaces.lexical_index(ns).clear()
-            self._spaces.context_index(ns).forget()
-        if col is not None:
-            dirs += self._files.segment_dirs(col)
-            try:
-                self.client.delete_collection(collection_name(ns))
-            except Exception as exc:  # chromadb raises NotFoundError / ValueError by version
-                if not collection_gone(exc):
-                    raise
-        if self._shared and intent.collection_id:  # after the collection: its delete records go with it
-            self._tombstones.drop(intent.collection_id)
-        self._sync.forgotten(ns)
-        self._spaces.drop(ns, contexts=True)
-        if intent.collection_id:
-            self._files.purge_dropped_collection(intent.collection_id)
-        self._files.remove_segment_dirs(dirs + self._files.orphan_segment_dirs())
-        self._files.scrub_segments()
-        if intent.replay or col is not None or self._files.has_free_pages():
-            self._files.vacuum()
-        return col is not None
-
     # ------------------------------------------------------------------ reads
     def namespaces(self) -> list[str]:
         """The namespaces that hold a collection, sorted."""
@@ -996,7 +853,7 @@ class TurnStore:
         self._fresh_ns(namespace)
         with self._spaces.lock(namespace):
             try:
-                return len(self._load_cache(namespace).ids)
+                return len(self._loader.load(namespace).ids)
             except NamespaceGone:
                 return 0
 
@@ -1013,7 +870,7 @@ class TurnStore:
         validate_namespace(namespace)
         self._fresh_ns(namespace)
         with self._spaces.lock(namespace):
-            cache = self._load_cache(namespace)
+            cache = self._loader.load(namespace)
             if ids is None:
                 return list(cache.turns)
             if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
@@ -1039,7 +896,7 @@ class TurnStore:
 
     def _require(self, namespace: str) -> Cache:
         self.require_namespace(namespace)
-        return self._load_cache(namespace)
+        return self._loader.load(namespace)
 
     def embed_query(self, query: str) -> np.ndarray:
         """The normalised query vector (read-only; the last :data:`QUERY_VECTOR_CACHE` queries are cached)."""
@@ -1241,18 +1098,18 @@ class TurnStore:
         if col is None:
             raise self._spaces.gone(namespace)
         with self._spaces.lock(namespace):
-            self._spaces.check_dimension(namespace, self._load_cache(namespace).emb, len(qv))
+            self._spaces.check_dimension(namespace, self._loader.load(namespace).emb, len(qv))
         try:
             res = drift_read(lambda: col.query(query_embeddings=[qv], n_results=n, include=["distances"]),
                               what=f"namespace {namespace!r}: nearest turns")
-        except Exception as exc:  # as in _read_cache
+        except Exception as exc:  # as in CacheLoader.read
             if collection_gone(exc):
                 raise self._spaces.gone(namespace) from exc
             raise
         dense_ids = res["ids"][0]
         lex = self._spaces.lexical_index(namespace).search(query, n)
         ids = list(dict.fromkeys([*dense_ids, *(i for i, _ in lex)]))
-        cache = self._load_cache(namespace)
+        cache = self._loader.load(namespace)
         rows = [cache.pos[i] for i in ids if i in cache.pos]
         ids = [cache.ids[r] for r in rows]
         dense = cache.emb[rows] @ qv if rows and cache.emb is not None else np.zeros(0)

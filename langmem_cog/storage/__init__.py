@@ -24,6 +24,9 @@ Modules:
         collection's segment folders, zeroing unused HNSW slots, purging the write-ahead log, ``VACUUM``).
     journal: the intent journal of deletes and forgets in progress (``Intent``), the atomic write of
         its records, and the running of their steps to completion (``IntentJournal``).
+    removal: the store's steps of a delete and of a forget, each safe to repeat (``RemovalSteps``): the
+        turns or the namespace out of Chroma, BM25, the context vectors and memory, and their text out of
+        the embedded database's files.
     identity: the data directory's manifest (``langmem-cog.json``): its format and the embedder its
         vectors come from, checked when a persistent store opens (``check_data_dir``).
     bm25: adding turns to a namespace's BM25 index and log, and removing the temporary copies of
@@ -31,6 +34,8 @@ Modules:
     inputs: checking ``add_turns``'s turns and a search's query, grouping turns by namespace,
         comparing them with the stored ones, and the chronological order of turns.
     cache: the in-memory copy of a namespace (turns, vectors, context vectors) in that order.
+    loading: loading a namespace's in-memory copy from Chroma on first use, with its BM25 index brought
+        in line with it (``CacheLoader``).
     scoring: fusing a pool's dense and BM25 scores (z-score or reciprocal-rank fusion).
 
 The helpers log under the ``langmem_cog.store`` logger, like ``TurnStore`` itself. The modules import

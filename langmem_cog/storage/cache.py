@@ -29,7 +29,7 @@ class Cache:
             self.pos[t.id] = start + i
             self.turns.append(t)
         self._grow(np.asarray(emb, dtype=np.float32))
-        # Keep the same order as a freshly loaded cache (see _load_cache), whatever the order of writes.
+        # Keep the same order as a freshly loaded cache (see CacheLoader.read), whatever the order of writes.
         # The cached turns are always sorted, so only the new ones (and the seam) need checking.
         keys = ([last] if last is not None else []) + [order_key(t) for t in turns]
         if any(a > b for a, b in zip(keys, keys[1:], strict=False)):
