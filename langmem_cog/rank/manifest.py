@@ -22,12 +22,12 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+from langmem_cog.digests import file_sha256
 from langmem_cog.errors import DamagedModelError, ModelNotFoundError
 
 __all__ = ["MANIFEST", "MANIFEST_FORMAT", "check_models", "write_manifest"]
@@ -40,13 +40,6 @@ MANIFEST_FORMAT = 1
 _FIX = ("reinstall langmem-cog for the shipped models, or write the folder again with "
         "`langmem-cog train-models --out DIR` (`make models` for the shipped ones)")
 
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _files(folder: Path) -> list[str]:
@@ -74,7 +67,7 @@ def write_manifest(folder: str | os.PathLike[str]) -> Path:
     root = Path(folder)
     if not root.is_dir():
         raise ModelNotFoundError(f"no models folder at {root}: write one with `langmem-cog train-models --out DIR`")
-    files = {rel: {"bytes": (root / rel).stat().st_size, "sha256": _sha256(root / rel)} for rel in _files(root)}
+    files = {rel: {"bytes": (root / rel).stat().st_size, "sha256": file_sha256(root / rel)} for rel in _files(root)}
     path = root / MANIFEST
     tmp = path.with_name(f".{MANIFEST}.tmp")
     tmp.write_text(json.dumps({"format": MANIFEST_FORMAT, "files": files}, indent=2) + "\n", encoding="utf-8")
@@ -124,5 +117,5 @@ def check_models(folder: str | os.PathLike[str]) -> None:
         if size != entry["bytes"]:
             raise DamagedModelError(f"{path} is {size} bytes, its manifest says {entry['bytes']}: the file is "
                                     f"truncated or altered; {_FIX}")
-        if _sha256(path) != entry["sha256"]:
+        if file_sha256(path) != entry["sha256"]:
             raise DamagedModelError(f"{path} does not match its manifest's SHA-256: the file is altered; {_FIX}")

@@ -20,12 +20,12 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+from langmem_cog.digests import file_sha256
 from langmem_cog.errors import ConfigError, StoreError
 from langmem_cog.loading import load_once
 
@@ -40,16 +40,9 @@ _MODEL_FILES = ("config.json", "modules.json", "sentence_bert_config.json", "1_P
                 "model.safetensors", "pytorch_model.bin", "tokenizer.json", "vocab.txt")
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
 
 def _model_identity(path: Path) -> dict[str, Any]:
-    files = {rel: _sha256(path / rel) for rel in _MODEL_FILES if (path / rel).is_file()}
+    files = {rel: file_sha256(path / rel) for rel in _MODEL_FILES if (path / rel).is_file()}
     pooling: Any = None
     if (path / "1_Pooling" / "config.json").is_file():
         pooling = json.loads((path / "1_Pooling" / "config.json").read_text(encoding="utf-8"))
