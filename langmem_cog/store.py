@@ -32,17 +32,16 @@ import re
 import shutil
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langmem_cog.checks import nonnegative_weight, positive_int, turn_id_list
-from langmem_cog.config import CogMemConfig, FusionRule
+from langmem_cog.checks import turn_id_list
+from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import (
     ConfigError,
     InvalidInputError,
@@ -52,7 +51,6 @@ from langmem_cog.errors import (
 from langmem_cog.lexical import LexicalIndex
 from langmem_cog.locking import DirLock
 from langmem_cog.records import Turn, validate_namespace
-from langmem_cog.storage.cache import Cache
 from langmem_cog.storage.chroma import (
     COLLECTION_PREFIX,
     ChromaEmbeddingFunction,
@@ -69,13 +67,14 @@ from langmem_cog.storage.chroma import (
 )
 from langmem_cog.storage.files import EmbeddedFiles
 from langmem_cog.storage.identity import check_data_dir
-from langmem_cog.storage.inputs import check_query, group_by_namespace, turn_list, unstored
+from langmem_cog.storage.inputs import group_by_namespace, turn_list, unstored
 from langmem_cog.storage.journal import Intent, IntentJournal
 from langmem_cog.storage.loading import CacheLoader
 from langmem_cog.storage.namespaces import Namespaces
 from langmem_cog.storage.removal import RemovalSteps
-from langmem_cog.storage.scoring import fuse
-from langmem_cog.storage.server import drift_read, one_check
+from langmem_cog.storage.search import QUERY_VECTOR_CACHE as QUERY_VECTOR_CACHE
+from langmem_cog.storage.search import TurnSearch
+from langmem_cog.storage.server import one_check
 from langmem_cog.storage.sync import ServerSync, Tombstones
 from langmem_cog.storage.types import PoolScores, ScoredTurn, SearchMode, StageTimes
 
@@ -83,8 +82,6 @@ __all__ = ["TurnStore", "ScoredTurn", "PoolScores", "SearchMode", "StageTimes"]
 
 logger = logging.getLogger(__name__)
 
-#: How many recent query vectors :meth:`TurnStore.embed_query` keeps.
-QUERY_VECTOR_CACHE = 256
 # Per data dir: the generation the process's embedded Chroma system has seen, and its client.
 _CHROMA_SYNCED: dict[str, int] = {}
 _CHROMA_CLIENTS: dict[str, Any] = {}
@@ -134,7 +131,6 @@ class TurnStore:
         # tells readers that another process (or another store object) wrote.
         self.dir_lock: DirLock | None = DirLock(self.data_dir) if self.persistent else None
         self.client = client if client is not None else self._make_client()
-        self._lock = threading.RLock()  # the query vectors
         # Per namespace: the lock, the Chroma collection, the in-memory copy, the BM25 and context indexes.
         self._spaces = Namespaces(self.config, client=lambda: self.client, embedding_function=self._chroma_ef,
                                   embed=self.embed_texts, embedder_name=type(embeddings).__name__,
@@ -149,10 +145,13 @@ class TurnStore:
         # Each namespace's in-memory copy, loaded from Chroma on first use with its BM25 index repaired.
         self._loader = CacheLoader(self._spaces, self._tombstones, shared=self._shared,
                                    dir_lock_unless_writing=self._dir_lock_unless_writing)
+        # Scoring and search, with the vectors of recent queries (the raw scores and the operator loop embed
+        # the same query); the embedder is looked up at each call.
+        self._search = TurnSearch(self.config, self._spaces, load=self._loader.load,
+                                  embed=lambda texts: self.embed_texts(texts), require=self.require_namespace,
+                                  get_turns=self._get_turns)
         self._own_client = client is None
         self._write_lock = threading.RLock()
-        # Query vectors of recent queries: the raw scores and the operator loop embed the same query.
-        self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         # -1: check on first use whether this process's Chroma system (shared by every client of
         # the path in the process) saw the latest writes of other processes.
         self._seen_gen = -1 if self.dir_lock is not None else 0
@@ -894,19 +893,9 @@ class TurnStore:
                 "(TurnStore.namespaces() lists the stored ones)"
             )
 
-    def _require(self, namespace: str) -> Cache:
-        self.require_namespace(namespace)
-        return self._loader.load(namespace)
-
     def embed_query(self, query: str) -> np.ndarray:
         """The normalised query vector (read-only; the last :data:`QUERY_VECTOR_CACHE` queries are cached)."""
-        check_query(query)
-        with self._lock:
-            qv = self._query_vectors.get(query)
-            if qv is not None:
-                self._query_vectors.move_to_end(query)
-                return qv
-        return self.cache_query_vector(query, self.embed_texts([query])[0])
+        return self._search.embed_query(query)
 
     def cache_query_vector(self, query: str, vector: np.ndarray) -> np.ndarray:
         """Keep ``vector`` as the cached embedding of ``query`` (for callers that embedded queries in a batch).
@@ -920,25 +909,11 @@ class TurnStore:
         Raises:
             InvalidInputError: If ``vector`` is not one finite 1-D vector.
         """
-        check_query(query)
-        qv = np.array(vector, dtype=np.float32)
-        if qv.ndim != 1 or not qv.size or not np.isfinite(qv).all():
-            raise InvalidInputError(
-                f"query vector for {query[:40]!r} has shape {qv.shape} or non-finite values: pass one finite 1-D "
-                "vector from this store's embedder"
-            )
-        qv.setflags(write=False)
-        with self._lock:
-            self._query_vectors[query] = qv
-            self._query_vectors.move_to_end(query)
-            while len(self._query_vectors) > QUERY_VECTOR_CACHE:
-                self._query_vectors.popitem(last=False)
-        return qv
+        return self._search.cache_query_vector(query, vector)
 
     def clear_query_cache(self) -> None:
         """Forget the cached query vectors (benchmarks that time query embedding call this)."""
-        with self._lock:
-            self._query_vectors.clear()
+        self._search.clear_query_cache()
 
     @public_unknown
     @one_check
@@ -961,43 +936,7 @@ class TurnStore:
             ConfigError: If the query vector's dimension is not that of the namespace's stored vectors
                 (the store was built with another embedder).
         """
-        check_query(query)
-        qv = query_vector
-        if qv is None and context:  # before the context vectors are built: another embedder is named first
-            qv = self.embed_query(query)
-        with self._spaces.lock(namespace):
-            cache = self._require(namespace)
-            ids = list(cache.ids)
-            emb = cache.emb
-            if qv is not None:
-                self._spaces.check_dimension(namespace, emb, np.shape(qv)[-1])
-            ctx = self._spaces.context_matrix(namespace, cache) if context and ids else None
-            ctx_index = self._spaces.contexts[namespace] if ctx is not None else None
-        if qv is None:
-            qv = self.embed_query(query)
-            self._spaces.check_dimension(namespace, emb, np.shape(qv)[-1])
-        dense = emb @ qv if emb is not None and len(ids) else np.zeros(0, dtype=np.float32)
-        lexical = self._spaces.lexical_index(namespace).scores_for(query, ids)
-        context_dense = context_lexical = None
-        if ctx is not None and ctx_index is not None:
-            context_dense = np.asarray(ctx @ qv, dtype=np.float64)
-            context_lexical = ctx_index.lexical_scores(query, ids).astype(np.float64)
-        return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64),
-                          context=context_dense, context_lexical=context_lexical)
-
-    def _stored_rows(self, namespace: str, ids: Iterable[str]) -> tuple[list[str], np.ndarray | None, np.ndarray | None]:
-        """The ids of ``ids`` the namespace holds (each once, in order), their stored vectors (a copy;
-        ``None`` when none is held) and the namespace's whole vector matrix (``None`` when empty).
-
-        Raises:
-            UnknownNamespaceError: If the namespace does not exist.
-        """
-        with self._spaces.lock(namespace):
-            cache = self._require(namespace)
-            found = [(i, cache.pos[i]) for i in dict.fromkeys(ids) if i in cache.pos]
-            emb = cache.emb
-            rows = emb[[r for _, r in found]] if emb is not None and found else None
-        return [i for i, _ in found], rows, emb
+        return self._search.pool_scores(namespace, query, query_vector, context=context)
 
     def dense_scores(self, namespace: str, ids: Iterable[str], query_vector: np.ndarray) -> dict[str, float]:
         """The cosine of ``query_vector`` to each of a few stored turns (the ones of ``ids`` the namespace
@@ -1007,12 +946,7 @@ class TurnStore:
             UnknownNamespaceError: If the namespace does not exist.
             ConfigError: If the vector's dimension is not that of the namespace's stored vectors.
         """
-        found, rows, emb = self._stored_rows(namespace, ids)
-        if emb is not None:
-            self._spaces.check_dimension(namespace, emb, np.shape(query_vector)[-1])
-        if rows is None:
-            return {}
-        return {i: float(d) for i, d in zip(found, rows @ query_vector, strict=True)}
+        return self._search.dense_scores(namespace, ids, query_vector)
 
     def stored_vectors(self, namespace: str, ids: Iterable[str]) -> dict[str, np.ndarray]:
         """The stored vectors of a few turns (those of ``ids`` the namespace holds), by turn id.
@@ -1020,8 +954,7 @@ class TurnStore:
         Raises:
             UnknownNamespaceError: If the namespace does not exist.
         """
-        found, rows, _ = self._stored_rows(namespace, ids)
-        return {} if rows is None else dict(zip(found, rows, strict=True))
+        return self._search.stored_vectors(namespace, ids)
 
     @public_unknown
     @one_check
@@ -1054,65 +987,4 @@ class TurnStore:
             UnknownNamespaceError: If the namespace does not exist.
             ConfigError: If the embedder's vectors have another dimension than the namespace's stored ones.
         """
-        check_query(query)
-        k = positive_int(k, "k")
-        if mode not in get_args(SearchMode):
-            raise InvalidInputError(f"mode={mode!r} is invalid: use one of {list(get_args(SearchMode))}")
-        weight = self.config.search.lexical_weight if lexical_weight is None else nonnegative_weight(lexical_weight, "lexical_weight")
-        rule = fusion or self.config.search.fusion
-        if rule not in get_args(FusionRule):
-            raise InvalidInputError(f"fusion={rule!r} is invalid: use one of {list(get_args(FusionRule))}")
-        with self._spaces.lock(namespace):
-            cache = self._require(namespace)
-            n = len(cache.ids)
-        if n <= self.config.search.exact_search_max:
-            pool = self.pool_scores(namespace, query)
-        else:
-            pool = self._candidate_scores(namespace, query)
-        fused = fuse(pool, mode, weight, rule, self.config.search.rrf_k)
-        k_eff = min(k, len(pool.ids))
-        if k_eff == 0:
-            return []
-        top = np.argpartition(-fused, k_eff - 1)[:k_eff] if k_eff < len(fused) else np.arange(len(fused))
-        top = top[np.lexsort((top, -fused[top]))]
-        with self._spaces.lock(namespace):
-            turns = self._get_turns(namespace, [pool.ids[i] for i in top])
-        by_id = {t.id: t for t in turns}
-        return [
-            ScoredTurn(
-                turn=by_id[pool.ids[i]],
-                score=float(fused[i]),
-                dense_score=float(pool.dense[i]),
-                lexical_score=float(pool.lexical[i]),
-                rank=r,
-            )
-            for r, i in enumerate(top, 1)
-            if pool.ids[i] in by_id
-        ]
-
-    def _candidate_scores(self, namespace: str, query: str) -> PoolScores:
-        """The HNSW path: union of Chroma's and BM25's top candidates, both scored."""
-        col = self._spaces.collection(namespace, create=False)
-        qv = self.embed_query(query)
-        n = self.config.search.candidates
-        if col is None:
-            raise self._spaces.gone(namespace)
-        with self._spaces.lock(namespace):
-            self._spaces.check_dimension(namespace, self._loader.load(namespace).emb, len(qv))
-        try:
-            res = drift_read(lambda: col.query(query_embeddings=[qv], n_results=n, include=["distances"]),
-                              what=f"namespace {namespace!r}: nearest turns")
-        except Exception as exc:  # as in CacheLoader.read
-            if collection_gone(exc):
-                raise self._spaces.gone(namespace) from exc
-            raise
-        dense_ids = res["ids"][0]
-        lex = self._spaces.lexical_index(namespace).search(query, n)
-        ids = list(dict.fromkeys([*dense_ids, *(i for i, _ in lex)]))
-        cache = self._loader.load(namespace)
-        rows = [cache.pos[i] for i in ids if i in cache.pos]
-        ids = [cache.ids[r] for r in rows]
-        dense = cache.emb[rows] @ qv if rows and cache.emb is not None else np.zeros(0)
-        lexical = self._spaces.lexical_index(namespace).scores_for(query, ids)
-        return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64))
-
+        return self._search.search(namespace, query, k, mode=mode, lexical_weight=lexical_weight, fusion=fusion)
