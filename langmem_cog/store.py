@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -43,7 +41,6 @@ from langchain_core.embeddings import Embeddings
 from langmem_cog.checks import turn_id_list
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import (
-    ConfigError,
     InvalidInputError,
     StoreError,
     UnknownNamespaceError,
@@ -55,16 +52,13 @@ from langmem_cog.storage.chroma import (
     COLLECTION_PREFIX,
     ChromaEmbeddingFunction,
     NamespaceGone,
-    collection_gone,
-    collection_name,
     drop_chroma_system,
     ephemeral_client,
     open_failure,
     public_unknown,
     register_chroma_embedding_function,
-    turn_from_chroma,
-    turn_metadata,
 )
+from langmem_cog.storage.chroma import collection_name as collection_name  # re-exported (tests name collections)
 from langmem_cog.storage.files import EmbeddedFiles
 from langmem_cog.storage.identity import check_data_dir
 from langmem_cog.storage.inputs import group_by_namespace, turn_list, unstored
@@ -77,6 +71,7 @@ from langmem_cog.storage.search import TurnSearch
 from langmem_cog.storage.server import one_check
 from langmem_cog.storage.sync import ServerSync, Tombstones
 from langmem_cog.storage.types import PoolScores, ScoredTurn, SearchMode, StageTimes
+from langmem_cog.storage.writes import TurnWriter
 
 __all__ = ["TurnStore", "ScoredTurn", "PoolScores", "SearchMode", "StageTimes"]
 
@@ -86,8 +81,6 @@ logger = logging.getLogger(__name__)
 _CHROMA_SYNCED: dict[str, int] = {}
 _CHROMA_CLIENTS: dict[str, Any] = {}
 _CHROMA_RELOAD_LOCK = threading.RLock()
-#: Chroma's refusal of vectors of another dimension than the collection's.
-_DIMENSION_CLASH = re.compile(r"expecting embedding with dimension of (\d+), got (\d+)")
 
 
 class TurnStore:
@@ -157,6 +150,10 @@ class TurnStore:
         self._seen_gen = -1 if self.dir_lock is not None else 0
         # The embedded database's files, kept free of deleted text (segment folders, log purge, vacuum).
         self._files = EmbeddedFiles(self.data_dir, embedded=self.config.chroma_mode == "persistent")
+        # The write path below the write lock: one namespace's turns into Chroma, then BM25 and context vectors.
+        self._writer = TurnWriter(self.config, self._spaces, self._files, self._sync, load=self._loader.load,
+                                  client=lambda: self.client, dir_lock=self.dir_lock,
+                                  stage_times=lambda: self.stage_times, shared=self._shared)
         #: Where ``add_turns`` spends its time (accumulated; see :class:`StageTimes`).
         self.stage_times = StageTimes()
         self._checking = threading.local()  # the namespaces checked by this thread's current read
@@ -460,9 +457,9 @@ class TurnStore:
             for ns in by_ns:
                 self._sync.check(ns)
         # Check every namespace before writing any, and embed outside the write lock.
-        stored = {ns: self._stored_versions(ns, group) for ns, group in by_ns.items()}
+        stored = {ns: self._writer.stored_versions(ns, group) for ns, group in by_ns.items()}
         new = {ns: unstored(ns, group, stored[ns]) for ns, group in by_ns.items()}
-        if (not any(new.values()) and all(self._indexed(ns, group) for ns, group in by_ns.items())
+        if (not any(new.values()) and all(self._writer.indexed(ns, group) for ns, group in by_ns.items())
                 and not self._sync.unannounced.intersection(by_ns)):
             return [t.id for t in turns]  # an identical retry of a call that completed: nothing to do
         vectors = {ns: self._vectors(todo, {}) for ns, todo in new.items()}
@@ -481,12 +478,12 @@ class TurnStore:
                     if new[ns]:
                         self._spaces.check_dimension(ns, cache.emb, len(next(iter(vectors[ns].values()))),
                                               collection=True)
-            self._check_free_space([t for todo in new.values() for t in todo])
+            self._writer.check_free_space([t for todo in new.values() for t in todo])
             done: list[str] = []  # namespaces whose new turns are written
             for ns, group in by_ns.items():
                 with self._spaces.lock(ns):
                     try:
-                        self._write(ns, group, new[ns], vectors[ns])
+                        self._writer.write(ns, group, new[ns], vectors[ns])
                     except StoreError as exc:
                         if not done:
                             raise
@@ -503,61 +500,6 @@ class TurnStore:
                 # slots, which may hold the text of turns deleted earlier in this process.
                 self._files.scrub_segments(changed_only=True)
         return [t.id for t in turns]
-
-    def _check_free_space(self, turns: list[Turn]) -> None:
-        """Refuse a write of ``turns`` that would leave the data directory's disk nearly full.
-
-        Chroma's embedded database does not fail cleanly on a full disk: a write can fail half-way
-        ("Error in compaction") and the undo that follows can hang. So a write is refused before it
-        starts when the free space minus an estimate of what it needs (16 KiB and 8 times the text
-        per turn: the vector in the write-ahead log and the index, the metadata, the full-text
-        index) is below ``CogMemConfig.min_free_mb``.
-
-        Raises:
-            StoreError: If the space is short (nothing was written), or the disk cannot be queried.
-        """
-        if self.config.chroma_mode != "persistent" or not self.config.min_free_mb or not turns:
-            return
-        try:
-            free = shutil.disk_usage(self.data_dir).free
-        except OSError as exc:
-            raise StoreError(f"cannot read the free space of {self.data_dir} ({exc}): check that the data "
-                             "directory exists and is readable, then retry the same call") from exc
-        need = sum(16 * 1024 + 8 * len(t.text.encode("utf-8")) for t in turns)
-        floor = self.config.min_free_mb * 2**20
-        if free - need < floor:
-            raise StoreError(
-                f"only {free / 2**20:.1f} MiB free on the disk of {self.data_dir}: storing {len(turns)} turns "
-                f"(about {need / 2**20:.1f} MiB) would leave less than CogMemConfig.min_free_mb="
-                f"{self.config.min_free_mb} MiB. Nothing was written: free some space (or lower min_free_mb) "
-                "and retry the same call"
-            )
-
-    def _stored_versions(self, namespace: str, group: list[Turn]) -> dict[str, Turn]:
-        """The turns of ``group``'s ids that Chroma already holds in ``namespace``, by id."""
-        col = self._spaces.collection(namespace, create=False)
-        if col is None:
-            return {}
-        try:
-            got = col.get(ids=[t.id for t in group], include=["documents", "metadatas"])
-        except Exception as exc:  # forgotten meanwhile by another process: nothing stored there
-            if not collection_gone(exc):
-                if self.dir_lock is not None:  # a read-only data dir: say so (Chroma may fail a read there first)
-                    self.dir_lock.check_writable()
-                raise StoreError(f"cannot read the collection of namespace {namespace!r}: {exc}") from exc
-            self._spaces.gone(namespace)
-            return {}
-        return {
-            tid: turn_from_chroma(tid, doc, meta)
-            for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
-        }
-
-    def _indexed(self, namespace: str, group: list[Turn]) -> bool:
-        """Whether every turn of ``group`` is in the namespace's cache and BM25 index."""
-        with self._spaces.lock(namespace):
-            cache = self._loader.load(namespace)
-            lexical = self._spaces.lexical_index(namespace)
-            return all(t.id in cache.pos and t.id in lexical for t in group)
 
     def _vectors(self, turns: list[Turn], known: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Vectors of ``turns`` by id: those in ``known``, the others embedded now (one batch)."""
@@ -576,129 +518,6 @@ class TurnStore:
         arr = np.asarray(arr, dtype=np.float32)
         norms = np.linalg.norm(arr, axis=1, keepdims=True)
         return arr / np.where(norms > 0, norms, 1.0)
-
-    def _write(self, namespace: str, group: list[Turn], new: list[Turn], vectors: dict[str, np.ndarray]) -> None:
-        """Write ``new`` (the turns of ``group`` not stored yet) to Chroma, then bring the derived
-        indexes (BM25, context vectors) up to date for every turn of ``group``."""
-        cache = self._loader.load(namespace)
-        lexical = self._spaces.lexical_index(namespace)  # its log is read before Chroma holds the new turns
-        # http mode: once Chroma holds the turns, other workers learn of them from a new version token,
-        # written whatever happens next (the BM25 log may fail; a failed Chroma write may be half undone).
-        announce = self._shared and (bool(new) or namespace in self._sync.unannounced)
-        try:
-            times, t0 = self.stage_times, time.perf_counter()
-            if new:
-                emb = np.stack([vectors[t.id] for t in new])
-                self._chroma_add(namespace, new, emb)
-                cache.append(new, emb)
-            t1 = time.perf_counter()
-            self._index_lexical(namespace, lexical, group)
-            t2 = time.perf_counter()
-            if new:
-                self._spaces.refresh_context(namespace, cache)
-            times.chroma, times.bm25 = times.chroma + t1 - t0, times.bm25 + t2 - t1
-            times.context += time.perf_counter() - t2
-        except BaseException:
-            if announce:
-                self._sync.announce(namespace, quiet=True)
-            raise
-        if announce:
-            self._sync.announce(namespace)
-
-    def _chroma_add(self, namespace: str, turns: list[Turn], emb: np.ndarray) -> None:
-        """Add turns to the namespace's collection (the commit point of ``add_turns``).
-
-        Raises:
-            StoreError: If Chroma refuses the write. What Chroma may have taken is deleted first;
-                the message says whether that worked (nothing stored) or not (retry the same call).
-        """
-        created = self._spaces.collection(namespace, create=False) is None
-        col: Any = None
-        try:
-            col = self._spaces.collection(namespace, create=True)
-            max_batch = getattr(self.client, "get_max_batch_size", lambda: 5000)()
-            for start in range(0, len(turns), max_batch):
-                part = turns[start : start + max_batch]
-                col.add(
-                    ids=[t.id for t in part],
-                    embeddings=emb[start : start + max_batch],
-                    documents=[t.text for t in part],
-                    metadatas=[turn_metadata(t) for t in part],
-                )
-        except Exception as exc:  # chromadb's errors share no base class worth naming
-            undone = self._undo_chroma_add(namespace, col, [t.id for t in turns], created)
-            dims = _DIMENSION_CLASH.search(str(exc))
-            if dims and undone:  # the collection's vectors have another dimension (checked before, by the cache)
-                raise ConfigError(self._spaces.dimension_message(namespace, int(dims[1]), int(dims[2]))) from exc
-            raise StoreError(self._chroma_failure(namespace, len(turns), exc, undone)) from exc
-
-    def _chroma_failure(self, namespace: str, n: int, exc: BaseException, undone: bool) -> str:
-        """The message of a failed Chroma write: what happened, what is stored, what to fix."""
-        persistent = self.config.chroma_mode == "persistent"
-        where = f"the data directory {self.data_dir}" if persistent else "the Chroma server"
-        outcome = (
-            "nothing of this call was stored"
-            if undone
-            else "some of them may be stored (undoing the write failed too); an identical retry completes the call"
-        )
-        return (
-            f"Chroma refused to store {n} turns in namespace {namespace!r} ({type(exc).__name__}: {exc}); {outcome}. "
-            f"Check that {where} has free space and is writable, then retry the same add_turns call"
-        )
-
-    def _undo_chroma_add(self, namespace: str, col: Any | None, ids: list[str], created: bool) -> bool:
-        """Delete what a failed ``col.add`` may have stored; returns whether Chroma then holds none of ``ids``.
-
-        When that cannot be confirmed, the namespace is dropped from memory so the next read reloads it from
-        Chroma (the source of truth), whatever the failed write left there.
-        """
-        if col is None:
-            return True
-        try:
-            col.delete(ids=ids)
-            undone = not col.get(ids=ids, include=[])["ids"]
-        except Exception as exc:  # a full disk fails the delete too
-            logger.warning("namespace %r: cannot undo a failed Chroma write of %d turns: %s", namespace, len(ids), exc)
-            undone = False
-        if not undone:
-            self._spaces.drop(namespace)
-            return False
-        try:
-            self._files.purge_log(col, ids)  # their text stays out of Chroma's write-ahead log
-            if created:
-                self._drop_collection(namespace, col)
-        except Exception as exc:  # the turns are gone from the collection: this is only tidying
-            logger.warning("namespace %r: tidying after a failed Chroma write failed: %s", namespace, exc)
-        return True
-
-    def _drop_collection(self, namespace: str, col: Any) -> None:
-        """Delete a collection that a failed first write created (so the namespace does not exist)."""
-        segment_dirs = self._files.segment_dirs(col)
-        self._spaces.drop(namespace)
-        self.client.delete_collection(collection_name(namespace))
-        self._files.remove_segment_dirs(segment_dirs)
-
-    def _index_lexical(self, namespace: str, lexical: LexicalIndex, group: list[Turn]) -> None:
-        """Add the turns of ``group`` missing from the BM25 index (all of a new write; on a retry, those a
-        failed call left out).
-
-        Raises:
-            StoreError: If the BM25 log cannot be written. The turns stay stored in Chroma; the namespace is
-                dropped from memory, so its next read rebuilds the index from Chroma.
-        """
-        missing = [t for t in group if t.id not in lexical]
-        if not missing:
-            return
-        try:
-            lexical.add([t.id for t in missing], [t.memory_text for t in missing])
-        except (StoreError, OSError) as exc:
-            self._spaces.drop(namespace)
-            raise StoreError(
-                f"{len(missing)} turns of namespace {namespace!r} are stored in Chroma (the source of truth), but "
-                f"the BM25 index could not be written ({exc}). Make {lexical.path.parent if lexical.path else 'it'} "
-                "writable or free disk space, then retry the same add_turns call: it completes the index (reads "
-                "rebuild it from Chroma meanwhile)"
-            ) from exc
 
     # ------------------------------------------------------------------ delete and forget
     def delete_turns(

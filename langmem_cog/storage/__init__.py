@@ -2,7 +2,7 @@
 
 ``TurnStore`` (in :mod:`langmem_cog.store`) holds every public operation; the modules here hold the
 per-namespace state it keeps, the records it hands out, the helpers it calls and the collaborators that do
-parts of its work (loading, removal, search), grouped by job. Nothing here is
+parts of its work (writes, loading, removal, search), grouped by job. Nothing here is
 public API: import the public names (``ScoredTurn``, ``PoolScores``, ``SearchMode``, ``StageTimes``)
 from :mod:`langmem_cog.store`, which re-exports them.
 
@@ -35,6 +35,9 @@ Modules:
     inputs: checking ``add_turns``'s turns and a search's query, grouping turns by namespace,
         comparing them with the stored ones, and the chronological order of turns.
     cache: the in-memory copy of a namespace (turns, vectors, context vectors) in that order.
+    writes: the write path below the write lock (``TurnWriter``): one namespace's new turns into Chroma
+        (undone when Chroma refuses them), then the BM25 index and context vectors; the turns Chroma already
+        holds of a call's ids, and the free-space check before a write.
     loading: loading a namespace's in-memory copy from Chroma on first use, with its BM25 index brought
         in line with it (``CacheLoader``).
     scoring: fusing a pool's dense and BM25 scores (z-score or reciprocal-rank fusion).
