@@ -28,23 +28,19 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import shutil
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langmem_cog.checks import nonnegative_weight, positive_int, turn_id_list
-from langmem_cog.config import CogMemConfig, FusionRule
+from langmem_cog.checks import turn_id_list
+from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import (
-    ConfigError,
     InvalidInputError,
     StoreError,
     UnknownNamespaceError,
@@ -52,45 +48,39 @@ from langmem_cog.errors import (
 from langmem_cog.lexical import LexicalIndex
 from langmem_cog.locking import DirLock
 from langmem_cog.records import Turn, validate_namespace
-from langmem_cog.storage.cache import Cache
 from langmem_cog.storage.chroma import (
     COLLECTION_PREFIX,
     ChromaEmbeddingFunction,
     NamespaceGone,
-    collection_gone,
-    collection_name,
     drop_chroma_system,
     ephemeral_client,
     open_failure,
     public_unknown,
     register_chroma_embedding_function,
-    turn_from_chroma,
-    turn_metadata,
 )
+from langmem_cog.storage.chroma import collection_name as collection_name  # re-exported (tests name collections)
 from langmem_cog.storage.files import EmbeddedFiles
 from langmem_cog.storage.identity import check_data_dir
-from langmem_cog.storage.inputs import check_query, group_by_namespace, turn_list, unstored
+from langmem_cog.storage.inputs import group_by_namespace, turn_list, unstored
 from langmem_cog.storage.journal import Intent, IntentJournal
 from langmem_cog.storage.loading import CacheLoader
 from langmem_cog.storage.namespaces import Namespaces
 from langmem_cog.storage.removal import RemovalSteps
-from langmem_cog.storage.scoring import fuse
-from langmem_cog.storage.server import drift_read, one_check
+from langmem_cog.storage.search import QUERY_VECTOR_CACHE as QUERY_VECTOR_CACHE
+from langmem_cog.storage.search import TurnSearch
+from langmem_cog.storage.server import one_check
 from langmem_cog.storage.sync import ServerSync, Tombstones
 from langmem_cog.storage.types import PoolScores, ScoredTurn, SearchMode, StageTimes
+from langmem_cog.storage.writes import TurnWriter
 
 __all__ = ["TurnStore", "ScoredTurn", "PoolScores", "SearchMode", "StageTimes"]
 
 logger = logging.getLogger(__name__)
 
-#: How many recent query vectors :meth:`TurnStore.embed_query` keeps.
-QUERY_VECTOR_CACHE = 256
 # Per data dir: the generation the process's embedded Chroma system has seen, and its client.
 _CHROMA_SYNCED: dict[str, int] = {}
 _CHROMA_CLIENTS: dict[str, Any] = {}
 _CHROMA_RELOAD_LOCK = threading.RLock()
-#: Chroma's refusal of vectors of another dimension than the collection's.
-_DIMENSION_CLASH = re.compile(r"expecting embedding with dimension of (\d+), got (\d+)")
 
 
 class TurnStore:
@@ -134,7 +124,6 @@ class TurnStore:
         # tells readers that another process (or another store object) wrote.
         self.dir_lock: DirLock | None = DirLock(self.data_dir) if self.persistent else None
         self.client = client if client is not None else self._make_client()
-        self._lock = threading.RLock()  # the query vectors
         # Per namespace: the lock, the Chroma collection, the in-memory copy, the BM25 and context indexes.
         self._spaces = Namespaces(self.config, client=lambda: self.client, embedding_function=self._chroma_ef,
                                   embed=self.embed_texts, embedder_name=type(embeddings).__name__,
@@ -149,15 +138,22 @@ class TurnStore:
         # Each namespace's in-memory copy, loaded from Chroma on first use with its BM25 index repaired.
         self._loader = CacheLoader(self._spaces, self._tombstones, shared=self._shared,
                                    dir_lock_unless_writing=self._dir_lock_unless_writing)
+        # Scoring and search, with the vectors of recent queries (the raw scores and the operator loop embed
+        # the same query); the embedder is looked up at each call.
+        self._search = TurnSearch(self.config, self._spaces, load=self._loader.load,
+                                  embed=lambda texts: self.embed_texts(texts), require=self.require_namespace,
+                                  get_turns=self._get_turns)
         self._own_client = client is None
         self._write_lock = threading.RLock()
-        # Query vectors of recent queries: the raw scores and the operator loop embed the same query.
-        self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         # -1: check on first use whether this process's Chroma system (shared by every client of
         # the path in the process) saw the latest writes of other processes.
         self._seen_gen = -1 if self.dir_lock is not None else 0
         # The embedded database's files, kept free of deleted text (segment folders, log purge, vacuum).
         self._files = EmbeddedFiles(self.data_dir, embedded=self.config.chroma_mode == "persistent")
+        # The write path below the write lock: one namespace's turns into Chroma, then BM25 and context vectors.
+        self._writer = TurnWriter(self.config, self._spaces, self._files, self._sync, load=self._loader.load,
+                                  client=lambda: self.client, dir_lock=self.dir_lock,
+                                  stage_times=lambda: self.stage_times, shared=self._shared)
         #: Where ``add_turns`` spends its time (accumulated; see :class:`StageTimes`).
         self.stage_times = StageTimes()
         self._checking = threading.local()  # the namespaces checked by this thread's current read
@@ -461,9 +457,9 @@ class TurnStore:
             for ns in by_ns:
                 self._sync.check(ns)
         # Check every namespace before writing any, and embed outside the write lock.
-        stored = {ns: self._stored_versions(ns, group) for ns, group in by_ns.items()}
+        stored = {ns: self._writer.stored_versions(ns, group) for ns, group in by_ns.items()}
         new = {ns: unstored(ns, group, stored[ns]) for ns, group in by_ns.items()}
-        if (not any(new.values()) and all(self._indexed(ns, group) for ns, group in by_ns.items())
+        if (not any(new.values()) and all(self._writer.indexed(ns, group) for ns, group in by_ns.items())
                 and not self._sync.unannounced.intersection(by_ns)):
             return [t.id for t in turns]  # an identical retry of a call that completed: nothing to do
         vectors = {ns: self._vectors(todo, {}) for ns, todo in new.items()}
@@ -482,12 +478,12 @@ class TurnStore:
                     if new[ns]:
                         self._spaces.check_dimension(ns, cache.emb, len(next(iter(vectors[ns].values()))),
                                               collection=True)
-            self._check_free_space([t for todo in new.values() for t in todo])
+            self._writer.check_free_space([t for todo in new.values() for t in todo])
             done: list[str] = []  # namespaces whose new turns are written
             for ns, group in by_ns.items():
                 with self._spaces.lock(ns):
                     try:
-                        self._write(ns, group, new[ns], vectors[ns])
+                        self._writer.write(ns, group, new[ns], vectors[ns])
                     except StoreError as exc:
                         if not done:
                             raise
@@ -504,61 +500,6 @@ class TurnStore:
                 # slots, which may hold the text of turns deleted earlier in this process.
                 self._files.scrub_segments(changed_only=True)
         return [t.id for t in turns]
-
-    def _check_free_space(self, turns: list[Turn]) -> None:
-        """Refuse a write of ``turns`` that would leave the data directory's disk nearly full.
-
-        Chroma's embedded database does not fail cleanly on a full disk: a write can fail half-way
-        ("Error in compaction") and the undo that follows can hang. So a write is refused before it
-        starts when the free space minus an estimate of what it needs (16 KiB and 8 times the text
-        per turn: the vector in the write-ahead log and the index, the metadata, the full-text
-        index) is below ``CogMemConfig.min_free_mb``.
-
-        Raises:
-            StoreError: If the space is short (nothing was written), or the disk cannot be queried.
-        """
-        if self.config.chroma_mode != "persistent" or not self.config.min_free_mb or not turns:
-            return
-        try:
-            free = shutil.disk_usage(self.data_dir).free
-        except OSError as exc:
-            raise StoreError(f"cannot read the free space of {self.data_dir} ({exc}): check that the data "
-                             "directory exists and is readable, then retry the same call") from exc
-        need = sum(16 * 1024 + 8 * len(t.text.encode("utf-8")) for t in turns)
-        floor = self.config.min_free_mb * 2**20
-        if free - need < floor:
-            raise StoreError(
-                f"only {free / 2**20:.1f} MiB free on the disk of {self.data_dir}: storing {len(turns)} turns "
-                f"(about {need / 2**20:.1f} MiB) would leave less than CogMemConfig.min_free_mb="
-                f"{self.config.min_free_mb} MiB. Nothing was written: free some space (or lower min_free_mb) "
-                "and retry the same call"
-            )
-
-    def _stored_versions(self, namespace: str, group: list[Turn]) -> dict[str, Turn]:
-        """The turns of ``group``'s ids that Chroma already holds in ``namespace``, by id."""
-        col = self._spaces.collection(namespace, create=False)
-        if col is None:
-            return {}
-        try:
-            got = col.get(ids=[t.id for t in group], include=["documents", "metadatas"])
-        except Exception as exc:  # forgotten meanwhile by another process: nothing stored there
-            if not collection_gone(exc):
-                if self.dir_lock is not None:  # a read-only data dir: say so (Chroma may fail a read there first)
-                    self.dir_lock.check_writable()
-                raise StoreError(f"cannot read the collection of namespace {namespace!r}: {exc}") from exc
-            self._spaces.gone(namespace)
-            return {}
-        return {
-            tid: turn_from_chroma(tid, doc, meta)
-            for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
-        }
-
-    def _indexed(self, namespace: str, group: list[Turn]) -> bool:
-        """Whether every turn of ``group`` is in the namespace's cache and BM25 index."""
-        with self._spaces.lock(namespace):
-            cache = self._loader.load(namespace)
-            lexical = self._spaces.lexical_index(namespace)
-            return all(t.id in cache.pos and t.id in lexical for t in group)
 
     def _vectors(self, turns: list[Turn], known: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Vectors of ``turns`` by id: those in ``known``, the others embedded now (one batch)."""
@@ -577,129 +518,6 @@ class TurnStore:
         arr = np.asarray(arr, dtype=np.float32)
         norms = np.linalg.norm(arr, axis=1, keepdims=True)
         return arr / np.where(norms > 0, norms, 1.0)
-
-    def _write(self, namespace: str, group: list[Turn], new: list[Turn], vectors: dict[str, np.ndarray]) -> None:
-        """Write ``new`` (the turns of ``group`` not stored yet) to Chroma, then bring the derived
-        indexes (BM25, context vectors) up to date for every turn of ``group``."""
-        cache = self._loader.load(namespace)
-        lexical = self._spaces.lexical_index(namespace)  # its log is read before Chroma holds the new turns
-        # http mode: once Chroma holds the turns, other workers learn of them from a new version token,
-        # written whatever happens next (the BM25 log may fail; a failed Chroma write may be half undone).
-        announce = self._shared and (bool(new) or namespace in self._sync.unannounced)
-        try:
-            times, t0 = self.stage_times, time.perf_counter()
-            if new:
-                emb = np.stack([vectors[t.id] for t in new])
-                self._chroma_add(namespace, new, emb)
-                cache.append(new, emb)
-            t1 = time.perf_counter()
-            self._index_lexical(namespace, lexical, group)
-            t2 = time.perf_counter()
-            if new:
-                self._spaces.refresh_context(namespace, cache)
-            times.chroma, times.bm25 = times.chroma + t1 - t0, times.bm25 + t2 - t1
-            times.context += time.perf_counter() - t2
-        except BaseException:
-            if announce:
-                self._sync.announce(namespace, quiet=True)
-            raise
-        if announce:
-            self._sync.announce(namespace)
-
-    def _chroma_add(self, namespace: str, turns: list[Turn], emb: np.ndarray) -> None:
-        """Add turns to the namespace's collection (the commit point of ``add_turns``).
-
-        Raises:
-            StoreError: If Chroma refuses the write. What Chroma may have taken is deleted first;
-                the message says whether that worked (nothing stored) or not (retry the same call).
-        """
-        created = self._spaces.collection(namespace, create=False) is None
-        col: Any = None
-        try:
-            col = self._spaces.collection(namespace, create=True)
-            max_batch = getattr(self.client, "get_max_batch_size", lambda: 5000)()
-            for start in range(0, len(turns), max_batch):
-                part = turns[start : start + max_batch]
-                col.add(
-                    ids=[t.id for t in part],
-                    embeddings=emb[start : start + max_batch],
-                    documents=[t.text for t in part],
-                    metadatas=[turn_metadata(t) for t in part],
-                )
-        except Exception as exc:  # chromadb's errors share no base class worth naming
-            undone = self._undo_chroma_add(namespace, col, [t.id for t in turns], created)
-            dims = _DIMENSION_CLASH.search(str(exc))
-            if dims and undone:  # the collection's vectors have another dimension (checked before, by the cache)
-                raise ConfigError(self._spaces.dimension_message(namespace, int(dims[1]), int(dims[2]))) from exc
-            raise StoreError(self._chroma_failure(namespace, len(turns), exc, undone)) from exc
-
-    def _chroma_failure(self, namespace: str, n: int, exc: BaseException, undone: bool) -> str:
-        """The message of a failed Chroma write: what happened, what is stored, what to fix."""
-        persistent = self.config.chroma_mode == "persistent"
-        where = f"the data directory {self.data_dir}" if persistent else "the Chroma server"
-        outcome = (
-            "nothing of this call was stored"
-            if undone
-            else "some of them may be stored (undoing the write failed too); an identical retry completes the call"
-        )
-        return (
-            f"Chroma refused to store {n} turns in namespace {namespace!r} ({type(exc).__name__}: {exc}); {outcome}. "
-            f"Check that {where} has free space and is writable, then retry the same add_turns call"
-        )
-
-    def _undo_chroma_add(self, namespace: str, col: Any | None, ids: list[str], created: bool) -> bool:
-        """Delete what a failed ``col.add`` may have stored; returns whether Chroma then holds none of ``ids``.
-
-        When that cannot be confirmed, the namespace is dropped from memory so the next read reloads it from
-        Chroma (the source of truth), whatever the failed write left there.
-        """
-        if col is None:
-            return True
-        try:
-            col.delete(ids=ids)
-            undone = not col.get(ids=ids, include=[])["ids"]
-        except Exception as exc:  # a full disk fails the delete too
-            logger.warning("namespace %r: cannot undo a failed Chroma write of %d turns: %s", namespace, len(ids), exc)
-            undone = False
-        if not undone:
-            self._spaces.drop(namespace)
-            return False
-        try:
-            self._files.purge_log(col, ids)  # their text stays out of Chroma's write-ahead log
-            if created:
-                self._drop_collection(namespace, col)
-        except Exception as exc:  # the turns are gone from the collection: this is only tidying
-            logger.warning("namespace %r: tidying after a failed Chroma write failed: %s", namespace, exc)
-        return True
-
-    def _drop_collection(self, namespace: str, col: Any) -> None:
-        """Delete a collection that a failed first write created (so the namespace does not exist)."""
-        segment_dirs = self._files.segment_dirs(col)
-        self._spaces.drop(namespace)
-        self.client.delete_collection(collection_name(namespace))
-        self._files.remove_segment_dirs(segment_dirs)
-
-    def _index_lexical(self, namespace: str, lexical: LexicalIndex, group: list[Turn]) -> None:
-        """Add the turns of ``group`` missing from the BM25 index (all of a new write; on a retry, those a
-        failed call left out).
-
-        Raises:
-            StoreError: If the BM25 log cannot be written. The turns stay stored in Chroma; the namespace is
-                dropped from memory, so its next read rebuilds the index from Chroma.
-        """
-        missing = [t for t in group if t.id not in lexical]
-        if not missing:
-            return
-        try:
-            lexical.add([t.id for t in missing], [t.memory_text for t in missing])
-        except (StoreError, OSError) as exc:
-            self._spaces.drop(namespace)
-            raise StoreError(
-                f"{len(missing)} turns of namespace {namespace!r} are stored in Chroma (the source of truth), but "
-                f"the BM25 index could not be written ({exc}). Make {lexical.path.parent if lexical.path else 'it'} "
-                "writable or free disk space, then retry the same add_turns call: it completes the index (reads "
-                "rebuild it from Chroma meanwhile)"
-            ) from exc
 
     # ------------------------------------------------------------------ delete and forget
     def delete_turns(
@@ -894,19 +712,9 @@ class TurnStore:
                 "(TurnStore.namespaces() lists the stored ones)"
             )
 
-    def _require(self, namespace: str) -> Cache:
-        self.require_namespace(namespace)
-        return self._loader.load(namespace)
-
     def embed_query(self, query: str) -> np.ndarray:
         """The normalised query vector (read-only; the last :data:`QUERY_VECTOR_CACHE` queries are cached)."""
-        check_query(query)
-        with self._lock:
-            qv = self._query_vectors.get(query)
-            if qv is not None:
-                self._query_vectors.move_to_end(query)
-                return qv
-        return self.cache_query_vector(query, self.embed_texts([query])[0])
+        return self._search.embed_query(query)
 
     def cache_query_vector(self, query: str, vector: np.ndarray) -> np.ndarray:
         """Keep ``vector`` as the cached embedding of ``query`` (for callers that embedded queries in a batch).
@@ -920,25 +728,11 @@ class TurnStore:
         Raises:
             InvalidInputError: If ``vector`` is not one finite 1-D vector.
         """
-        check_query(query)
-        qv = np.array(vector, dtype=np.float32)
-        if qv.ndim != 1 or not qv.size or not np.isfinite(qv).all():
-            raise InvalidInputError(
-                f"query vector for {query[:40]!r} has shape {qv.shape} or non-finite values: pass one finite 1-D "
-                "vector from this store's embedder"
-            )
-        qv.setflags(write=False)
-        with self._lock:
-            self._query_vectors[query] = qv
-            self._query_vectors.move_to_end(query)
-            while len(self._query_vectors) > QUERY_VECTOR_CACHE:
-                self._query_vectors.popitem(last=False)
-        return qv
+        return self._search.cache_query_vector(query, vector)
 
     def clear_query_cache(self) -> None:
         """Forget the cached query vectors (benchmarks that time query embedding call this)."""
-        with self._lock:
-            self._query_vectors.clear()
+        self._search.clear_query_cache()
 
     @public_unknown
     @one_check
@@ -961,43 +755,7 @@ class TurnStore:
             ConfigError: If the query vector's dimension is not that of the namespace's stored vectors
                 (the store was built with another embedder).
         """
-        check_query(query)
-        qv = query_vector
-        if qv is None and context:  # before the context vectors are built: another embedder is named first
-            qv = self.embed_query(query)
-        with self._spaces.lock(namespace):
-            cache = self._require(namespace)
-            ids = list(cache.ids)
-            emb = cache.emb
-            if qv is not None:
-                self._spaces.check_dimension(namespace, emb, np.shape(qv)[-1])
-            ctx = self._spaces.context_matrix(namespace, cache) if context and ids else None
-            ctx_index = self._spaces.contexts[namespace] if ctx is not None else None
-        if qv is None:
-            qv = self.embed_query(query)
-            self._spaces.check_dimension(namespace, emb, np.shape(qv)[-1])
-        dense = emb @ qv if emb is not None and len(ids) else np.zeros(0, dtype=np.float32)
-        lexical = self._spaces.lexical_index(namespace).scores_for(query, ids)
-        context_dense = context_lexical = None
-        if ctx is not None and ctx_index is not None:
-            context_dense = np.asarray(ctx @ qv, dtype=np.float64)
-            context_lexical = ctx_index.lexical_scores(query, ids).astype(np.float64)
-        return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64),
-                          context=context_dense, context_lexical=context_lexical)
-
-    def _stored_rows(self, namespace: str, ids: Iterable[str]) -> tuple[list[str], np.ndarray | None, np.ndarray | None]:
-        """The ids of ``ids`` the namespace holds (each once, in order), their stored vectors (a copy;
-        ``None`` when none is held) and the namespace's whole vector matrix (``None`` when empty).
-
-        Raises:
-            UnknownNamespaceError: If the namespace does not exist.
-        """
-        with self._spaces.lock(namespace):
-            cache = self._require(namespace)
-            found = [(i, cache.pos[i]) for i in dict.fromkeys(ids) if i in cache.pos]
-            emb = cache.emb
-            rows = emb[[r for _, r in found]] if emb is not None and found else None
-        return [i for i, _ in found], rows, emb
+        return self._search.pool_scores(namespace, query, query_vector, context=context)
 
     def dense_scores(self, namespace: str, ids: Iterable[str], query_vector: np.ndarray) -> dict[str, float]:
         """The cosine of ``query_vector`` to each of a few stored turns (the ones of ``ids`` the namespace
@@ -1007,12 +765,7 @@ class TurnStore:
             UnknownNamespaceError: If the namespace does not exist.
             ConfigError: If the vector's dimension is not that of the namespace's stored vectors.
         """
-        found, rows, emb = self._stored_rows(namespace, ids)
-        if emb is not None:
-            self._spaces.check_dimension(namespace, emb, np.shape(query_vector)[-1])
-        if rows is None:
-            return {}
-        return {i: float(d) for i, d in zip(found, rows @ query_vector, strict=True)}
+        return self._search.dense_scores(namespace, ids, query_vector)
 
     def stored_vectors(self, namespace: str, ids: Iterable[str]) -> dict[str, np.ndarray]:
         """The stored vectors of a few turns (those of ``ids`` the namespace holds), by turn id.
@@ -1020,8 +773,7 @@ class TurnStore:
         Raises:
             UnknownNamespaceError: If the namespace does not exist.
         """
-        found, rows, _ = self._stored_rows(namespace, ids)
-        return {} if rows is None else dict(zip(found, rows, strict=True))
+        return self._search.stored_vectors(namespace, ids)
 
     @public_unknown
     @one_check
@@ -1054,65 +806,4 @@ class TurnStore:
             UnknownNamespaceError: If the namespace does not exist.
             ConfigError: If the embedder's vectors have another dimension than the namespace's stored ones.
         """
-        check_query(query)
-        k = positive_int(k, "k")
-        if mode not in get_args(SearchMode):
-            raise InvalidInputError(f"mode={mode!r} is invalid: use one of {list(get_args(SearchMode))}")
-        weight = self.config.search.lexical_weight if lexical_weight is None else nonnegative_weight(lexical_weight, "lexical_weight")
-        rule = fusion or self.config.search.fusion
-        if rule not in get_args(FusionRule):
-            raise InvalidInputError(f"fusion={rule!r} is invalid: use one of {list(get_args(FusionRule))}")
-        with self._spaces.lock(namespace):
-            cache = self._require(namespace)
-            n = len(cache.ids)
-        if n <= self.config.search.exact_search_max:
-            pool = self.pool_scores(namespace, query)
-        else:
-            pool = self._candidate_scores(namespace, query)
-        fused = fuse(pool, mode, weight, rule, self.config.search.rrf_k)
-        k_eff = min(k, len(pool.ids))
-        if k_eff == 0:
-            return []
-        top = np.argpartition(-fused, k_eff - 1)[:k_eff] if k_eff < len(fused) else np.arange(len(fused))
-        top = top[np.lexsort((top, -fused[top]))]
-        with self._spaces.lock(namespace):
-            turns = self._get_turns(namespace, [pool.ids[i] for i in top])
-        by_id = {t.id: t for t in turns}
-        return [
-            ScoredTurn(
-                turn=by_id[pool.ids[i]],
-                score=float(fused[i]),
-                dense_score=float(pool.dense[i]),
-                lexical_score=float(pool.lexical[i]),
-                rank=r,
-            )
-            for r, i in enumerate(top, 1)
-            if pool.ids[i] in by_id
-        ]
-
-    def _candidate_scores(self, namespace: str, query: str) -> PoolScores:
-        """The HNSW path: union of Chroma's and BM25's top candidates, both scored."""
-        col = self._spaces.collection(namespace, create=False)
-        qv = self.embed_query(query)
-        n = self.config.search.candidates
-        if col is None:
-            raise self._spaces.gone(namespace)
-        with self._spaces.lock(namespace):
-            self._spaces.check_dimension(namespace, self._loader.load(namespace).emb, len(qv))
-        try:
-            res = drift_read(lambda: col.query(query_embeddings=[qv], n_results=n, include=["distances"]),
-                              what=f"namespace {namespace!r}: nearest turns")
-        except Exception as exc:  # as in CacheLoader.read
-            if collection_gone(exc):
-                raise self._spaces.gone(namespace) from exc
-            raise
-        dense_ids = res["ids"][0]
-        lex = self._spaces.lexical_index(namespace).search(query, n)
-        ids = list(dict.fromkeys([*dense_ids, *(i for i, _ in lex)]))
-        cache = self._loader.load(namespace)
-        rows = [cache.pos[i] for i in ids if i in cache.pos]
-        ids = [cache.ids[r] for r in rows]
-        dense = cache.emb[rows] @ qv if rows and cache.emb is not None else np.zeros(0)
-        lexical = self._spaces.lexical_index(namespace).scores_for(query, ids)
-        return PoolScores(ids=ids, dense=np.asarray(dense, dtype=np.float64), lexical=lexical.astype(np.float64))
-
+        return self._search.search(namespace, query, k, mode=mode, lexical_weight=lexical_weight, fusion=fusion)

@@ -1,7 +1,8 @@
 """The parts of the raw-turn store (:class:`langmem_cog.store.TurnStore`) that are not the class itself.
 
-``TurnStore`` (in :mod:`langmem_cog.store`) holds every operation; the modules here hold the per-namespace
-state it keeps, the records it hands out and the helpers it calls, grouped by job. Nothing here is
+``TurnStore`` (in :mod:`langmem_cog.store`) holds every public operation; the modules here hold the
+per-namespace state it keeps, the records it hands out, the helpers it calls and the collaborators that do
+parts of its work (writes, loading, removal, search), grouped by job. Nothing here is
 public API: import the public names (``ScoredTurn``, ``PoolScores``, ``SearchMode``, ``StageTimes``)
 from :mod:`langmem_cog.store`, which re-exports them.
 
@@ -34,9 +35,15 @@ Modules:
     inputs: checking ``add_turns``'s turns and a search's query, grouping turns by namespace,
         comparing them with the stored ones, and the chronological order of turns.
     cache: the in-memory copy of a namespace (turns, vectors, context vectors) in that order.
+    writes: the write path below the write lock (``TurnWriter``): one namespace's new turns into Chroma
+        (undone when Chroma refuses them), then the BM25 index and context vectors; the turns Chroma already
+        holds of a call's ids, and the free-space check before a write.
     loading: loading a namespace's in-memory copy from Chroma on first use, with its BM25 index brought
         in line with it (``CacheLoader``).
     scoring: fusing a pool's dense and BM25 scores (z-score or reciprocal-rank fusion).
+    search: scoring and searching a namespace (its pool scores, the cosines and vectors of a few turns,
+        hybrid search, exact or over HNSW and BM25 candidates) and the cache of recent query vectors
+        (``TurnSearch``).
 
 The helpers log under the ``langmem_cog.store`` logger, like ``TurnStore`` itself. The modules import
 only from the rest of the library and from each other, never from :mod:`langmem_cog.store`.
