@@ -1,4 +1,4 @@
-"""File digests: the SHA-256 of a file, read in blocks (models folders and embedder identities record them).
+"""File digests: the SHA-256 of a file, read in blocks (models manifests, embedder identities, training data records).
 
 Example:
     >>> import tempfile, pathlib

@@ -28,7 +28,10 @@ from datetime import UTC, date, datetime, time, timedelta
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.records import Turn
 
-__all__ = ["TurnFilter", "parse_time"]
+__all__ = ["END_OF_TIME", "TurnFilter", "parse_time"]
+
+#: The end bound of the last day or month a date can name (9999-12-31): the latest time there is.
+END_OF_TIME = datetime.max.replace(tzinfo=UTC)
 
 
 def parse_time(value: str | date | datetime | None, *, end: bool = False) -> datetime | None:
@@ -67,8 +70,8 @@ def parse_time(value: str | date | datetime | None, *, end: bool = False) -> dat
             return day
         try:
             return day + timedelta(days=1)
-        except OverflowError:  # the last day a date can name (9999-12-31): its end is the latest time there is
-            return datetime.max.replace(tzinfo=UTC)
+        except OverflowError:  # the last day a date can name (9999-12-31)
+            return END_OF_TIME
     raise InvalidInputError(f"expected an ISO date string, a date or a datetime, got {type(value).__name__}")
 
 

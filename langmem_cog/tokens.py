@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from langmem_cog.digests import file_sha256
 from langmem_cog.errors import StoreError
 from langmem_cog.loading import loading
 
@@ -66,7 +67,7 @@ def seed_tiktoken_cache() -> Path:
     target = cache_dir / hashlib.sha1(CL100K_URL.encode()).hexdigest()
     with _LOCK:
         if target.exists():
-            digest = hashlib.sha256(target.read_bytes()).hexdigest()
+            digest = file_sha256(target)
             if digest == CL100K_SHA256:
                 return target
         cache_dir.mkdir(parents=True, exist_ok=True)

@@ -64,6 +64,7 @@ __all__ = [
     "apply_extractions",
     "delete_records",
     "consolidate_graph",
+    "reconcile_graph",
     "relink_timeline",
 ]
 
@@ -559,6 +560,15 @@ def consolidate_graph(
     """:func:`~langmem_cog.graph.consolidate.consolidate` with the settings' window, threshold and writer."""
     return consolidate(G, min_events=settings.min_events, window_days=settings.window_days,
                        writer=settings.writer, pairs=pairs)
+
+
+def reconcile_graph(G: nx.MultiDiGraph) -> dict[str, int]:
+    """Recompute the status of every claim group and then of every state fact of ``G``, in place (what
+    :meth:`~langmem_cog.graph.store.GraphMemory.reconcile` does and a journal's ``reconcile`` entry
+    replays). Returns the claims' counts by status (:func:`~langmem_cog.graph.reconcile.reconcile_claims`)."""
+    counts = reconcile_claims(G)
+    reconcile_facts(G)
+    return counts
 
 
 # ---------------------------------------------------------------------- derived attributes

@@ -43,6 +43,7 @@ from langmem_cog.graph.apply import (
     apply_extractions,
     consolidate_graph,
     delete_records,
+    reconcile_graph,
     validate_extractions,
 )
 from langmem_cog.graph.backends import entry_key
@@ -53,7 +54,6 @@ from langmem_cog.graph.persist import (
     graph_from_snapshot,
     graph_payload,
 )
-from langmem_cog.graph.reconcile import reconcile_claims, reconcile_facts
 
 __all__ = [
     "JOURNAL_MAX_ENTRIES",
@@ -173,8 +173,7 @@ def replay_file_journal(
         elif kind == "consolidate":
             consolidate_graph(G, settings)
         elif kind == "reconcile":
-            reconcile_claims(G)
-            reconcile_facts(G)
+            reconcile_graph(G)
         else:
             raise StoreError(f"graph journal {journal}: unknown operation {kind!r}; {REBUILD_HINT}")
         seq = n
@@ -441,8 +440,7 @@ class SharedJournal:
                 elif kind == "consolidate":
                     consolidate_graph(G, settings)
                 elif kind == "reconcile":
-                    reconcile_claims(G)
-                    reconcile_facts(G)
+                    reconcile_graph(G)
                 else:
                     raise StoreError(f"graph journal of namespace {namespace!r}: entry {key} has an unknown "
                                      f"operation {kind!r}; {REBUILD_HINT}")

@@ -82,6 +82,7 @@ from langmem_cog.graph.apply import (
     consolidate_graph,
     delete_records,
     normalize_predicate,
+    reconcile_graph,
     relink_timeline,
     validate_extractions,
 )
@@ -111,8 +112,6 @@ from langmem_cog.graph.persist import (
 from langmem_cog.graph.reconcile import (
     derived_state,
     natural_key,
-    reconcile_claims,
-    reconcile_facts,
 )
 from langmem_cog.graph.resolve import EMBEDDING_THRESHOLD, FUZZY_THRESHOLD, EntityResolver
 from langmem_cog.graph.schema import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported: callers import it from here
@@ -406,8 +405,7 @@ class GraphMemory:
         with self._ns_lock(namespace):
             G = self.graph(namespace)
             before = derived_state(G)
-            counts = reconcile_claims(G)
-            reconcile_facts(G)
+            counts = reconcile_graph(G)
             changed = derived_state(G) != before
             if changed:  # journal (and autosave) only what changed the graph
                 self._record(namespace, {"op": "reconcile"})

@@ -27,7 +27,7 @@ from langchain_core.tools import ToolException
 
 from langmem_cog.config import RetrievalMode
 from langmem_cog.errors import InvalidInputError
-from langmem_cog.filters import TurnFilter, parse_time
+from langmem_cog.filters import END_OF_TIME, TurnFilter, parse_time
 from langmem_cog.retriever import CogMemRetriever
 from langmem_cog.store import TurnStore
 from langmem_cog.timeparse import resolve_time_expressions
@@ -157,8 +157,8 @@ def resolve_time(
             raise InvalidInputError(f"{value!r} is not a month: use e.g. '2023-05' or '2023-05-08'")
         if end:
             year, mon = (year + 1, 1) if mon == 12 else (year, mon + 1)
-            if year > MAXYEAR:  # the end of 9999-12, the last month a date can name: the latest time there is
-                return datetime.max.replace(tzinfo=UTC)
+            if year > MAXYEAR:  # the end of 9999-12, the last month a date can name
+                return END_OF_TIME
         return datetime(year, mon, 1, tzinfo=UTC)
     try:
         return parse_time(raw, end=end)
