@@ -101,11 +101,12 @@ def turn_id_list(ids: Any, caller: str) -> list[str]:
         ['t1', 't2']
 
     Raises:
-        InvalidInputError: If it is a string, not iterable, or holds anything but strings; the message
+        InvalidInputError: If it is a string or bytes, not iterable, or holds anything but strings; the message
             names ``caller``.
     """
-    if isinstance(ids, str) or not isinstance(ids, Iterable):
-        raise InvalidInputError(f"{caller} takes a list of turn id strings, got {type(ids).__name__}")
+    if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
+        raise InvalidInputError(f"{caller} takes a list of turn id strings, got {type(ids).__name__}: "
+                                "wrap one id in a list")
     out = list(ids)
     if not all(isinstance(i, str) for i in out):
         raise InvalidInputError(f"{caller} takes a list of turn id strings")

@@ -27,8 +27,6 @@ Example:
 from __future__ import annotations
 
 import logging
-import os
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -41,20 +39,15 @@ from langchain_core.embeddings import Embeddings
 from langmem_cog.checks import turn_id_list
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import (
-    InvalidInputError,
     StoreError,
     UnknownNamespaceError,
 )
-from langmem_cog.lexical import LexicalIndex
 from langmem_cog.locking import DirLock
 from langmem_cog.records import Turn, validate_namespace
+from langmem_cog.storage.access import DataDirAccess, ReadChecks
 from langmem_cog.storage.chroma import (
-    COLLECTION_PREFIX,
     ChromaEmbeddingFunction,
     NamespaceGone,
-    drop_chroma_system,
-    ephemeral_client,
-    open_failure,
     public_unknown,
     register_chroma_embedding_function,
 )
@@ -76,12 +69,6 @@ from langmem_cog.storage.writes import TurnWriter
 __all__ = ["TurnStore", "ScoredTurn", "PoolScores", "SearchMode", "StageTimes"]
 
 logger = logging.getLogger(__name__)
-
-# Per data dir: the generation the process's embedded Chroma system has seen, and its client.
-_CHROMA_SYNCED: dict[str, int] = {}
-_CHROMA_CLIENTS: dict[str, Any] = {}
-_CHROMA_RELOAD_LOCK = threading.RLock()
-
 
 class TurnStore:
     """Raw turns in Chroma plus BM25, per namespace.
@@ -120,43 +107,38 @@ class TurnStore:
             check_data_dir(self.data_dir, embeddings)
         register_chroma_embedding_function()
         self._chroma_ef = ChromaEmbeddingFunction(embeddings)
-        # Cross-process: writers serialise on a lock file in data_dir; a generation counter
-        # tells readers that another process (or another store object) wrote.
-        self.dir_lock: DirLock | None = DirLock(self.data_dir) if self.persistent else None
-        self.client = client if client is not None else self._make_client()
+        # The Chroma client, the write lock and the data directory's change counter (and reloads when it moves).
+        self._access = DataDirAccess(self.config, client=client, drop_caches=lambda: self._spaces.drop_all())
         # Per namespace: the lock, the Chroma collection, the in-memory copy, the BM25 and context indexes.
         self._spaces = Namespaces(self.config, client=lambda: self.client, embedding_function=self._chroma_ef,
                                   embed=self.embed_texts, embedder_name=type(embeddings).__name__,
-                                  dir_lock_unless_writing=self._dir_lock_unless_writing)
+                                  dir_lock_unless_writing=self._access.dir_lock_unless_writing)
         # http mode (workers sharing one Chroma server, each with its own data dir): the delete records, and
         # what this store last read of each namespace's version token (see :mod:`langmem_cog.storage.sync`).
         self._tombstones = Tombstones(client=lambda: self.client, embedding_function=self._chroma_ef,
                                       shared=self._shared)
         self._sync = ServerSync(self.config, self._spaces, self._tombstones, client=lambda: self.client,
                                 embedding_function=self._chroma_ef,
-                                dir_lock_unless_writing=self._dir_lock_unless_writing)
+                                dir_lock_unless_writing=self._access.dir_lock_unless_writing)
+        # A read's freshness check: the data directory's counter, and in http mode the server's version token.
+        self._checks = ReadChecks(self._access, self._sync, shared=self._shared)
         # Each namespace's in-memory copy, loaded from Chroma on first use with its BM25 index repaired.
         self._loader = CacheLoader(self._spaces, self._tombstones, shared=self._shared,
-                                   dir_lock_unless_writing=self._dir_lock_unless_writing)
+                                   dir_lock_unless_writing=self._access.dir_lock_unless_writing)
         # Scoring and search, with the vectors of recent queries (the raw scores and the operator loop embed
         # the same query); the embedder is looked up at each call.
         self._search = TurnSearch(self.config, self._spaces, load=self._loader.load,
                                   embed=lambda texts: self.embed_texts(texts), require=self.require_namespace,
                                   get_turns=self._get_turns)
-        self._own_client = client is None
-        self._write_lock = threading.RLock()
-        # -1: check on first use whether this process's Chroma system (shared by every client of
-        # the path in the process) saw the latest writes of other processes.
-        self._seen_gen = -1 if self.dir_lock is not None else 0
         # The embedded database's files, kept free of deleted text (segment folders, log purge, vacuum).
         self._files = EmbeddedFiles(self.data_dir, embedded=self.config.chroma_mode == "persistent")
         # The write path below the write lock: one namespace's turns into Chroma, then BM25 and context vectors.
         self._writer = TurnWriter(self.config, self._spaces, self._files, self._sync, load=self._loader.load,
                                   client=lambda: self.client, dir_lock=self.dir_lock,
-                                  stage_times=lambda: self.stage_times, shared=self._shared)
+                                  embed=lambda texts: self.embed_texts(texts), stage_times=lambda: self.stage_times,
+                                  shared=self._shared)
         #: Where ``add_turns`` spends its time (accumulated; see :class:`StageTimes`).
         self.stage_times = StageTimes()
-        self._checking = threading.local()  # the namespaces checked by this thread's current read
         #: Runs the last step of a replayed delete or forget recorded with ``graph: true`` (set by
         #: :class:`~langmem_cog.memory.CogMemory`: the graph's part); without it such a record stays.
         self.intent_finisher: Callable[[dict[str, Any]], Any] | None = None
@@ -165,6 +147,9 @@ class TurnStore:
                                      client=lambda: self.client, load_cache=self._loader.load, shared=self._shared)
         self._journal = IntentJournal(self.data_dir, persistent=self.persistent, steps=self._removal,
                                       namespace_lock=self._spaces.lock)
+        # The outermost write first finishes interrupted deletes and forgets, and ends with BM25 in step.
+        self._access.before_write = lambda: self._finish_intents(reload=True)
+        self._access.after_write = self._sync.flush_lexical_behind
         self._opened = False
         self._replay_at_open()  # finish deletes and forgets that a crash cut short
         self._opened = True
@@ -181,120 +166,27 @@ class TurnStore:
         Raises:
             StoreError: If such a delete or forget cannot be finished (nothing else is written).
         """
-        with self._write_lock:
-            if self.dir_lock is None:
-                yield
-                return
-            outer = not self.dir_lock.held
-            with self.dir_lock:
-                self._sync_with_disk()
-                try:
-                    if outer:
-                        self._finish_intents(reload=True)
-                    yield
-                except BaseException:
-                    self._record_generation(quiet=True)
-                    raise
-                finally:
-                    if outer:
-                        self._sync.flush_lexical_behind()
-                self._record_generation()
+        with self._access.writing():
+            yield
 
-    def _record_generation(self, *, quiet: bool = False) -> None:
-        """Bump the data directory's change counter after a write (the caller holds the lock).
+    @property
+    def client(self) -> Any:
+        """The Chroma client (replaced when another process wrote an embedded data directory)."""
+        return self._access.client
 
-        With ``quiet``, a counter that cannot be written is only logged: the write's own error,
-        being raised, says more.
-        """
-        assert self.dir_lock is not None
-        try:
-            self._seen_gen = self.dir_lock.bump()
-        except StoreError as exc:
-            if not quiet:
-                raise
-            logger.warning("%s", exc)
-            return
-        _CHROMA_SYNCED[str(self.data_dir)] = self._seen_gen
+    @property
+    def dir_lock(self) -> DirLock | None:
+        """The data directory's lock file (``None`` for an ephemeral store)."""
+        return self._access.dir_lock
 
-    def _fresh(self) -> None:
-        """Reload in-memory state if another process or store object wrote since we last looked."""
-        if self.dir_lock is not None and self.dir_lock.read()[0] != self._seen_gen:
-            # A writer thread of this process busy: it syncs this store itself when it starts.
-            with self._dir_lock_unless_writing() as locked:
-                if locked:
-                    self._sync_with_disk()
-
-    @contextmanager
-    def _dir_lock_unless_writing(self) -> Iterator[bool]:
-        """Hold the data directory lock if this thread can without waiting for an in-process writer;
-        yields whether it holds it (always true for a store without a data directory).
-
-        Never wait for an in-process writer here: readers may hold a namespace lock the writer
-        needs (deadlock). Readers also repair and extend derived indexes, and another process may
-        be half-way through a write: Chroma committed, the BM25 log not yet appended. Under the
-        directory lock a reader sees no half-written state and may write files of derived indexes
-        (the BM25 log, context vectors); without it (a writer thread of this process holds the
-        lock) it keeps its repairs in memory and leaves the files to the writer.
-        """
-        if self.dir_lock is None or self.dir_lock.held:
-            yield True
-            return
-        if not self._write_lock.acquire(blocking=False):
-            yield False
-            return
-        try:
-            with self.dir_lock:
-                yield True
-        finally:
-            self._write_lock.release()
-
-    def _sync_with_disk(self) -> None:
-        gen, pid = self.dir_lock.read() if self.dir_lock is not None else (0, 0)
-        if gen == self._seen_gen:
-            return
-        logger.debug("data dir %s changed (generation %d by pid %d): reloading", self.data_dir, gen, pid)
-        self._spaces.drop_all()
-        if self.config.chroma_mode == "persistent" and self._own_client:
-            if pid != os.getpid():
-                self._reload_chroma(gen)
-            else:  # another store of this process wrote; it may have reopened the Chroma system (a replay)
-                self.client = _CHROMA_CLIENTS.get(str(self.data_dir), self.client)
-        self._seen_gen = gen
-
-    def _reload_chroma(self, gen: int) -> None:
-        """Reopen the embedded Chroma system after another process wrote: its in-memory HNSW
-        index and write-ahead position are stale (a fresh system replays the log)."""
-        key = str(self.data_dir)
-        with _CHROMA_RELOAD_LOCK:
-            if _CHROMA_SYNCED.get(key, -1) < gen:
-                from chromadb.api.shared_system_client import SharedSystemClient
-
-                ident = getattr(self.client, "_identifier", None)
-                system = None
-                if ident:
-                    system = SharedSystemClient._identifier_to_system.pop(ident, None)
-                    SharedSystemClient._identifier_to_refcount.pop(ident, None)
-                if system is not None:
-                    system.stop()
-                _CHROMA_SYNCED[key] = gen
-                self._make_client()  # registers the new client
-            self.client = _CHROMA_CLIENTS.get(key, self.client)
-
-    # ------------------------------------------------------------------ freshness across workers (http mode)
-    # Workers that share one Chroma server each keep their own data directory (BM25 logs, context
-    # vectors, intents), so the local generation counter above cannot tell one worker that another
-    # wrote: a version token in each collection's metadata does (see :mod:`langmem_cog.storage.sync`).
+    # Freshness across workers (http mode): workers that share one Chroma server each keep their own data
+    # directory (BM25 logs, context vectors, intents), so the local generation counter cannot tell one
+    # worker that another wrote: a version token in each collection's metadata does
+    # (see :mod:`langmem_cog.storage.sync`).
     @property
     def _shared(self) -> bool:
         """Whether other workers may write this store's collections without sharing its data directory."""
         return self.config.chroma_mode == "http"
-
-    def _checked(self) -> set[str]:
-        """The namespaces that this thread's current read has checked already."""
-        checked = getattr(self._checking, "namespaces", None)
-        if checked is None:
-            checked = self._checking.namespaces = set()
-        return checked
 
     @contextmanager
     def reading(self, namespace: str) -> Iterator[None]:
@@ -311,24 +203,8 @@ class TurnStore:
             InvalidNamespaceError: If the namespace id is malformed.
             StoreError: If the Chroma server cannot be read.
         """
-        validate_namespace(namespace)
-        checked = self._checked()
-        if namespace in checked:
+        with self._checks.reading(namespace):
             yield
-            return
-        self._fresh_ns(namespace)
-        checked.add(namespace)
-        try:
-            yield
-        finally:
-            checked.discard(namespace)
-
-    def _fresh_ns(self, namespace: str) -> None:
-        """:meth:`_fresh`, then (http mode, unless this thread's read checked already) the server check
-        (:meth:`~langmem_cog.storage.sync.ServerSync.check`)."""
-        self._fresh()
-        if self._shared and namespace not in self._checked():
-            self._sync.check(namespace)
 
     def check_freshness(self, namespace: str) -> None:
         """Bring this store's view of ``namespace`` up to date with the shared server (what every public
@@ -338,59 +214,9 @@ class TurnStore:
         Raises:
             StoreError: If the server cannot be read.
         """
-        validate_namespace(namespace)
-        if self._shared:
-            self._fresh()
-            self._sync.check(namespace)
+        self._checks.check_now(namespace)
 
     # ------------------------------------------------------------------ setup
-    def _make_client(self) -> Any:
-        import chromadb
-        from chromadb.config import Settings
-
-        settings = Settings(anonymized_telemetry=False, allow_reset=False)
-        mode = self.config.chroma_mode
-        if mode == "ephemeral":
-            return ephemeral_client(settings)
-        if mode == "http":
-            try:
-                return chromadb.HttpClient(
-                    host=self.config.chroma_host, port=self.config.chroma_port, settings=settings
-                )
-            except Exception as exc:
-                raise StoreError(
-                    f"cannot reach the Chroma server at {self.config.chroma_host}:{self.config.chroma_port}: "
-                    f"{exc}; start it with `chroma run` or fix chroma_host/chroma_port"
-                ) from exc
-        from chromadb.api.shared_system_client import SharedSystemClient
-
-        path = self.data_dir / "chroma"
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot create the Chroma folder {path} ({type(exc).__name__}: {exc.strerror or exc}): make the "
-                f"data directory {self.data_dir} writable, or choose another data_dir"
-            ) from exc
-        key = str(self.data_dir)
-        new_system = str(path) not in SharedSystemClient._identifier_to_system
-        lock = self.dir_lock or DirLock(self.data_dir)
-        gen = lock.read()[0]  # before opening: the new system has seen at least this
-        # Processes opening a new data dir at once would each create Chroma's tables ("table
-        # collections already exists"): open under the directory lock.
-        with lock:
-            try:
-                client = chromadb.PersistentClient(path=str(path), settings=settings)
-            except Exception as exc:  # chromadb's errors share no base class worth naming
-                if new_system:  # Chroma keeps the system it failed to start: a retry would reuse it
-                    drop_chroma_system(str(path))
-                raise StoreError(open_failure(path / "chroma.sqlite3", exc)) from exc
-        with _CHROMA_RELOAD_LOCK:
-            if new_system:
-                _CHROMA_SYNCED[key] = gen
-            _CHROMA_CLIENTS[key] = client
-        return client
-
     @property
     def data_dir(self) -> Path:
         """The data directory (BM25 logs, the embedded Chroma database)."""
@@ -400,18 +226,6 @@ class TurnStore:
     def persistent(self) -> bool:
         """Whether this store writes files (BM25 logs) to ``data_dir``."""
         return self.config.chroma_mode != "ephemeral"
-
-    # The per-namespace state lives in :class:`~langmem_cog.storage.namespaces.Namespaces`; these three
-    # private views of it are kept for tests and diagnostics.
-    @property
-    def _collections(self) -> dict[str, Any]:
-        return self._spaces.collections
-
-    def _collection(self, namespace: str, create: bool) -> Any | None:
-        return self._spaces.collection(namespace, create)
-
-    def _lexical_index(self, namespace: str) -> LexicalIndex:
-        return self._spaces.lexical_index(namespace)
 
     # ------------------------------------------------------------------ writes
     def add_turns(self, turns: Sequence[Turn]) -> list[str]:
@@ -452,7 +266,7 @@ class TurnStore:
         turns = turn_list(turns)
         self.stage_times.turns += len(turns)
         by_ns = group_by_namespace(turns)
-        self._fresh()
+        self._access.fresh()
         if self._shared:  # other workers' writes (a delete of one of these ids) count as stored state too
             for ns in by_ns:
                 self._sync.check(ns)
@@ -462,7 +276,7 @@ class TurnStore:
         if (not any(new.values()) and all(self._writer.indexed(ns, group) for ns, group in by_ns.items())
                 and not self._sync.unannounced.intersection(by_ns)):
             return [t.id for t in turns]  # an identical retry of a call that completed: nothing to do
-        vectors = {ns: self._vectors(todo, {}) for ns, todo in new.items()}
+        vectors = {ns: self._writer.vectors(todo, {}) for ns, todo in new.items()}
         with self.writing():
             # Again under the write lock: another thread or process may have added them meanwhile.
             # Every namespace is checked (ids, vector dimension) before any is written.
@@ -474,7 +288,7 @@ class TurnStore:
                     cache = self._loader.load(ns)
                     cached = {t.id: cache.turns[cache.pos[t.id]] for t in group if t.id in cache.pos}
                     new[ns] = unstored(ns, group, cached)
-                    vectors[ns] = self._vectors(new[ns], vectors[ns])
+                    vectors[ns] = self._writer.vectors(new[ns], vectors[ns])
                     if new[ns]:
                         self._spaces.check_dimension(ns, cache.emb, len(next(iter(vectors[ns].values()))),
                                               collection=True)
@@ -500,16 +314,6 @@ class TurnStore:
                 # slots, which may hold the text of turns deleted earlier in this process.
                 self._files.scrub_segments(changed_only=True)
         return [t.id for t in turns]
-
-    def _vectors(self, turns: list[Turn], known: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Vectors of ``turns`` by id: those in ``known``, the others embedded now (one batch)."""
-        missing = [t for t in turns if t.id not in known]
-        if missing:
-            t0 = time.perf_counter()
-            known = {**known, **dict(zip([t.id for t in missing], self.embed_texts([t.memory_text for t in missing]),
-                                         strict=True))}
-            self.stage_times.embed += time.perf_counter() - t0
-        return {t.id: known[t.id] for t in turns}
 
     def embed_texts(self, texts: list[str]) -> np.ndarray:
         """L2-normalised float32 vectors of ``texts`` (one batched call of the embedder)."""
@@ -618,15 +422,8 @@ class TurnStore:
         """
         if self.dir_lock is None or not self.pending_intents():
             return 0
-        with self._write_lock, self.dir_lock:
-            self._sync_with_disk()
-            try:
-                done = self._finish_intents(reload=self._opened)
-            except BaseException:
-                self._record_generation(quiet=True)
-                raise
-            self._record_generation()
-            return done
+        with self._access.exclusive():
+            return self._finish_intents(reload=self._opened)
 
     def _replay_at_open(self) -> None:
         """Finish interrupted deletes and forgets when the store opens; a failure is logged (reads still
@@ -638,37 +435,24 @@ class TurnStore:
 
     def _finish_intents(self, *, reload: bool) -> int:
         """Run the pending intents in order (the caller holds the data directory lock)."""
-        return self._journal.finish(self.intent_finisher, reload_after_crash=self._reload_after_crash if reload else None)
-
-    def _reload_after_crash(self) -> None:
-        self._spaces.drop_all()
-        if self.config.chroma_mode == "persistent" and self._own_client and self.dir_lock is not None:
-            self._reload_chroma(self.dir_lock.read()[0] + 1)
+        return self._journal.finish(self.intent_finisher, reload_after_crash=self._access.reload_after_crash if reload else None)
 
     # ------------------------------------------------------------------ reads
     def namespaces(self) -> list[str]:
         """The namespaces that hold a collection, sorted."""
-        self._fresh()
-        out = []
-        for col in self.client.list_collections():
-            name = col if isinstance(col, str) else col.name
-            if not name.startswith(COLLECTION_PREFIX):
-                continue
-            meta = (col.metadata if not isinstance(col, str) else self.client.get_collection(name).metadata) or {}
-            if "namespace" in meta:
-                out.append(meta["namespace"])
-        return sorted(out)
+        self._access.fresh()
+        return self._spaces.stored()
 
     def has_namespace(self, namespace: str) -> bool:
         """Whether the namespace exists (holds or held turns)."""
         validate_namespace(namespace)
-        self._fresh_ns(namespace)
+        self._checks.fresh_ns(namespace)
         return self._spaces.collection(namespace, create=False) is not None
 
     def count(self, namespace: str) -> int:
         """Number of turns in a namespace (0 if it does not exist, or was forgotten meanwhile)."""
         validate_namespace(namespace)
-        self._fresh_ns(namespace)
+        self._checks.fresh_ns(namespace)
         with self._spaces.lock(namespace):
             try:
                 return len(self._loader.load(namespace).ids)
@@ -686,18 +470,12 @@ class TurnStore:
     def _get_turns(self, namespace: str, ids: Sequence[str] | None) -> list[Turn]:
         """:meth:`get_turns`, raising :class:`UnknownNamespaceError` if the namespace vanishes while being read."""
         validate_namespace(namespace)
-        self._fresh_ns(namespace)
+        self._checks.fresh_ns(namespace)
         with self._spaces.lock(namespace):
             cache = self._loader.load(namespace)
             if ids is None:
                 return list(cache.turns)
-            if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
-                raise InvalidInputError(f"get_turns takes a list of turn id strings, got {type(ids).__name__}: "
-                                        "wrap one id in a list")
-            ids = list(ids)
-            if not all(isinstance(i, str) for i in ids):
-                raise InvalidInputError("get_turns takes a list of turn id strings")
-            return [cache.turns[cache.pos[i]] for i in ids if i in cache.pos]
+            return [cache.turns[cache.pos[i]] for i in turn_id_list(ids, "get_turns") if i in cache.pos]
 
     def require_namespace(self, namespace: str) -> None:
         """Raise unless the namespace exists.

@@ -75,7 +75,7 @@ maybe = lambda s: st.one_of(st.just(_MISSING), s)  # noqa: E731 - a missing fiel
 def _snapshot(mem: CogMemory, ns: str) -> tuple:
     store = mem.store
     turns = tuple(store.get_turns(ns)) if store.has_namespace(ns) else ()
-    lex = tuple(store._lexical_index(ns).ids) if store.has_namespace(ns) else ()
+    lex = tuple(store._spaces.lexical_index(ns).ids) if store.has_namespace(ns) else ()
     G = mem.graph(ns)
     return turns, lex, tuple(sorted(G.graph.get("turns", {}))), G.number_of_nodes(), G.number_of_edges()
 

@@ -68,8 +68,8 @@ for ns in {namespaces!r}:
     ids = {{t.id for t in turns}}
     G = mem.graphs.graph(ns)  # as saved, no repair
     assert set(G.graph["turns"]) == ids, (ns, "graph file out of step")
-    assert set(mem.store._lexical_index(ns).ids) == ids, (ns, "bm25 log out of step")
-    col = mem.store._collection(ns, create=False)
+    assert set(mem.store._spaces.lexical_index(ns).ids) == ids, (ns, "bm25 log out of step")
+    col = mem.store._spaces.collection(ns, create=False)
     assert col.count() == len(ids)
     vecs = mem.store.embed_texts([t.memory_text for t in turns])
     res = col.query(query_embeddings=vecs, n_results=min(3, len(ids)), include=["distances"])

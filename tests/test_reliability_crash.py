@@ -91,7 +91,7 @@ prov = set()
 for _, d in G.nodes(data=True):
     prov |= set(d.get("provenance", ()))
 assert set(G.graph["turns"]) == set(raw) == prov, "graph out of step"
-assert set(mem.store._lexical_index(ns).ids) == set(raw), "bm25 out of step"
+assert set(mem.store._spaces.lexical_index(ns).ids) == set(raw), "bm25 out of step"
 if raw:
     # The repaired graph was saved: a second open reads it as is, in step.
     mem2 = CogMemory(CogMemConfig(data_dir={str(data_dir)!r}), embeddings=FakeEmbeddings())

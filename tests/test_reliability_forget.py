@@ -141,14 +141,14 @@ def test_a_forget_by_another_process_while_a_reader_reads_gives_unknown_namespac
     assert reader.has_namespace("going")  # in step with the data dir, the collection open
     if read == "search-hnsw":
         assert reader.count("going") == len(TEXTS)  # the turns loaded too: the HNSW query is what fails
-    up_to_date = reader._fresh
+    up_to_date = reader._access.fresh
 
     def forget_after_the_check() -> None:
         up_to_date()
-        monkeypatch.setattr(reader, "_fresh", up_to_date)
+        monkeypatch.setattr(reader._access, "fresh", up_to_date)
         writer.forget_namespace("going")
 
-    monkeypatch.setattr(reader, "_fresh", forget_after_the_check)
+    monkeypatch.setattr(reader._access, "fresh", forget_after_the_check)
     with caplog.at_level(logging.INFO, logger="langmem_cog.store"):
         if read == "count":
             assert reader.count("going") == 0  # as for any namespace that does not exist
@@ -280,7 +280,7 @@ def test_a_retry_of_a_delete_whose_turns_are_gone_still_purges_their_text(tmp_pa
     kill, with no intent): the retry finds 0 turns, returns 0, and still removes the text."""
     canary = _canary()
     mem, ns = _filled(tmp_path, canary)
-    mem.store._collection(ns, create=False).delete(ids=[SECRET])  # Chroma's part only
+    mem.store._spaces.collection(ns, create=False).delete(ids=[SECRET])  # Chroma's part only
     assert tmp_path / "chroma" / "chroma.sqlite3" in files_with(tmp_path, canary.encode())
     reopened = _memory(tmp_path)
     assert reopened.delete_turns(ns, [SECRET]) == 0

@@ -83,7 +83,7 @@ def _worker(argv: list[str]) -> None:
             return [[t.id, t.text] for t in store.get_turns(ns, cmd.get("ids"))]
         if op == "view":  # what every index of this worker holds, after a read brought it up to date
             ids = sorted(t.id for t in store.get_turns(ns))
-            return {"turns": ids, "bm25": sorted(store._lexical_index(ns).ids), "count": store.count(ns)}
+            return {"turns": ids, "bm25": sorted(store._spaces.lexical_index(ns).ids), "count": store.count(ns)}
         if op == "script":  # a list of add / delete commands, each followed by a search (concurrency test)
             for step in cmd["steps"]:
                 run({**step, "ns": ns})
@@ -281,7 +281,7 @@ def test_a_write_whose_version_token_fails_is_announced_by_its_retry(server: tup
     a, b = open_store("wa"), open_store("wb")
     a.add_turns(_turns(ns, _rows("t", 5)))
     assert b.count(ns) == 5
-    col = a._collections[ns]
+    col = a._spaces.collections[ns]
 
     def refuse(**_: Any) -> None:
         raise ConnectionError("injected: the server went away")

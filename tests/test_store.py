@@ -310,7 +310,7 @@ class TestIsolationDeleteForget:
         for mode in ("hybrid", "dense", "lexical"):
             assert all(h.turn.id != "t0" for h in store.search(ns, "puppy Rex adopted", k=10, mode=mode))
         assert store.search(ns, "puppy Rex adopted", k=1, mode="lexical")[0].lexical_score == 0
-        assert "t0" not in store._lexical_index(ns)
+        assert "t0" not in store._spaces.lexical_index(ns)
 
     def test_deleted_id_can_be_added_again(self, filled):
         store, ns = filled
@@ -495,7 +495,7 @@ class TestPersistent:
         held, release = threading.Event(), threading.Event()
 
         def hold_write_lock() -> None:  # a writer thread of the same store, busy elsewhere
-            with again._write_lock:
+            with again._access.write_lock:
                 held.set()
                 release.wait(30)
 
@@ -815,7 +815,7 @@ def test_a_read_that_meets_chromas_drift_is_tried_again(
     assert calls[0] == 3
     assert sum("Error finding id" in r.getMessage() for r in caplog.records if r.levelname == "WARNING") == 2
 
-    col = store._collection("drift", create=False)
+    col = store._spaces.collection("drift", create=False)
     calls = _drifting(monkeypatch, "get", failures=1)
     from langmem_cog.storage.sync import fetch_turns
 

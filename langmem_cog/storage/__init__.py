@@ -11,6 +11,8 @@ Modules:
         ``SearchMode``).
     namespaces: the per-namespace state (``Namespaces``): each namespace's lock, open collection,
         in-memory copy, BM25 and context indexes, the check of a vector dimension, and dropping that state.
+    access: who may write and when to reload (``DataDirAccess``: the Chroma client, the write lock, the
+        data directory's lock and change counter) and a read's freshness check (``ReadChecks``).
     chroma: Chroma access: collection names, the embedding-function adapter Chroma records and
         rebuilds, private in-memory clients, dropping an embedded system that failed to start, turns to
         and from Chroma records, a collection that is gone (``NamespaceGone``, ``collection_gone``,

@@ -26,7 +26,7 @@ from langmem_cog.lexical import LexicalIndex
 from langmem_cog.records import validate_namespace
 from langmem_cog.storage.bm25 import remove_stale_temp
 from langmem_cog.storage.cache import Cache
-from langmem_cog.storage.chroma import NamespaceGone, collection_name
+from langmem_cog.storage.chroma import COLLECTION_PREFIX, NamespaceGone, collection_name
 
 __all__ = ["Namespaces"]
 
@@ -87,6 +87,19 @@ class Namespaces:
         self.lexical: dict[str, LexicalIndex] = {}
         #: The context-vector index of each namespace that has one open.
         self.contexts: dict[str, ContextIndex] = {}
+
+    def stored(self) -> list[str]:
+        """The namespaces that hold a collection on the client, sorted."""
+        client = self._client()
+        out = []
+        for col in client.list_collections():
+            name = col if isinstance(col, str) else col.name
+            if not name.startswith(COLLECTION_PREFIX):
+                continue
+            meta = (col.metadata if not isinstance(col, str) else client.get_collection(name).metadata) or {}
+            if "namespace" in meta:
+                out.append(meta["namespace"])
+        return sorted(out)
 
     def lock(self, namespace: str) -> threading.RLock:
         """The lock of a namespace (every per-namespace operation holds it).

@@ -53,13 +53,15 @@ class TurnWriter:
             namespace lock).
         client: Returns the store's current Chroma client.
         dir_lock: The data directory's lock (``None`` for a store without a data directory).
-        stage_times: Returns the store's accumulated timings, which :meth:`write` adds to.
+        embed: The store's embedder of texts (L2-normalised rows).
+        stage_times: Returns the store's accumulated timings, which :meth:`write` and :meth:`vectors` add to.
         shared: Whether other workers may write the store's collections (``http`` mode).
     """
 
     def __init__(self, config: CogMemConfig, spaces: Namespaces, files: EmbeddedFiles, sync: ServerSync, *,
                  load: Callable[[str], Cache], client: Callable[[], Any], dir_lock: DirLock | None,
-                 stage_times: Callable[[], StageTimes], shared: bool) -> None:
+                 embed: Callable[[list[str]], np.ndarray], stage_times: Callable[[], StageTimes],
+                 shared: bool) -> None:
         self.config = config
         self.data_dir = config.resolved_data_dir()
         self._spaces = spaces
@@ -68,8 +70,19 @@ class TurnWriter:
         self._load = load
         self._client = client
         self._dir_lock = dir_lock
+        self._embed = embed
         self._stage_times = stage_times
         self.shared = shared
+
+    def vectors(self, turns: list[Turn], known: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Vectors of ``turns`` by id: those in ``known``, the others embedded now (one batch)."""
+        missing = [t for t in turns if t.id not in known]
+        if missing:
+            t0 = time.perf_counter()
+            known = {**known, **dict(zip([t.id for t in missing], self._embed([t.memory_text for t in missing]),
+                                         strict=True))}
+            self._stage_times().embed += time.perf_counter() - t0
+        return {t.id: known[t.id] for t in turns}
 
     def check_free_space(self, turns: list[Turn]) -> None:
         """Refuse a write of ``turns`` that would leave the data directory's disk nearly full.

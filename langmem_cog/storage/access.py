@@ -1,0 +1,306 @@
+"""Who may write a raw-turn store, and when its in-memory state must be reloaded.
+
+:class:`DataDirAccess` owns what a :class:`~langmem_cog.store.TurnStore` shares with the other threads and
+processes of its data directory: the Chroma client (built from the config, or given), the store's write
+lock, the data directory's lock file with its change counter (a *generation*), and the generation this
+store last saw. A write holds both locks (:meth:`DataDirAccess.writing`) and bumps the counter when it
+ends; a read that finds the counter moved drops the in-memory state, and reopens the embedded Chroma
+system if another process wrote (its in-memory HNSW index and write-ahead position are stale then).
+
+:class:`ReadChecks` adds, for a store on a shared Chroma server (``http`` mode), the check that a read
+sees every other worker's acknowledged writes (:class:`~langmem_cog.storage.sync.ServerSync`), made once
+for a block of reads.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from langmem_cog.config import CogMemConfig
+from langmem_cog.errors import StoreError
+from langmem_cog.locking import DirLock
+from langmem_cog.records import validate_namespace
+from langmem_cog.storage.chroma import drop_chroma_system, ephemeral_client, open_failure
+from langmem_cog.storage.sync import ServerSync
+
+__all__ = ["DataDirAccess", "ReadChecks"]
+
+logger = logging.getLogger("langmem_cog.store")  # the store's logger
+
+# Per data dir: the generation the process's embedded Chroma system has seen, and its client.
+_CHROMA_SYNCED: dict[str, int] = {}
+_CHROMA_CLIENTS: dict[str, Any] = {}
+_CHROMA_RELOAD_LOCK = threading.RLock()
+
+
+class DataDirAccess:
+    """The Chroma client, the write lock and the data directory's change counter of one store.
+
+    Args:
+        config: The store's configuration (its Chroma mode and data directory).
+        client: An existing Chroma client to use instead of building one from the config.
+        drop_caches: Drops every namespace's in-memory state (called when another process or
+            store object wrote).
+
+    Attributes:
+        client: The Chroma client (replaced when the embedded system is reopened).
+        dir_lock: The data directory's lock file; ``None`` for an ephemeral store.
+        write_lock: The store's in-process write lock.
+        before_write: Called at the start of the outermost write, under both locks (the store
+            finishes interrupted deletes and forgets there).
+        after_write: Called at the end of the outermost write, under both locks.
+    """
+
+    def __init__(self, config: CogMemConfig, *, client: Any | None, drop_caches: Callable[[], None]) -> None:
+        self.config = config
+        self.data_dir = config.resolved_data_dir()
+        self._drop_caches = drop_caches
+        persistent = config.chroma_mode != "ephemeral"
+        # Cross-process: writers serialise on a lock file in data_dir; a generation counter
+        # tells readers that another process (or another store object) wrote.
+        self.dir_lock: DirLock | None = DirLock(self.data_dir) if persistent else None
+        self.own_client = client is None
+        self.client: Any = client if client is not None else self.make_client()
+        self.write_lock = threading.RLock()
+        # -1: check on first use whether this process's Chroma system (shared by every client of
+        # the path in the process) saw the latest writes of other processes.
+        self.seen_gen = -1 if self.dir_lock is not None else 0
+        self.before_write: Callable[[], Any] = lambda: None
+        self.after_write: Callable[[], Any] = lambda: None
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the write lock (threads, and processes sharing ``data_dir``) with in-memory state
+        reloaded if someone else wrote; records the write on exit (see
+        :meth:`~langmem_cog.store.TurnStore.writing`)."""
+        with self.write_lock:
+            if self.dir_lock is None:
+                yield
+                return
+            outer = not self.dir_lock.held
+            with self.dir_lock:
+                self.sync_with_disk()
+                try:
+                    if outer:
+                        self.before_write()
+                    yield
+                except BaseException:
+                    self.record_generation(quiet=True)
+                    raise
+                finally:
+                    if outer:
+                        self.after_write()
+                self.record_generation()
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Both locks, in-memory state reloaded if someone else wrote, the write recorded on exit; for
+        work that is not a write of the caller's (a replay of interrupted deletes). Requires a data
+        directory."""
+        assert self.dir_lock is not None
+        with self.write_lock, self.dir_lock:
+            self.sync_with_disk()
+            try:
+                yield
+            except BaseException:
+                self.record_generation(quiet=True)
+                raise
+            self.record_generation()
+
+    def record_generation(self, *, quiet: bool = False) -> None:
+        """Bump the data directory's change counter after a write (the caller holds the lock).
+
+        With ``quiet``, a counter that cannot be written is only logged: the write's own error,
+        being raised, says more.
+        """
+        assert self.dir_lock is not None
+        try:
+            self.seen_gen = self.dir_lock.bump()
+        except StoreError as exc:
+            if not quiet:
+                raise
+            logger.warning("%s", exc)
+            return
+        _CHROMA_SYNCED[str(self.data_dir)] = self.seen_gen
+
+    def fresh(self) -> None:
+        """Reload in-memory state if another process or store object wrote since we last looked."""
+        if self.dir_lock is not None and self.dir_lock.read()[0] != self.seen_gen:
+            # A writer thread of this process busy: it syncs this store itself when it starts.
+            with self.dir_lock_unless_writing() as locked:
+                if locked:
+                    self.sync_with_disk()
+
+    @contextmanager
+    def dir_lock_unless_writing(self) -> Iterator[bool]:
+        """Hold the data directory lock if this thread can without waiting for an in-process writer;
+        yields whether it holds it (always true for a store without a data directory).
+
+        Never wait for an in-process writer here: readers may hold a namespace lock the writer
+        needs (deadlock). Readers also repair and extend derived indexes, and another process may
+        be half-way through a write: Chroma committed, the BM25 log not yet appended. Under the
+        directory lock a reader sees no half-written state and may write files of derived indexes
+        (the BM25 log, context vectors); without it (a writer thread of this process holds the
+        lock) it keeps its repairs in memory and leaves the files to the writer.
+        """
+        if self.dir_lock is None or self.dir_lock.held:
+            yield True
+            return
+        if not self.write_lock.acquire(blocking=False):
+            yield False
+            return
+        try:
+            with self.dir_lock:
+                yield True
+        finally:
+            self.write_lock.release()
+
+    def sync_with_disk(self) -> None:
+        """Drop the in-memory state (and reopen the embedded Chroma system) if the counter moved."""
+        gen, pid = self.dir_lock.read() if self.dir_lock is not None else (0, 0)
+        if gen == self.seen_gen:
+            return
+        logger.debug("data dir %s changed (generation %d by pid %d): reloading", self.data_dir, gen, pid)
+        self._drop_caches()
+        if self.config.chroma_mode == "persistent" and self.own_client:
+            if pid != os.getpid():
+                self.reload_chroma(gen)
+            else:  # another store of this process wrote; it may have reopened the Chroma system (a replay)
+                self.client = _CHROMA_CLIENTS.get(str(self.data_dir), self.client)
+        self.seen_gen = gen
+
+    def reload_after_crash(self) -> None:
+        """Drop the in-memory state and reopen the embedded Chroma system (a crashed write's replay)."""
+        self._drop_caches()
+        if self.config.chroma_mode == "persistent" and self.own_client and self.dir_lock is not None:
+            self.reload_chroma(self.dir_lock.read()[0] + 1)
+
+    def reload_chroma(self, gen: int) -> None:
+        """Reopen the embedded Chroma system after another process wrote: its in-memory HNSW
+        index and write-ahead position are stale (a fresh system replays the log)."""
+        key = str(self.data_dir)
+        with _CHROMA_RELOAD_LOCK:
+            if _CHROMA_SYNCED.get(key, -1) < gen:
+                from chromadb.api.shared_system_client import SharedSystemClient
+
+                ident = getattr(self.client, "_identifier", None)
+                system = None
+                if ident:
+                    system = SharedSystemClient._identifier_to_system.pop(ident, None)
+                    SharedSystemClient._identifier_to_refcount.pop(ident, None)
+                if system is not None:
+                    system.stop()
+                _CHROMA_SYNCED[key] = gen
+                self.make_client()  # registers the new client
+            self.client = _CHROMA_CLIENTS.get(key, self.client)
+
+    def make_client(self) -> Any:
+        """A Chroma client for the config's mode (an embedded one is registered per data directory).
+
+        Raises:
+            StoreError: If the server cannot be reached, or the embedded database cannot be created or opened.
+        """
+        import chromadb
+        from chromadb.config import Settings
+
+        settings = Settings(anonymized_telemetry=False, allow_reset=False)
+        mode = self.config.chroma_mode
+        if mode == "ephemeral":
+            return ephemeral_client(settings)
+        if mode == "http":
+            try:
+                return chromadb.HttpClient(
+                    host=self.config.chroma_host, port=self.config.chroma_port, settings=settings
+                )
+            except Exception as exc:
+                raise StoreError(
+                    f"cannot reach the Chroma server at {self.config.chroma_host}:{self.config.chroma_port}: "
+                    f"{exc}; start it with `chroma run` or fix chroma_host/chroma_port"
+                ) from exc
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        path = self.data_dir / "chroma"
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the Chroma folder {path} ({type(exc).__name__}: {exc.strerror or exc}): make the "
+                f"data directory {self.data_dir} writable, or choose another data_dir"
+            ) from exc
+        key = str(self.data_dir)
+        new_system = str(path) not in SharedSystemClient._identifier_to_system
+        lock = self.dir_lock or DirLock(self.data_dir)
+        gen = lock.read()[0]  # before opening: the new system has seen at least this
+        # Processes opening a new data dir at once would each create Chroma's tables ("table
+        # collections already exists"): open under the directory lock.
+        with lock:
+            try:
+                client = chromadb.PersistentClient(path=str(path), settings=settings)
+            except Exception as exc:  # chromadb's errors share no base class worth naming
+                if new_system:  # Chroma keeps the system it failed to start: a retry would reuse it
+                    drop_chroma_system(str(path))
+                raise StoreError(open_failure(path / "chroma.sqlite3", exc)) from exc
+        with _CHROMA_RELOAD_LOCK:
+            if new_system:
+                _CHROMA_SYNCED[key] = gen
+            _CHROMA_CLIENTS[key] = client
+        return client
+
+
+class ReadChecks:
+    """The freshness check of a read: the data directory's counter, and in ``http`` mode the namespace's
+    version token on the server, checked once per block of reads (:meth:`reading`).
+
+    Args:
+        access: The store's :class:`DataDirAccess`.
+        sync: The store's :class:`~langmem_cog.storage.sync.ServerSync`.
+        shared: Whether the store is on a shared Chroma server (``http`` mode).
+    """
+
+    def __init__(self, access: DataDirAccess, sync: ServerSync, *, shared: bool) -> None:
+        self._access = access
+        self._sync = sync
+        self._shared = shared
+        self._checking = threading.local()  # the namespaces checked by this thread's current read
+
+    def checked(self) -> set[str]:
+        """The namespaces that this thread's current read has checked already."""
+        checked = getattr(self._checking, "namespaces", None)
+        if checked is None:
+            checked = self._checking.namespaces = set()
+        return checked
+
+    @contextmanager
+    def reading(self, namespace: str) -> Iterator[None]:
+        """Check once that the store's view of a namespace is up to date, for every read in the block
+        (see :meth:`~langmem_cog.store.TurnStore.reading`)."""
+        validate_namespace(namespace)
+        checked = self.checked()
+        if namespace in checked:
+            yield
+            return
+        self.fresh_ns(namespace)
+        checked.add(namespace)
+        try:
+            yield
+        finally:
+            checked.discard(namespace)
+
+    def fresh_ns(self, namespace: str) -> None:
+        """The data directory's check, then (http mode, unless this thread's read checked already) the
+        server's (:meth:`~langmem_cog.storage.sync.ServerSync.check`)."""
+        self._access.fresh()
+        if self._shared and namespace not in self.checked():
+            self._sync.check(namespace)
+
+    def check_now(self, namespace: str) -> None:
+        """Both checks now, whatever this thread's read checked (``http`` mode only)."""
+        validate_namespace(namespace)
+        if self._shared:
+            self._access.fresh()
+            self._sync.check(namespace)
