@@ -8,7 +8,12 @@ in :mod:`langmem_cog.graph.rules.extractor`. The modules of the package:
 * :mod:`~langmem_cog.graph.rules.entities` -- the entity stage (``EntityStage``): persons
   and concepts;
 * :mod:`~langmem_cog.graph.rules.statements` -- the statement stage (``StatementStage``):
-  events, facts and claims;
+  events, facts and claims; it reads the facts with
+  :mod:`~langmem_cog.graph.rules.facts` and the claims with
+  :mod:`~langmem_cog.graph.rules.claims`;
+* :mod:`~langmem_cog.graph.rules.mentions` -- what a span of a turn mentions (its time
+  expression, the noun phrase or subject at a position, the referent of a pronoun), for
+  the statement stage;
 * :mod:`~langmem_cog.graph.rules.context` -- the per-turn working state the stages share
   (``TurnContext``);
 * :mod:`~langmem_cog.graph.rules.phrases` -- the noun-phrase reader both stages use;

@@ -11,8 +11,10 @@ Word sets are ``frozenset`` objects of lower-cased words built with :func:`_word
 patterns that embed a word list use :func:`_alt` (longest alternative first, so
 "new year" wins over "new"). The names in ``__all__`` are the tables the other
 modules of :mod:`langmem_cog.graph.rules` read (:mod:`~langmem_cog.graph.rules.text`,
-:mod:`~langmem_cog.graph.rules.entities`, :mod:`~langmem_cog.graph.rules.statements`
-and :mod:`~langmem_cog.graph.rules.extractor`); the building blocks used only here
+:mod:`~langmem_cog.graph.rules.entities`, :mod:`~langmem_cog.graph.rules.statements`,
+:mod:`~langmem_cog.graph.rules.mentions`, :mod:`~langmem_cog.graph.rules.facts`,
+:mod:`~langmem_cog.graph.rules.claims` and :mod:`~langmem_cog.graph.rules.extractor`);
+the building blocks used only here
 (regex fragments, the raw lists behind a set) keep a leading underscore.
 """
 

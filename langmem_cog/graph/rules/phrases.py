@@ -4,9 +4,10 @@
 (determiners and evaluative adjectives skipped, at most five words, one inner "of");
 :func:`with_object` extends a bare gerund with its object ("creating a serene space").
 The entity stage (:mod:`~langmem_cog.graph.rules.entities`) reads the objects of
-activity verbs and the fallback topics with them, the statement stage
-(:mod:`~langmem_cog.graph.rules.statements`) the objects of facts and the targets of
-claims. Both are pure functions of the text.
+activity verbs and the fallback topics with them, the statement stage the objects of
+facts and the targets of claims (:mod:`~langmem_cog.graph.rules.mentions`,
+:mod:`~langmem_cog.graph.rules.facts`, :mod:`~langmem_cog.graph.rules.claims`). Both
+are pure functions of the text.
 
 Example:
     >>> noun_phrase("we adopted a cute puppy last week", 11, 33)
