@@ -161,6 +161,12 @@ class CogMemConfig(BaseModel):
             when the data directory's disk would keep less than this many MiB free after the write
             (an estimate of the write's size is added); ``0`` never refuses. Chroma can hang or fail
             half-way when the disk fills during a write (docs/RELIABILITY.md, disk full).
+        open_namespaces: How many namespaces a store keeps open at once: their in-memory turns and vectors,
+            BM25 and context indexes and graphs, and the HNSW indexes the embedded Chroma holds loaded (each
+            holds four files open; Chroma evicts them lazily, so somewhat more may stay loaded). The least
+            recently used namespace beyond this is closed, and reopened from disk on its next use. Chroma's
+            part is set when a process first opens a data directory (later stores on it in that process
+            share it).
         models_dir: A models folder written by ``langmem-cog train-models`` (``fusion.json``,
             ``cascade.json``, ``reranker/``) for the cascade to use; ``None``: the shipped models.
         inference_backend: Runtime of the local models (the embedder and the cross-encoder):
@@ -216,6 +222,7 @@ class CogMemConfig(BaseModel):
     bm25_k1: float = Field(default=0.9, gt=0.0, le=10.0)
     bm25_b: float = Field(default=0.4, ge=0.0, le=1.0)
     min_free_mb: int = Field(default=64, ge=0)
+    open_namespaces: int = Field(default=32, ge=1, le=1_000_000)
     models_dir: Path | None = None
     inference_backend: Literal["auto", "onnx", "torch"] = "auto"
     rerank_threads: int | None = Field(default=None, ge=1, le=1024)
@@ -279,8 +286,9 @@ class CogMemConfig(BaseModel):
         Recognised: ``LANGMEM_COG_DATA_DIR``, ``LANGMEM_COG_CACHE_DIR`` (``cache_dir``), ``LANGMEM_COG_EMBEDDER``,
         ``LANGMEM_COG_CHROMA_URL`` (``http://host:port``, switches to ``http`` mode), ``LANGMEM_COG_RETRIEVAL``
         (``cascade`` or ``hybrid``, ``dense``, ``lexical``), ``LANGMEM_COG_INFERENCE_BACKEND`` (``auto``,
-        ``onnx``, ``torch``), ``LANGMEM_COG_RERANK_PRECISION`` (``fp32``, ``int8``) and
-        ``LANGMEM_COG_EMBED_PRECISION`` (``auto``, ``fp32``, ``int8``).
+        ``onnx``, ``torch``), ``LANGMEM_COG_RERANK_PRECISION`` (``fp32``, ``int8``),
+        ``LANGMEM_COG_EMBED_PRECISION`` (``auto``, ``fp32``, ``int8``) and ``LANGMEM_COG_OPEN_NAMESPACES``
+        (``open_namespaces``).
 
         Args:
             preset: The preset to start from.
@@ -326,6 +334,8 @@ class CogMemConfig(BaseModel):
             overrides["rerank_precision"] = env["LANGMEM_COG_RERANK_PRECISION"].strip()
         if env.get("LANGMEM_COG_EMBED_PRECISION"):
             overrides["embed_precision"] = env["LANGMEM_COG_EMBED_PRECISION"].strip()
+        if env.get("LANGMEM_COG_OPEN_NAMESPACES"):
+            overrides["open_namespaces"] = env["LANGMEM_COG_OPEN_NAMESPACES"].strip()
         return cls.preset(preset, **overrides)
 
 
@@ -335,6 +345,7 @@ _ENV_VARIABLES = {  # variable -> what its error messages name
     "LANGMEM_COG_CHROMA_URL": "Chroma URL",
     "LANGMEM_COG_RETRIEVAL": "retriever.mode", "LANGMEM_COG_INFERENCE_BACKEND": "inference_backend",
     "LANGMEM_COG_RERANK_PRECISION": "rerank_precision", "LANGMEM_COG_EMBED_PRECISION": "embed_precision",
+    "LANGMEM_COG_OPEN_NAMESPACES": "open_namespaces",
 }
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "ModelNotFoundError",
     "DamagedModelError",
     "StoreError",
+    "ResourceLimitError",
     "ExtractionError",
     "ShortcutFieldError",
 ]
@@ -62,6 +63,12 @@ class DamagedModelError(LangMemCogError, ValueError):
 
 class StoreError(LangMemCogError, RuntimeError):
     """The raw store or one of its indexes is unusable (corrupt file, unreachable server)."""
+
+
+class ResourceLimitError(StoreError):
+    """The process reached a limit it runs under (open files), so a store file could not be opened; nothing
+    stored is damaged. The message names the limit and how to raise it, or how to need less of it
+    (``CogMemConfig.open_namespaces``)."""
 
 
 class ExtractionError(LangMemCogError, RuntimeError):

@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -34,7 +35,7 @@ import numpy as np
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-from langmem_cog.errors import DuplicateTurnError, InvalidInputError, StoreError
+from langmem_cog.errors import DuplicateTurnError, InvalidInputError, ResourceLimitError, StoreError
 
 __all__ = ["LexicalIndex", "tokenize"]
 
@@ -154,6 +155,18 @@ def _cut(fd: int, size: int, path: Path) -> None:
                        path, exc)
 
 
+def out_of_files(exc: OSError) -> bool:
+    """Whether an ``OSError`` is the process (``EMFILE``) or the system (``ENFILE``) out of file descriptors."""
+    return exc.errno in (errno.EMFILE, errno.ENFILE)
+
+
+def files_limit_message(path: Path, exc: OSError) -> str:
+    """The message of a store file that could not be opened because the process holds too many files."""
+    return (f"cannot open {path}: the process holds too many open files ({exc.strerror or exc}); nothing stored is "
+            "damaged. Raise the limit (ulimit -n), or keep fewer namespaces open at once "
+            "(CogMemConfig.open_namespaces, LANGMEM_COG_OPEN_NAMESPACES), then retry")
+
+
 class LexicalIndex:
     """BM25 over one namespace's turns.
 
@@ -186,6 +199,8 @@ class LexicalIndex:
         try:
             fh = path.open("rb")
         except OSError as exc:
+            if out_of_files(exc):  # a limit of the process, not a damaged file: nothing is rewritten
+                raise ResourceLimitError(files_limit_message(path, exc)) from exc
             logger.warning("cannot read the BM25 log %s (%s): rebuilding it from the raw store", path, exc)
             damaged = True
         else:
@@ -202,6 +217,8 @@ class LexicalIndex:
             try:
                 self.compact()
             except OSError as exc:
+                if out_of_files(exc):
+                    raise ResourceLimitError(files_limit_message(path, exc)) from exc
                 raise StoreError(
                     f"the BM25 log {path} is damaged and cannot be rewritten ({exc}): make its folder writable, "
                     "or delete the file (it is rebuilt from the raw store)"

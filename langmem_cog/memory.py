@@ -78,6 +78,8 @@ class CogMemory:
             raise InvalidInputError(f"extractor must have an extract(turns) method, got {type(extractor).__name__}")
         self.extractor = extractor
         self.graphs = graph if graph is not None else GraphMemory.from_config(self.config)
+        # A namespace the raw store closes (config.open_namespaces) lets its written graph go too.
+        self.store.on_namespaces_closed(self.graphs.release)
         self._lock = threading.RLock()
         self._checked: set[str] = set()  # namespaces whose graph was checked against the raw store
         self.node_vectors = NodeVectors(self.store.embed_texts)

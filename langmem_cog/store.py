@@ -108,7 +108,8 @@ class TurnStore:
         register_chroma_embedding_function()
         self._chroma_ef = ChromaEmbeddingFunction(embeddings)
         # The Chroma client, the write lock and the data directory's change counter (and reloads when it moves).
-        self._access = DataDirAccess(self.config, client=client, drop_caches=lambda: self._spaces.drop_all())
+        self._access = DataDirAccess(self.config, client=client, drop_caches=lambda: self._spaces.drop_all(),
+                                     drop_handles=lambda: self._spaces.drop_handles())
         # Per namespace: the lock, the Chroma collection, the in-memory copy, the BM25 and context indexes.
         self._spaces = Namespaces(self.config, client=lambda: self.client, embedding_function=self._chroma_ef,
                                   embed=self.embed_texts, embedder_name=type(embeddings).__name__,
@@ -124,7 +125,8 @@ class TurnStore:
         self._checks = ReadChecks(self._access, self._sync, shared=self._shared)
         # Each namespace's in-memory copy, loaded from Chroma on first use with its BM25 index repaired.
         self._loader = CacheLoader(self._spaces, self._tombstones, shared=self._shared,
-                                   dir_lock_unless_writing=self._access.dir_lock_unless_writing)
+                                   dir_lock_unless_writing=self._access.dir_lock_unless_writing,
+                                   restart_embedded=self._access.restart_embedded)
         # Scoring and search, with the vectors of recent queries (the raw scores and the operator loop embed
         # the same query); the embedder is looked up at each call.
         self._search = TurnSearch(self.config, self._spaces, load=self._loader.load,
@@ -215,6 +217,12 @@ class TurnStore:
             StoreError: If the server cannot be read.
         """
         self._checks.check_now(namespace)
+
+    def on_namespaces_closed(self, listener: Callable[[list[str]], Any]) -> None:
+        """Call ``listener`` with the namespaces this store closes to keep at most ``config.open_namespaces``
+        open (their in-memory state dropped, reloaded on their next use); it may run while the store holds a
+        lock, so it must not wait for one (:class:`~langmem_cog.memory.CogMemory` releases their graphs there)."""
+        self._spaces.on_close.append(listener)
 
     # ------------------------------------------------------------------ setup
     @property

@@ -27,6 +27,7 @@ def test_errors_inherit_builtins() -> None:
     assert issubclass(errors.ModelNotFoundError, FileNotFoundError)
     assert issubclass(errors.DamagedModelError, ValueError)
     assert issubclass(errors.StoreError, RuntimeError)
+    assert issubclass(errors.ResourceLimitError, errors.StoreError)
     assert issubclass(errors.UnknownNamespaceError, LookupError)
     for name in errors.__all__:
         assert issubclass(getattr(errors, name), errors.LangMemCogError)

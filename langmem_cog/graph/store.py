@@ -525,6 +525,34 @@ class GraphMemory:
                     tmp.unlink(missing_ok=True)
             return existed
 
+    def release(self, namespaces: Iterable[str]) -> list[str]:
+        """Drop from memory the graphs of ``namespaces`` that are written with nothing pending; each is read
+        again on its next use. A graph kept in memory only (no ``data_dir`` or backend), one of a journaled
+        backend, one with changes not written yet, and one another thread is using stay.
+
+        Returns:
+            The namespaces whose graphs were dropped.
+        """
+        if (self.data_dir is None and self.backend is None) or self.journaled:
+            return []
+        released = []
+        for namespace in namespaces:
+            lock = self._ns_lock(namespace)
+            if not lock.acquire(blocking=False):
+                continue
+            try:
+                with self._lock:
+                    if (namespace not in self._graphs or self._pending.get(namespace)
+                            or namespace in self._needs_snapshot):
+                        continue
+                    del self._graphs[namespace]
+                    self._stamps.pop(namespace, None)
+                    self._seq.pop(namespace, None)
+                released.append(namespace)
+            finally:
+                lock.release()
+        return released
+
     # ------------------------------------------------------------------ persistence
     def save(self, namespace: str) -> Path | None:
         """Write a namespace's graph atomically (temp file, fsync, ``os.replace``).

@@ -25,16 +25,18 @@ from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import StoreError
 from langmem_cog.locking import DirLock
 from langmem_cog.records import validate_namespace
-from langmem_cog.storage.chroma import drop_chroma_system, ephemeral_client, open_failure
+from langmem_cog.storage.chroma import drop_chroma_system, ephemeral_client, open_failure, start_embedded_system
 from langmem_cog.storage.sync import ServerSync
 
 __all__ = ["DataDirAccess", "ReadChecks"]
 
 logger = logging.getLogger("langmem_cog.store")  # the store's logger
 
-# Per data dir: the generation the process's embedded Chroma system has seen, and its client.
+# Per data dir: the generation the process's embedded Chroma system has seen, its client, and how many
+# times the process started a new system for it (stores of the process switch to the new client).
 _CHROMA_SYNCED: dict[str, int] = {}
 _CHROMA_CLIENTS: dict[str, Any] = {}
+_CHROMA_EPOCH: dict[str, int] = {}
 _CHROMA_RELOAD_LOCK = threading.RLock()
 
 
@@ -46,6 +48,7 @@ class DataDirAccess:
         client: An existing Chroma client to use instead of building one from the config.
         drop_caches: Drops every namespace's in-memory state (called when another process or
             store object wrote).
+        drop_handles: Drops every open collection handle (called when the client changes).
 
     Attributes:
         client: The Chroma client (replaced when the embedded system is reopened).
@@ -56,16 +59,19 @@ class DataDirAccess:
         after_write: Called at the end of the outermost write, under both locks.
     """
 
-    def __init__(self, config: CogMemConfig, *, client: Any | None, drop_caches: Callable[[], None]) -> None:
+    def __init__(self, config: CogMemConfig, *, client: Any | None, drop_caches: Callable[[], None],
+                 drop_handles: Callable[[], None]) -> None:
         self.config = config
         self.data_dir = config.resolved_data_dir()
         self._drop_caches = drop_caches
+        self._drop_handles = drop_handles
         persistent = config.chroma_mode != "ephemeral"
         # Cross-process: writers serialise on a lock file in data_dir; a generation counter
         # tells readers that another process (or another store object) wrote.
         self.dir_lock: DirLock | None = DirLock(self.data_dir) if persistent else None
         self.own_client = client is None
         self.client: Any = client if client is not None else self.make_client()
+        self._epoch = _CHROMA_EPOCH.get(str(self.data_dir), 0)
         self.write_lock = threading.RLock()
         # -1: check on first use whether this process's Chroma system (shared by every client of
         # the path in the process) saw the latest writes of other processes.
@@ -130,6 +136,7 @@ class DataDirAccess:
 
     def fresh(self) -> None:
         """Reload in-memory state if another process or store object wrote since we last looked."""
+        self._follow_restart()
         if self.dir_lock is not None and self.dir_lock.read()[0] != self.seen_gen:
             # A writer thread of this process busy: it syncs this store itself when it starts.
             with self.dir_lock_unless_writing() as locked:
@@ -162,6 +169,7 @@ class DataDirAccess:
 
     def sync_with_disk(self) -> None:
         """Drop the in-memory state (and reopen the embedded Chroma system) if the counter moved."""
+        self._follow_restart()
         gen, pid = self.dir_lock.read() if self.dir_lock is not None else (0, 0)
         if gen == self.seen_gen:
             return
@@ -180,24 +188,65 @@ class DataDirAccess:
         if self.config.chroma_mode == "persistent" and self.own_client and self.dir_lock is not None:
             self.reload_chroma(self.dir_lock.read()[0] + 1)
 
+    def _follow_restart(self) -> None:
+        """Switch to the process's new client of the data directory if a store of the process started a new
+        embedded system (:meth:`restart_embedded`) since this one looked."""
+        if not (self.own_client and self.config.chroma_mode == "persistent"):
+            return
+        key = str(self.data_dir)
+        if _CHROMA_EPOCH.get(key, 0) != self._epoch:
+            with _CHROMA_RELOAD_LOCK:
+                self.client = _CHROMA_CLIENTS.get(key, self.client)
+                self._epoch = _CHROMA_EPOCH.get(key, 0)
+            self._drop_handles()
+
+    def restart_embedded(self) -> None:
+        """Start a new embedded Chroma system for the data directory, in place of the process's current one.
+
+        Chroma's embedded system keeps a bounded cache of loaded HNSW indexes; an index it evicted and
+        loads again can fail ("Error creating hnsw segment reader: Nothing found on disk", chromadb
+        1.5), while a new system reads the same collection from its log and files. The caller holds
+        the data directory lock; the other stores of the process switch to the new client on their
+        next read or write, this one drops its collection handles now.
+
+        Raises:
+            StoreError: If the database cannot be opened again.
+        """
+        key = str(self.data_dir)
+        with _CHROMA_RELOAD_LOCK:
+            self._stop_system()
+            self.make_client()  # registers the new client
+            _CHROMA_EPOCH[key] = _CHROMA_EPOCH.get(key, 0) + 1
+            self._epoch = _CHROMA_EPOCH[key]
+            self.client = _CHROMA_CLIENTS.get(key, self.client)
+        self._drop_handles()
+        logger.info("data dir %s: started a new embedded Chroma system (an evicted index did not load)",
+                    self.data_dir)
+
+    def _stop_system(self) -> None:
+        """Stop and unregister the embedded system of this store's client (the caller holds the reload lock)."""
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        ident = getattr(self.client, "_identifier", None)
+        system = None
+        if ident:
+            system = SharedSystemClient._identifier_to_system.pop(ident, None)
+            SharedSystemClient._identifier_to_refcount.pop(ident, None)
+        if system is not None:
+            system.stop()
+
     def reload_chroma(self, gen: int) -> None:
         """Reopen the embedded Chroma system after another process wrote: its in-memory HNSW
         index and write-ahead position are stale (a fresh system replays the log)."""
         key = str(self.data_dir)
         with _CHROMA_RELOAD_LOCK:
             if _CHROMA_SYNCED.get(key, -1) < gen:
-                from chromadb.api.shared_system_client import SharedSystemClient
-
-                ident = getattr(self.client, "_identifier", None)
-                system = None
-                if ident:
-                    system = SharedSystemClient._identifier_to_system.pop(ident, None)
-                    SharedSystemClient._identifier_to_refcount.pop(ident, None)
-                if system is not None:
-                    system.stop()
+                self._stop_system()
                 _CHROMA_SYNCED[key] = gen
                 self.make_client()  # registers the new client
+                _CHROMA_EPOCH[key] = _CHROMA_EPOCH.get(key, 0) + 1
             self.client = _CHROMA_CLIENTS.get(key, self.client)
+            self._epoch = _CHROMA_EPOCH.get(key, 0)
 
     def make_client(self) -> Any:
         """A Chroma client for the config's mode (an embedded one is registered per data directory).
@@ -240,6 +289,8 @@ class DataDirAccess:
         # collections already exists"): open under the directory lock.
         with lock:
             try:
+                if new_system:  # at most CogMemConfig.open_namespaces HNSW indexes (and their files) open
+                    start_embedded_system(str(path), settings, self.config.open_namespaces)
                 client = chromadb.PersistentClient(path=str(path), settings=settings)
             except Exception as exc:  # chromadb's errors share no base class worth naming
                 if new_system:  # Chroma keeps the system it failed to start: a retry would reuse it

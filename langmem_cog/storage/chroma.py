@@ -37,6 +37,13 @@ def collection_gone(exc: BaseException) -> bool:
     return isinstance(exc, NotFoundError) or (isinstance(exc, ValueError) and "does not exist" in str(exc))
 
 
+def evicted_index_failed(exc: BaseException) -> bool:
+    """Whether a Chroma error is its embedded system failing to load again an HNSW index that its cache
+    evicted ("Error creating hnsw segment reader: Nothing found on disk", chromadb 1.5); a new system
+    loads the collection (:meth:`~langmem_cog.storage.access.DataDirAccess.restart_embedded`)."""
+    return "Error creating hnsw segment reader" in str(exc)
+
+
 def public_unknown(method: Callable[..., Any]) -> Callable[..., Any]:
     """Readers raise a plain :class:`UnknownNamespaceError` for a namespace forgotten while being read."""
 
@@ -159,6 +166,33 @@ def register_chroma_embedding_function() -> None:
 
     if known_embedding_functions.get(_CHROMA_EF_NAME) is not ChromaEmbeddingFunction:
         register_embedding_function(ChromaEmbeddingFunction)
+
+
+def start_embedded_system(path: str, settings: Any, indexes: int) -> None:
+    """Start Chroma's embedded system for the database folder ``path``, keeping at most ``indexes`` HNSW
+    indexes loaded; a ``chromadb.PersistentClient(path, settings)`` made next uses it.
+
+    Chroma sizes its cache of loaded HNSW indexes (each holds four files open) from the process's
+    open-files limit (``RLIMIT_NOFILE // 5``), so a process that touches many collections keeps hundreds
+    of indexes, and their files, open. Here the size comes from ``CogMemConfig.open_namespaces``. The
+    system is registered as Chroma registers the one a client starts, once it has started.
+
+    Raises:
+        Exception: Whatever Chroma raises when the database cannot be opened (nothing is registered).
+    """
+    from chromadb.api import ServerAPI
+    from chromadb.api.shared_system_client import SharedSystemClient
+    from chromadb.config import System
+    from chromadb.telemetry.product import ProductTelemetryClient
+
+    settings.persist_directory = path  # what PersistentClient sets: its settings then equal the system's
+    settings.is_persistent = True
+    system = System(settings)
+    system.instance(ProductTelemetryClient)  # type: ignore[type-abstract]  # Chroma's own start order
+    api: Any = system.instance(ServerAPI)  # type: ignore[type-abstract]  # the embedded (Rust) API
+    api.hnsw_cache_size = int(indexes)  # read when the system starts
+    system.start()
+    SharedSystemClient._identifier_to_system[path] = system
 
 
 def ephemeral_client(settings: Any) -> Any:

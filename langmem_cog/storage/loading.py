@@ -18,7 +18,7 @@ import numpy as np
 from langmem_cog.records import Turn
 from langmem_cog.storage.bm25 import lexical_add
 from langmem_cog.storage.cache import Cache
-from langmem_cog.storage.chroma import collection_gone, turn_from_chroma
+from langmem_cog.storage.chroma import collection_gone, evicted_index_failed, turn_from_chroma
 from langmem_cog.storage.inputs import order_key
 from langmem_cog.storage.namespaces import Namespaces
 from langmem_cog.storage.server import drift_read
@@ -39,14 +39,18 @@ class CacheLoader:
         dir_lock_unless_writing: Holds the data directory lock unless a writer thread of this process holds
             it, and yields whether it does (the BM25 log is rewritten only then; otherwise the repair stays
             in memory).
+        restart_embedded: Starts a new embedded Chroma system in place of the process's current one (a load
+            that failed because Chroma could not load an evicted HNSW index again is retried once after it).
     """
 
     def __init__(self, spaces: Namespaces, tombstones: Tombstones, *, shared: bool,
-                 dir_lock_unless_writing: Callable[[], AbstractContextManager[bool]]) -> None:
+                 dir_lock_unless_writing: Callable[[], AbstractContextManager[bool]],
+                 restart_embedded: Callable[[], None]) -> None:
         self._spaces = spaces
         self._tombstones = tombstones
         self.shared = shared
         self._dir_lock_unless_writing = dir_lock_unless_writing
+        self._restart_embedded = restart_embedded
 
     def load(self, namespace: str) -> Cache:
         """The namespace's in-memory copy, read from Chroma on first use (an empty one if it does not exist).
@@ -60,7 +64,15 @@ class CacheLoader:
         if cache is not None:
             return cache
         with self._dir_lock_unless_writing() as persist:
-            cache = self.read(namespace, persist=persist)
+            try:
+                cache = self.read(namespace, persist=persist)
+            except Exception as exc:  # chromadb's errors share no base class worth naming
+                if not (persist and evicted_index_failed(exc)):
+                    raise
+                # Chroma could not load again an HNSW index its cache evicted: a new embedded system can.
+                logger.info("namespace %r: %s", namespace, exc)
+                self._restart_embedded()
+                cache = self.read(namespace, persist=persist)
         self._spaces.caches[namespace] = cache
         return cache
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -38,7 +39,9 @@ class Namespaces:
 
     The four per-namespace maps (:attr:`collections`, :attr:`caches`, :attr:`lexical`, :attr:`contexts`)
     are filled on first use and emptied by :meth:`drop` and :meth:`drop_all`; what is dropped is reloaded
-    from Chroma on the next use.
+    from Chroma on the next use. At most ``config.open_namespaces`` namespaces hold state: using one more
+    closes the least recently used one whose lock no other thread holds (its state dropped, then
+    :attr:`on_close` told), so memory grows with the namespaces in use, not with every namespace touched.
 
     Args:
         config: The store's configuration (the data directory, the Chroma mode, BM25's parameters, whether
@@ -87,6 +90,11 @@ class Namespaces:
         self.lexical: dict[str, LexicalIndex] = {}
         #: The context-vector index of each namespace that has one open.
         self.contexts: dict[str, ContextIndex] = {}
+        # The namespaces that may hold state, least recently used first.
+        self._open: OrderedDict[str, None] = OrderedDict()
+        #: Called (outside every lock of this object) with the namespaces closed to stay within
+        #: ``config.open_namespaces``; the memory releases their graphs there.
+        self.on_close: list[Callable[[list[str]], Any]] = []
 
     def stored(self) -> list[str]:
         """The namespaces that hold a collection on the client, sorted."""
@@ -109,7 +117,32 @@ class Namespaces:
         """
         validate_namespace(namespace)  # every per-namespace operation goes through here
         with self._lock:
-            return self._locks.setdefault(namespace, threading.RLock())
+            lock = self._locks.setdefault(namespace, threading.RLock())
+        self._use(namespace)
+        return lock
+
+    def _use(self, namespace: str) -> None:
+        """Mark a namespace as the most recently used, closing the least recently used ones beyond
+        ``config.open_namespaces`` (a namespace whose lock another thread holds stays open for now)."""
+        closed: list[str] = []
+        with self._lock:
+            self._open[namespace] = None
+            self._open.move_to_end(namespace)
+            excess = len(self._open) - self.config.open_namespaces
+            for victim in list(self._open)[:max(0, excess)]:
+                lock = self._locks.get(victim)
+                if lock is not None and not lock.acquire(blocking=False):
+                    continue  # in use by another thread: closed by a later use
+                try:
+                    self.drop(victim, contexts=True)
+                finally:
+                    if lock is not None:
+                        lock.release()
+                closed.append(victim)
+        if closed:
+            logger.debug("closed %d namespace(s) to keep %d open", len(closed), self.config.open_namespaces)
+            for listener in self.on_close:
+                listener(closed)
 
     def collection(self, namespace: str, create: bool) -> Any | None:
         """The namespace's Chroma collection, created with ``create``; ``None`` if there is none.
@@ -136,6 +169,7 @@ class Namespaces:
                     return None
                 raise StoreError(f"cannot open the collection of namespace {namespace!r}: {exc}") from exc
         self.collections[namespace] = col
+        self._use(namespace)
         return col
 
     def forget_collection(self, namespace: str) -> None:
@@ -154,6 +188,7 @@ class Namespaces:
             path = self.lexical_path(namespace) if self.persistent else None
             idx = LexicalIndex(path, k1=self.config.bm25_k1, b=self.config.bm25_b)
             self.lexical[namespace] = idx
+            self._use(namespace)
         return idx
 
     def context_path(self, namespace: str) -> Path | None:
@@ -165,6 +200,7 @@ class Namespaces:
         idx = self.contexts.get(namespace)
         if idx is None:
             idx = self.contexts[namespace] = ContextIndex(self._embed, self.context_path(namespace))
+            self._use(namespace)
         return idx
 
     def context_matrix(self, namespace: str, cache: Cache, *, create: bool = True) -> np.ndarray | None:
@@ -238,6 +274,7 @@ class Namespaces:
             self.lexical.pop(namespace, None)
             if contexts:
                 self.contexts.pop(namespace, None)
+                self._open.pop(namespace, None)
 
     def remove_local_files(self, namespace: str) -> None:
         """Remove the namespace's local files: its BM25 log (and the temp copies a crashed compaction left)
@@ -251,6 +288,11 @@ class Namespaces:
         remove_stale_temp(path)
         ContextIndex(self._embed, self.context_path(namespace)).forget()
 
+    def drop_handles(self) -> None:
+        """Forget every open collection handle (the client changed; reopened on the next use)."""
+        with self._lock:
+            self.collections.clear()
+
     def drop_all(self) -> None:
         """Forget what is held in memory of every namespace (after another process wrote)."""
         with self._lock:
@@ -258,6 +300,7 @@ class Namespaces:
             self.contexts.clear()
             self.lexical.clear()
             self.collections.clear()
+            self._open.clear()
 
     def gone(self, namespace: str) -> NamespaceGone:
         """Drop what is held of a namespace whose collection vanished under it (another process or store
