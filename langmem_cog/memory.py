@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
@@ -26,11 +27,13 @@ from langchain_core.embeddings import Embeddings
 from langmem_cog.checks import turn_id_list
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import ExtractionError, InvalidInputError, LangMemCogError, StoreError
+from langmem_cog.graph import pending
 from langmem_cog.graph.operators import NodeVectors, node_text
 from langmem_cog.graph.reconcile import natural_key
 from langmem_cog.graph.schema import Extractor
 from langmem_cog.graph.store import GraphMemory
 from langmem_cog.records import Turn, validate_namespace
+from langmem_cog.storage.inputs import turn_list
 from langmem_cog.store import TurnStore
 
 if TYPE_CHECKING:
@@ -139,13 +142,40 @@ class CogMemory:
         if isinstance(turns, Sequence) and not isinstance(turns, str | bytes):
             for ns in dict.fromkeys(t.namespace for t in turns if isinstance(t, Turn)):
                 self._check_graph(ns)
-        ids = self.store.add_turns(turns)
+        turns = turn_list(turns)  # checked before a marker is written
         by_ns: dict[str, list[Turn]] = {}
         for t in turns:
             by_ns.setdefault(t.namespace, []).append(t)
-        for ns, group in by_ns.items():
-            self._add_to_graph(ns, group)
+        markers = self._mark_pending(by_ns)
+        try:
+            ids = self.store.add_turns(turns)
+            for ns, group in by_ns.items():
+                self._add_to_graph(ns, group)
+        finally:
+            for marker in markers:
+                pending.done(marker)
         return ids
+
+    def _mark_pending(self, by_ns: dict[str, list[Turn]]) -> list[Path]:
+        """Record that this process is adding these turns, until their graph step ends (graph files only):
+        other processes leave the graph alone meanwhile (:mod:`langmem_cog.graph.pending`).
+
+        Raises:
+            StoreError: If a marker cannot be written (nothing is stored).
+        """
+        root = self.graphs.data_dir
+        if root is None or self.graphs.backend is not None:
+            return []
+        markers: list[Path] = []
+        try:
+            for ns, group in by_ns.items():
+                markers.append(pending.record(root, ns, [t.id for t in group]))
+        except OSError as exc:
+            for marker in markers:
+                pending.done(marker)
+            raise StoreError(f"cannot write a pending-add marker under {root} ({exc}): nothing was stored; "
+                             "make the data directory writable, then retry") from exc
+        return markers
 
     def _add_to_graph(self, namespace: str, group: list[Turn]) -> None:
         """Extract and apply to the namespace's graph the turns of ``group`` it lacks, then commit.
@@ -198,14 +228,15 @@ class CogMemory:
         with self._lock:
             if namespace not in self._checked:
                 try:
-                    self.sync_graph(namespace)
+                    synced = self._sync_graph(namespace)
                 except ExtractionError as exc:
                     # The extractor is down (an LLM provider): the raw turns still serve deletes, adds and
                     # searches, and the graph keeps what it had; the repair is tried again on next use.
                     logger.warning("graph of namespace %r could not be repaired now, retried on its next use: %s",
                                    namespace, exc)
                     return
-                self._checked.add(namespace)
+                if synced is not None:  # None: another add is writing it; checked again on the next use
+                    self._checked.add(namespace)
 
     def delete_turns(self, namespace: str, ids: Sequence[str]) -> int:
         """Delete turns from the raw store and everything derived only from them (graph nodes
@@ -342,9 +373,16 @@ class CogMemory:
         by difference (the missing turns extracted and applied, the deleted ones removed) rather than
         rebuilt: a turn another worker is adding at that moment is then applied twice, harmlessly.
 
+        A graph that lacks only turns another add (of a live process, or another thread) is still
+        extracting is left to that add (:mod:`langmem_cog.graph.pending`): it is behind for now, not out of step.
+
         Returns:
             Whether a repair (or rebuild) was needed.
         """
+        return bool(self._sync_graph(namespace))
+
+    def _sync_graph(self, namespace: str) -> bool | None:
+        """:meth:`sync_graph`; ``None`` when the graph lacks only turns that adds in progress will bring."""
         validate_namespace(namespace)
         G = self.graphs.graph(namespace)  # the graph first, then the raw turns (see above)
         raw = {t.id for t in self.store.get_turns(namespace)}
@@ -354,6 +392,12 @@ class CogMemory:
         applied = set(G.graph.get("turns", ()))
         if derived == raw and applied == raw:
             return False
+        missing = raw - applied
+        if (derived == applied and applied <= raw and self.graphs.data_dir is not None
+                and self.graphs.backend is None and missing <= pending.in_flight(self.graphs.data_dir, namespace)):
+            logger.debug("graph of namespace %r lacks %d turns that an add in progress is extracting: left to it",
+                         namespace, len(missing))
+            return None
         # A graph consistent in itself is repaired by difference: a shared one always, a file one when
         # it only lacks turns (an add whose graph step failed): only those turns are extracted again.
         if derived == applied and raw and (self.graphs.journaled or (applied and applied <= raw)):
