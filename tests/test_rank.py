@@ -85,7 +85,7 @@ def test_features_shape_and_columns():
 def test_a_subset_of_features_scores_exactly_as_every_feature(texts, query, subset):
     turns = _turns(texts, [("Leo", "Maya")[i % 2] for i in range(len(texts))], [str(i // 3) for i in range(len(texts))])
     rng = np.random.default_rng(len(texts))
-    state = {"evidence": [{"turn_id": "t0", "node_type": "Event"}], "time_window": [T0.isoformat(), None],
+    state = {"evidence": [{"turn_id": "t0", "node_type": "Event"}], "time_window": (T0, None),
              "intent": "TEMPORAL"}
     pool = CandidatePool(turns=turns, dense=rng.normal(size=len(texts)), lexical=np.abs(rng.normal(size=len(texts))),
                          context=rng.normal(size=len(texts)))
@@ -120,7 +120,7 @@ def test_graph_features_from_operator_state():
     turns = _turns(["x", "y", "z"])
     state = {"evidence": [{"turn_id": "t2", "node_type": "Fact", "via_types": ["Fact", "Event"]},
                           {"turn_id": "t0", "node_type": "Claim"}],
-             "time_window": [T0.isoformat(), (T0 + timedelta(minutes=1)).isoformat()], "intent": "TEMPORAL"}
+             "time_window": (T0, T0 + timedelta(minutes=1)), "intent": "TEMPORAL"}
     signals = GraphSignals.from_state(state)
     pool = CandidatePool(turns=turns, dense=np.zeros(3), lexical=np.zeros(3))
     X = candidate_features(pool, "when?", signals)

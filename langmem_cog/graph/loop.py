@@ -39,7 +39,9 @@ DETAIL     ground, traverse, ground, traverse, ground           record edges (no
 OTHER      ground, traverse, ground, traverse, ground           record edges (no claim edges)
 =========  ==================================================  ===========================
 
-The state (:class:`OperatorState`) is plain JSON data, so any checkpointer can save it.
+The state (:class:`OperatorState`) is JSON data plus datetimes (``now`` and the routed
+``time_window``), all of which LangGraph's checkpoint serializer saves and restores; the trace
+holds the window as ISO strings.
 Every run starts afresh at ``route`` (a thread's earlier evidence is replaced, not merged).
 Evidence is ranked by its node's score, ties broken by the turn's own cosine to the query
 (``turn_score``).
@@ -66,7 +68,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 import networkx as nx
@@ -148,22 +150,27 @@ _DATED = frozenset({NodeType.EVENT, NodeType.FACT, NodeType.CLAIM})
 
 
 class OperatorInput(TypedDict, total=False):
-    """What a run needs: the question, its namespace and (optionally) when it is asked."""
+    """What a run needs: the question, its namespace and (optionally) when it is asked.
+
+    ``now`` is a datetime (naive: UTC) or an ISO date / datetime string; ``route`` reads it once.
+    """
 
     query: str
     namespace: str
-    now: str | None
+    now: datetime | str | None
 
 
 class OperatorState(TypedDict, total=False):
-    """The loop's state (JSON-serialisable).
+    """The loop's state: JSON data plus the datetimes ``now`` and ``time_window``.
 
     Attributes:
         query: The question.
         namespace: The namespace whose graph and turns are searched.
-        now: When the question is asked (ISO date or aware datetime; ``None``: now, UTC).
+        now: When the question is asked, as given (a datetime, naive = UTC, or an ISO date / datetime
+            string; ``None``: now, UTC); only ``route`` reads it.
         intent: The routed intent.
-        time_window: ``[start, end]`` ISO datetimes (either may be ``None``), or ``None``.
+        time_window: The routed ``(start, end)`` aware datetimes (end exclusive; either may be
+            ``None``), or ``None``.
         entities: Names found in the question.
         plan: Operators still to run.
         frontier: ``[node, score]`` pairs found so far, best first.
@@ -181,9 +188,9 @@ class OperatorState(TypedDict, total=False):
 
     query: str
     namespace: str
-    now: str | None
+    now: datetime | str | None
     intent: str
-    time_window: list[str | None] | None
+    time_window: TimeWindow | None
     entities: list[str]
     plan: list[str]
     frontier: list[list[Any]]
@@ -256,7 +263,7 @@ class LoopResult:
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> LoopResult:
         """The result held by a final :class:`OperatorState`."""
-        return cls(intent=str(state.get("intent") or ""), time_window=_window_from_state(state.get("time_window")),
+        return cls(intent=str(state.get("intent") or ""), time_window=_window(state),
                    entities=tuple(state.get("entities") or ()),
                    evidence=tuple(Evidence.from_state(e) for e in state.get("evidence") or ()),
                    steps=int(state.get("steps") or 0), reason=str(state.get("reason") or ""),
@@ -286,23 +293,34 @@ def _parse_now(value: Any) -> datetime | None:
     raise InvalidInputError(f"now must be an ISO string, a datetime or None, got {type(value).__name__}")
 
 
-def _window_to_state(window: TimeWindow | None) -> list[str | None] | None:
-    if window is None:
-        return None
-    return [d.isoformat() if d is not None else None for d in window]
+def _at_offset(now: datetime) -> datetime:
+    """``now`` with its zone read as the UTC offset at that instant (what its ISO form carries), so a
+    datetime and its ISO string route alike."""
+    return now if now.tzinfo is None or isinstance(now.tzinfo, timezone) else datetime.fromisoformat(now.isoformat())
 
 
-def _window_from_state(value: Any) -> TimeWindow | None:
-    if not value:
+def _pair(window: Sequence[datetime | None] | None) -> TimeWindow | None:
+    """A routed window as a ``(start, end)`` tuple (``None`` for none)."""
+    if not window:
         return None
-    start, end = (datetime.fromisoformat(v) if isinstance(v, str) else v for v in value)
+    start, end = window
     return (start, end)
+
+
+def _window(state: Mapping[str, Any]) -> TimeWindow | None:
+    """The state's routed window (a checkpoint restores the pair as a list)."""
+    return _pair(state.get("time_window"))
+
+
+def _window_iso(window: TimeWindow | None) -> list[str | None] | None:
+    """The window as ISO strings, for the trace (which stays JSON data)."""
+    return None if window is None else [d.isoformat() if d is not None else None for d in window]
 
 
 def _route_of(state: Mapping[str, Any]) -> Route:
     return Route(
         state.get("intent") or "OTHER",
-        _window_from_state(state.get("time_window")),
+        _window(state),
         tuple(state.get("entities") or ()),
         None,
     )
@@ -560,7 +578,7 @@ def build_operator_graph(
             raise InvalidInputError(f"the router returned a {type(r).__name__}, not a Route")
         return {
             "intent": r.intent,
-            "time_window": _window_to_state(r.time_window),
+            "time_window": _pair(r.time_window),
             "entities": list(r.entities),
             "plan": list(PLANS[r.intent]),
             "frontier": [],
@@ -578,7 +596,7 @@ def build_operator_graph(
         G = memory.graph(state["namespace"])
         intent = state["intent"]
         types = node_types(intent)
-        window = _window_from_state(state.get("time_window"))
+        window = _window(state)
         qv = rt.query_vector(state["query"])
         if window is None:
             found = anchor(G, state["query"], types=types, vectors=rt.vectors, query_vector=qv, limit=_ANCHOR_LIMIT)
@@ -587,7 +605,7 @@ def build_operator_graph(
                            limit=3 * _ANCHOR_LIMIT)
             found = [(n, s) for n, s in found
                      if G.nodes[n].get("type") not in _DATED or in_window(G, n, window)][:_ANCHOR_LIMIT]
-        args = {"types": sorted(types) if types else "all", "time_window": state.get("time_window")}
+        args = {"types": sorted(types) if types else "all", "time_window": _window_iso(window)}
         steps, trace = _step(state, "anchor", args, found, t0, [n for n, _ in found])
         return {"frontier": _merge([], found), "steps": steps, "trace": trace}
 
@@ -599,13 +617,13 @@ def build_operator_graph(
         done = set(expanded)
         seeds = [(n, s) for n, s in state.get("frontier") or [] if n not in done][: rt.seeds_per_step]
         edge_types = EDGE_TYPES[intent]
-        window = _window_from_state(state.get("time_window"))
+        window = _window(state)
         types = node_types(intent)
         qv = rt.query_vector(state["query"])
         known = [n for n, _ in state.get("frontier") or []]
         found = traverse(G, seeds, edge_types=edge_types, time_window=window, types=types, per_hop=rt.per_hop,
                          depth=1, relevance=rt.relevance(G, qv), exclude=known)
-        args = {"seeds": [n for n, _ in seeds], "edge_types": edge_types, "time_window": state.get("time_window"),
+        args = {"seeds": [n for n, _ in seeds], "edge_types": edge_types, "time_window": _window_iso(window),
                 "depth": 1, "per_hop": rt.per_hop}
         steps, trace = _step(state, "traverse", args, found, t0, [n for n, _ in found])
         return {
@@ -643,7 +661,7 @@ def build_operator_graph(
         seen = set(grounded)
         todo = [(n, s) for n, s in state.get("frontier") or [] if n not in seen]
         usable = [(n, s) for n, s in todo if n in G and len(G.nodes[n].get("provenance", ())) <= rt.hub_turns]
-        hits, via_types = _ground_hits(G, usable, _window_from_state(state.get("time_window")))
+        hits, via_types = _ground_hits(G, usable, _window(state))
         evidence = {e["turn_id"]: e for e in state.get("evidence") or []}
         step_no = int(state.get("steps", 0)) + 1
         new_ids = [tid for tid, s, _ in hits if tid not in evidence or s > evidence[tid]["score"]]
@@ -804,8 +822,8 @@ class GraphRetrieval:
     def run(self, namespace: str, query: str, *, now: datetime | str | None = None,
             config: RunnableConfig | None = None) -> OperatorState:
         """Run the loop once; returns the final :class:`OperatorState`."""
-        now_value = now.isoformat() if isinstance(now, datetime) else now
-        out: Any = self.graph.invoke({"query": query, "namespace": namespace, "now": now_value}, config)
+        when = _at_offset(now) if isinstance(now, datetime) else now
+        out: Any = self.graph.invoke({"query": query, "namespace": namespace, "now": when}, config)
         return cast(OperatorState, out)
 
     def result(self, namespace: str, query: str, *, now: datetime | str | None = None,
