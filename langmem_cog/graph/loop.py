@@ -41,7 +41,9 @@ OTHER      ground, traverse, ground, traverse, ground           record edges (no
 
 The state (:class:`OperatorState`) is JSON data plus datetimes (``now`` and the routed
 ``time_window``), all of which LangGraph's checkpoint serializer saves and restores; the trace
-holds the window as ISO strings.
+holds the window as ISO strings. Evidence and trace items are dicts (:class:`EvidenceItem`,
+:class:`TraceStep`), what a parent graph sharing the ``evidence`` key, a sufficiency check and a
+checkpointer receive; :class:`LoopResult` (:meth:`GraphRetrieval.result`) is a run's typed view.
 Every run starts afresh at ``route`` (a thread's earlier evidence is replaced, not merged).
 Evidence is ranked by its node's score, ties broken by the turn's own cosine to the query
 (``turn_score``).
@@ -105,10 +107,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Evidence",
+    "EvidenceItem",
     "LoopMemory",
     "LoopResult",
     "OperatorState",
     "OperatorInput",
+    "TraceStep",
     "PLANS",
     "EDGE_TYPES",
     "build_operator_graph",
@@ -160,6 +164,43 @@ class OperatorInput(TypedDict, total=False):
     now: datetime | str | None
 
 
+class EvidenceItem(TypedDict):
+    """One grounded turn in the state (JSON data; :class:`Evidence` is its typed view).
+
+    Keys: ``turn_id``, ``speaker``, ``timestamp`` (ISO datetime), ``text``, ``turn_score`` (the
+    turn's cosine to the question), ``via_types`` (types of every grounded node naming it, sorted),
+    ``score`` (of the best node it came through), ``node`` (that node), ``node_type`` and ``step``
+    (of that node's grounding).
+    """
+
+    turn_id: str
+    speaker: str
+    timestamp: str
+    text: str
+    turn_score: float
+    via_types: list[str]
+    score: float
+    node: str
+    node_type: str
+    step: int
+
+
+class TraceStep(TypedDict):
+    """One operator step in the state's trace (JSON data).
+
+    Keys: ``step`` (1-based), ``operator``, ``args`` (the operator's arguments, sets as sorted
+    lists, the time window as ISO strings), ``n_results``, ``top`` (the first five nodes or turns)
+    and ``ms``.
+    """
+
+    step: int
+    operator: str
+    args: dict[str, Any]
+    n_results: int
+    top: list[str]
+    ms: float
+
+
 class OperatorState(TypedDict, total=False):
     """The loop's state: JSON data plus the datetimes ``now`` and ``time_window``.
 
@@ -176,11 +217,9 @@ class OperatorState(TypedDict, total=False):
         frontier: ``[node, score]`` pairs found so far, best first.
         expanded: Nodes already used as ``traverse`` seeds.
         grounded: Nodes already grounded (or skipped as hubs).
-        evidence: Grounded turns, best first: ``turn_id``, ``score``, ``turn_score``, ``node``
-            (the best node it came through), ``node_type``, ``step`` (of that node's grounding),
-            ``via_types`` (types of every grounded node naming it), ``speaker``, ``timestamp``, ``text``.
-        trace: One dict per operator step: ``step``, ``operator``, ``args``, ``n_results``,
-            ``top`` (first nodes or turns), ``ms``.
+        evidence: Grounded turns (:class:`EvidenceItem`), best first by ``score``, then
+            ``turn_score``, then ``turn_id``.
+        trace: One :class:`TraceStep` per operator step.
         steps: Operator steps run.
         done: Whether the loop has finished.
         reason: The last sufficiency verdict (or why the loop stopped).
@@ -196,8 +235,8 @@ class OperatorState(TypedDict, total=False):
     frontier: list[list[Any]]
     expanded: list[str]
     grounded: list[str]
-    evidence: list[dict[str, Any]]
-    trace: list[dict[str, Any]]
+    evidence: list[EvidenceItem]
+    trace: list[TraceStep]
     steps: int
     done: bool
     reason: str
@@ -205,7 +244,8 @@ class OperatorState(TypedDict, total=False):
 
 @dataclass(frozen=True)
 class Evidence:
-    """One grounded turn of a loop run (an ``OperatorState`` evidence item, typed).
+    """One grounded turn of a loop run: the typed view of an :class:`EvidenceItem` (``timestamp`` a
+    datetime, ``via_types`` a tuple).
 
     Attributes:
         turn_id: The turn.
@@ -229,7 +269,7 @@ class Evidence:
 
     @classmethod
     def from_state(cls, item: Mapping[str, Any]) -> Evidence:
-        """An evidence dict of the loop's (JSON-serialisable) state, typed."""
+        """An evidence item of the loop's state (an :class:`EvidenceItem`; missing keys read as empty), typed."""
         ts = item.get("timestamp")
         return cls(turn_id=str(item["turn_id"]), score=float(item.get("score", 0.0)),
                    turn_score=float(item.get("turn_score", 0.0)), node=str(item.get("node", "")),
@@ -249,7 +289,7 @@ class LoopResult:
         evidence: Grounded turns, best first.
         steps: Operator steps run.
         reason: The last sufficiency verdict (or why the loop stopped).
-        trace: One dict per operator step (``step``, ``operator``, ``args``, ``n_results``, ``top``, ``ms``).
+        trace: One :class:`TraceStep` per operator step.
     """
 
     intent: str
@@ -258,7 +298,7 @@ class LoopResult:
     evidence: tuple[Evidence, ...]
     steps: int
     reason: str
-    trace: tuple[dict[str, Any], ...]
+    trace: tuple[TraceStep, ...]
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> LoopResult:
@@ -444,9 +484,9 @@ class _Runtime:
 
 
 def _step(state: Mapping[str, Any], operator: str, args: Mapping[str, Any], results: Sequence[Any], t0: float,
-          top: Sequence[Any]) -> tuple[int, list[dict[str, Any]]]:
+          top: Sequence[Any]) -> tuple[int, list[TraceStep]]:
     steps = int(state.get("steps", 0)) + 1
-    entry = {
+    entry: TraceStep = {
         "step": steps,
         "operator": operator,
         "args": _summary(args),
@@ -662,34 +702,37 @@ def build_operator_graph(
         todo = [(n, s) for n, s in state.get("frontier") or [] if n not in seen]
         usable = [(n, s) for n, s in todo if n in G and len(G.nodes[n].get("provenance", ())) <= rt.hub_turns]
         hits, via_types = _ground_hits(G, usable, _window(state))
-        evidence = {e["turn_id"]: e for e in state.get("evidence") or []}
+        evidence: dict[str, EvidenceItem] = {e["turn_id"]: e for e in state.get("evidence") or []}
         step_no = int(state.get("steps", 0)) + 1
         new_ids = [tid for tid, s, _ in hits if tid not in evidence or s > evidence[tid]["score"]]
         turns = {t.id: t for t in memory.store.get_turns(ns, [t for t in new_ids if t not in evidence])}
         dense = memory.store.dense_scores(ns, turns, rt.query_vector(state["query"])) if turns else {}
         for tid, prev in evidence.items():
-            if tid in via_types and not via_types[tid] <= set(prev.get("via_types", ())):
-                evidence[tid] = {**prev, "via_types": sorted(via_types[tid] | set(prev.get("via_types", ())))}
+            if tid in via_types and not via_types[tid] <= set(prev["via_types"]):
+                evidence[tid] = {**prev, "via_types": sorted(via_types[tid] | set(prev["via_types"]))}
         for tid, score, node in hits:
             old = evidence.get(tid)
             if old is not None and score <= old["score"]:
                 continue
+            node_type = str(G.nodes[node].get("type"))
             if old is None:
                 turn = turns.get(tid)
                 if turn is None:  # provenance names a turn the raw store no longer holds
                     continue
-                item = {
+                evidence[tid] = {
                     "turn_id": tid,
                     "speaker": turn.speaker,
                     "timestamp": turn.timestamp.isoformat(),
                     "text": turn.text,
                     "turn_score": dense.get(tid, 0.0),
                     "via_types": sorted(via_types.get(tid, ())),
+                    "score": float(score),
+                    "node": str(node),
+                    "node_type": node_type,
+                    "step": step_no,
                 }
             else:
-                item = dict(old)
-            item.update(score=float(score), node=str(node), node_type=str(G.nodes[node].get("type")), step=step_no)
-            evidence[tid] = item
+                evidence[tid] = {**old, "score": float(score), "node": str(node), "node_type": node_type, "step": step_no}
         ranked = sorted(evidence.values(), key=lambda e: (-e["score"], -e["turn_score"], e["turn_id"]))
         args = {"nodes": len(usable), "hubs_skipped": len(todo) - len(usable)}
         new_turns = [tid for tid in dict.fromkeys(new_ids) if tid in evidence]
