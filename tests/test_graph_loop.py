@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import operator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
@@ -145,6 +146,18 @@ def test_own_checkpointer_starts_each_run_afresh(sample: tuple[CogMemory, str]) 
     assert a["evidence"] != b["evidence"]
 
 
+def test_a_checkpoint_restores_the_datetimes(sample: tuple[CogMemory, str], caplog: pytest.LogCaptureFixture) -> None:
+    memory, ns = sample
+    app = build_operator_graph(memory, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": unique_namespace("t")}}
+    now = datetime(2023, 11, 12, 18, 30, tzinfo=UTC)
+    out = app.invoke({"query": "What did Leo do in July 2023?", "namespace": ns, "now": now}, config)
+    saved = app.get_state(config).values
+    assert saved["now"] == now and list(saved["time_window"]) == list(out["time_window"])
+    assert all(isinstance(d, datetime) for d in saved["time_window"])
+    assert "unregistered type" not in caplog.text
+
+
 def test_interrupts_bubble_up_through_the_route_node(sample: tuple[CogMemory, str]) -> None:
     memory, ns = sample
 
@@ -229,8 +242,10 @@ def test_temporal_window_filters(sample: tuple[CogMemory, str]) -> None:
     G = memory.graph(ns)
     out = app.invoke({"query": "What did Leo do in July 2023?", "namespace": ns, "now": NOW})
     assert out["intent"] == "TEMPORAL"
-    assert out["time_window"] == ["2023-07-01T00:00:00+00:00", "2023-08-01T00:00:00+00:00"]
     window = route("What did Leo do in July 2023?", None).time_window
+    assert out["time_window"] == window == (datetime(2023, 7, 1, tzinfo=UTC), datetime(2023, 8, 1, tzinfo=UTC))
+    anchored = next(t for t in out["trace"] if t["operator"] == "anchor")  # the trace stays JSON data
+    assert anchored["args"]["time_window"] == ["2023-07-01T00:00:00+00:00", "2023-08-01T00:00:00+00:00"]
     dated = [n for n, _ in out["frontier"] if G.nodes[n]["type"] in ("Event", "Fact", "Claim")]
     assert dated and all(in_window(G, n, window) for n in dated)
     grounded = {e["turn_id"] for e in out["evidence"]}
@@ -258,15 +273,13 @@ def test_graph_search_and_retrieval(sample: tuple[CogMemory, str]) -> None:
 
 
 def test_the_loop_result_types_the_final_state(sample: tuple[CogMemory, str]) -> None:
-    from datetime import datetime
-
     memory, ns = sample
     retrieval = GraphRetrieval(memory, sufficiency=never)
     q = "What did Leo do in July 2023?"
     state = retrieval.run(ns, q, now=NOW)
     result = retrieval.result(ns, q, now=NOW)
     assert result.intent == state["intent"] == "TEMPORAL" and result.steps == state["steps"]
-    assert result.time_window == tuple(datetime.fromisoformat(v) for v in state["time_window"])
+    assert result.time_window == state["time_window"] and isinstance(result.time_window[0], datetime)
     assert result.turn_ids == [e["turn_id"] for e in state["evidence"]] and result.turn_ids
     first, raw = result.evidence[0], state["evidence"][0]
     assert (first.score, first.node, first.node_type, first.step) == (raw["score"], raw["node"], raw["node_type"], raw["step"])

@@ -12,14 +12,14 @@ from fakes import FakeEmbeddings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.cross_encoders import BaseCrossEncoder
-from langchain_core.documents import Document
+from langchain_core.documents import BaseDocumentCompressor, Document
 
 from langmem_cog import CogMemConfig, CogMemRetriever, make_turn
 from langmem_cog.config import RetrieverSettings, SearchSettings
 from langmem_cog.errors import ConfigError, InvalidInputError, ShortcutFieldError
 from langmem_cog.memory import CogMemory
 from langmem_cog.rank.cascade import Cascade, CascadeSettings
-from langmem_cog.rank.compressor import FORBIDDEN_FIELDS, ConvMemoryCompressor
+from langmem_cog.rank.compressor import FORBIDDEN_FIELDS, Candidate, ConvMemoryCompressor
 from langmem_cog.rank.data import rerank_examples
 from langmem_cog.rank.features import FEATURE_NAMES, CandidatePool, GraphSignals, candidate_features, neighbour_max
 from langmem_cog.rank.head import head_order
@@ -85,7 +85,7 @@ def test_features_shape_and_columns():
 def test_a_subset_of_features_scores_exactly_as_every_feature(texts, query, subset):
     turns = _turns(texts, [("Leo", "Maya")[i % 2] for i in range(len(texts))], [str(i // 3) for i in range(len(texts))])
     rng = np.random.default_rng(len(texts))
-    state = {"evidence": [{"turn_id": "t0", "node_type": "Event"}], "time_window": [T0.isoformat(), None],
+    state = {"evidence": [{"turn_id": "t0", "node_type": "Event"}], "time_window": (T0, None),
              "intent": "TEMPORAL"}
     pool = CandidatePool(turns=turns, dense=rng.normal(size=len(texts)), lexical=np.abs(rng.normal(size=len(texts))),
                          context=rng.normal(size=len(texts)))
@@ -120,7 +120,7 @@ def test_graph_features_from_operator_state():
     turns = _turns(["x", "y", "z"])
     state = {"evidence": [{"turn_id": "t2", "node_type": "Fact", "via_types": ["Fact", "Event"]},
                           {"turn_id": "t0", "node_type": "Claim"}],
-             "time_window": [T0.isoformat(), (T0 + timedelta(minutes=1)).isoformat()], "intent": "TEMPORAL"}
+             "time_window": (T0, T0 + timedelta(minutes=1)), "intent": "TEMPORAL"}
     signals = GraphSignals.from_state(state)
     pool = CandidatePool(turns=turns, dense=np.zeros(3), lexical=np.zeros(3))
     X = candidate_features(pool, "when?", signals)
@@ -239,6 +239,28 @@ def test_compressor_preserves_topk_set_and_tail(n, protect, scores, w_first, sca
     assert ids_out[protect:] == ids_in[protect:]
     rel = [d.metadata["relevance_score"] for d in out]
     assert rel == sorted(rel, reverse=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(min_value=0, max_value=14), protect=st.integers(min_value=1, max_value=12),
+       scores=st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=14, max_size=14),
+       w_first=st.sampled_from([0.0, 1.0]), positions=st.booleans(), max_position=st.sampled_from([None, 40]))
+def test_rerank_by_values_orders_as_compress_documents(n, protect, scores, w_first, positions, max_position):
+    class ListCE(BaseCrossEncoder):
+        def score(self, text_pairs):
+            return [scores[int(m.rsplit(" ", 1)[1])] + 0.001 * len(q) for q, m in text_pairs]
+
+    extra = {} if max_position is None else {"max_position": max_position}
+    docs = _docs(n, **extra)
+    compressor = ConvMemoryCompressor(cross_encoder=ListCE(), protect=protect, first_stage_weight=w_first,
+                                      use_positions=positions)
+    candidates = [Candidate(turn_id=str(d.id), text=d.page_content, score=d.metadata["score"],
+                            position=d.metadata["position"]) for d in docs]
+    by_values = compressor.rerank(candidates, "q", max_position=max_position)
+    out = compressor.compress_documents(docs, "q")
+    assert [d.id for d in by_values.apply(docs)] == [d.id for d in out] == [docs[i].id for i in by_values.order]
+    assert [d.metadata for d in by_values.apply(docs)] == [d.metadata for d in out]
+    assert by_values.head == min(n, protect)
 
 
 def test_compressor_formats_time_prefixed_pairs_and_reorders():
@@ -402,6 +424,33 @@ def test_cascade_stages_and_metadata(memory, ns):
         assert {"turn_id", "speaker", "timestamp", "score", "relevance_score", "reranked"} <= set(d.metadata)
     assert ce.calls and len(ce.calls[0]) == 5  # the protected head (all 5 turns here)
     assert retriever.invoke("What is Leo allergic to?", k=1)[0].metadata["turn_id"] == "t0"
+
+
+def test_the_cascade_hands_the_compressor_values_and_ranks_as_through_documents(memory, ns):
+    _fill(memory, ns)
+
+    class ThroughDocuments(BaseDocumentCompressor):
+        inner: ConvMemoryCompressor
+
+        def compress_documents(self, documents, query, callbacks=None):
+            return self.inner.compress_documents(documents, query, callbacks)
+
+    class CountingCompressor(ConvMemoryCompressor):
+        calls: list = []
+
+        def rerank(self, candidates, query, max_position=None):
+            self.calls.append([c.turn_id for c in candidates])
+            return super().rerank(candidates, query, max_position)
+
+    for positions in (False, True):
+        by_values = CountingCompressor(cross_encoder=RecordingCE(), use_positions=positions)
+        through = ThroughDocuments(inner=ConvMemoryCompressor(cross_encoder=RecordingCE(), use_positions=positions))
+        for q in ("What is Leo allergic to?", "Where did Maya's sister go?"):
+            a = Cascade(store=memory.store, memory=memory, compressor=by_values).rank(ns, q, k=5).documents
+            b = Cascade(store=memory.store, memory=memory, compressor=through).rank(ns, q, k=5).documents
+            assert [d.metadata for d in a] == [d.metadata for d in b] and [d.id for d in a] == [d.id for d in b]
+            assert sorted(by_values.calls[-1]) == sorted(d.metadata["turn_id"] for d in b)  # handed as values
+            assert by_values.cross_encoder.calls == through.inner.cross_encoder.calls
 
 
 def test_each_stage_can_be_turned_off(memory, ns):

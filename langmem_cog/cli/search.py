@@ -133,7 +133,8 @@ def _search_trace(cfg: Any, args: argparse.Namespace, where: str) -> int:
           f"{(time.perf_counter() - t1) * 1000:.1f} ms (before the traced query)")
     state = GraphRetrieval(memory, max_steps=args.max_steps).run(ns, args.query, now=args.now)
     window = state.get("time_window")
-    print(f"intent: {state['intent']}" + (f"  window: {window[0] or '-'} .. {window[1] or '-'}" if window else "")
+    bounds = [d.isoformat() if d is not None else "-" for d in window] if window else None
+    print(f"intent: {state['intent']}" + (f"  window: {bounds[0]} .. {bounds[1]}" if bounds else "")
           + (f"  entities: {', '.join(state['entities'])}" if state.get("entities") else ""))
     for t in state.get("trace") or []:
         args_text = json.dumps(t["args"], default=str)

@@ -39,7 +39,11 @@ DETAIL     ground, traverse, ground, traverse, ground           record edges (no
 OTHER      ground, traverse, ground, traverse, ground           record edges (no claim edges)
 =========  ==================================================  ===========================
 
-The state (:class:`OperatorState`) is plain JSON data, so any checkpointer can save it.
+The state (:class:`OperatorState`) is JSON data plus datetimes (``now`` and the routed
+``time_window``), all of which LangGraph's checkpoint serializer saves and restores; the trace
+holds the window as ISO strings. Evidence and trace items are dicts (:class:`EvidenceItem`,
+:class:`TraceStep`), what a parent graph sharing the ``evidence`` key, a sufficiency check and a
+checkpointer receive; :class:`LoopResult` (:meth:`GraphRetrieval.result`) is a run's typed view.
 Every run starts afresh at ``route`` (a thread's earlier evidence is replaced, not merged).
 Evidence is ranked by its node's score, ties broken by the turn's own cosine to the query
 (``turn_score``).
@@ -66,7 +70,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 import networkx as nx
@@ -103,10 +107,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Evidence",
+    "EvidenceItem",
     "LoopMemory",
     "LoopResult",
     "OperatorState",
     "OperatorInput",
+    "TraceStep",
     "PLANS",
     "EDGE_TYPES",
     "build_operator_graph",
@@ -148,32 +154,72 @@ _DATED = frozenset({NodeType.EVENT, NodeType.FACT, NodeType.CLAIM})
 
 
 class OperatorInput(TypedDict, total=False):
-    """What a run needs: the question, its namespace and (optionally) when it is asked."""
+    """What a run needs: the question, its namespace and (optionally) when it is asked.
+
+    ``now`` is a datetime (naive: UTC) or an ISO date / datetime string; ``route`` reads it once.
+    """
 
     query: str
     namespace: str
-    now: str | None
+    now: datetime | str | None
+
+
+class EvidenceItem(TypedDict):
+    """One grounded turn in the state (JSON data; :class:`Evidence` is its typed view).
+
+    Keys: ``turn_id``, ``speaker``, ``timestamp`` (ISO datetime), ``text``, ``turn_score`` (the
+    turn's cosine to the question), ``via_types`` (types of every grounded node naming it, sorted),
+    ``score`` (of the best node it came through), ``node`` (that node), ``node_type`` and ``step``
+    (of that node's grounding).
+    """
+
+    turn_id: str
+    speaker: str
+    timestamp: str
+    text: str
+    turn_score: float
+    via_types: list[str]
+    score: float
+    node: str
+    node_type: str
+    step: int
+
+
+class TraceStep(TypedDict):
+    """One operator step in the state's trace (JSON data).
+
+    Keys: ``step`` (1-based), ``operator``, ``args`` (the operator's arguments, sets as sorted
+    lists, the time window as ISO strings), ``n_results``, ``top`` (the first five nodes or turns)
+    and ``ms``.
+    """
+
+    step: int
+    operator: str
+    args: dict[str, Any]
+    n_results: int
+    top: list[str]
+    ms: float
 
 
 class OperatorState(TypedDict, total=False):
-    """The loop's state (JSON-serialisable).
+    """The loop's state: JSON data plus the datetimes ``now`` and ``time_window``.
 
     Attributes:
         query: The question.
         namespace: The namespace whose graph and turns are searched.
-        now: When the question is asked (ISO date or aware datetime; ``None``: now, UTC).
+        now: When the question is asked, as given (a datetime, naive = UTC, or an ISO date / datetime
+            string; ``None``: now, UTC); only ``route`` reads it.
         intent: The routed intent.
-        time_window: ``[start, end]`` ISO datetimes (either may be ``None``), or ``None``.
+        time_window: The routed ``(start, end)`` aware datetimes (end exclusive; either may be
+            ``None``), or ``None``.
         entities: Names found in the question.
         plan: Operators still to run.
         frontier: ``[node, score]`` pairs found so far, best first.
         expanded: Nodes already used as ``traverse`` seeds.
         grounded: Nodes already grounded (or skipped as hubs).
-        evidence: Grounded turns, best first: ``turn_id``, ``score``, ``turn_score``, ``node``
-            (the best node it came through), ``node_type``, ``step`` (of that node's grounding),
-            ``via_types`` (types of every grounded node naming it), ``speaker``, ``timestamp``, ``text``.
-        trace: One dict per operator step: ``step``, ``operator``, ``args``, ``n_results``,
-            ``top`` (first nodes or turns), ``ms``.
+        evidence: Grounded turns (:class:`EvidenceItem`), best first by ``score``, then
+            ``turn_score``, then ``turn_id``.
+        trace: One :class:`TraceStep` per operator step.
         steps: Operator steps run.
         done: Whether the loop has finished.
         reason: The last sufficiency verdict (or why the loop stopped).
@@ -181,16 +227,16 @@ class OperatorState(TypedDict, total=False):
 
     query: str
     namespace: str
-    now: str | None
+    now: datetime | str | None
     intent: str
-    time_window: list[str | None] | None
+    time_window: TimeWindow | None
     entities: list[str]
     plan: list[str]
     frontier: list[list[Any]]
     expanded: list[str]
     grounded: list[str]
-    evidence: list[dict[str, Any]]
-    trace: list[dict[str, Any]]
+    evidence: list[EvidenceItem]
+    trace: list[TraceStep]
     steps: int
     done: bool
     reason: str
@@ -198,7 +244,8 @@ class OperatorState(TypedDict, total=False):
 
 @dataclass(frozen=True)
 class Evidence:
-    """One grounded turn of a loop run (an ``OperatorState`` evidence item, typed).
+    """One grounded turn of a loop run: the typed view of an :class:`EvidenceItem` (``timestamp`` a
+    datetime, ``via_types`` a tuple).
 
     Attributes:
         turn_id: The turn.
@@ -222,7 +269,7 @@ class Evidence:
 
     @classmethod
     def from_state(cls, item: Mapping[str, Any]) -> Evidence:
-        """An evidence dict of the loop's (JSON-serialisable) state, typed."""
+        """An evidence item of the loop's state (an :class:`EvidenceItem`; missing keys read as empty), typed."""
         ts = item.get("timestamp")
         return cls(turn_id=str(item["turn_id"]), score=float(item.get("score", 0.0)),
                    turn_score=float(item.get("turn_score", 0.0)), node=str(item.get("node", "")),
@@ -242,7 +289,7 @@ class LoopResult:
         evidence: Grounded turns, best first.
         steps: Operator steps run.
         reason: The last sufficiency verdict (or why the loop stopped).
-        trace: One dict per operator step (``step``, ``operator``, ``args``, ``n_results``, ``top``, ``ms``).
+        trace: One :class:`TraceStep` per operator step.
     """
 
     intent: str
@@ -251,12 +298,12 @@ class LoopResult:
     evidence: tuple[Evidence, ...]
     steps: int
     reason: str
-    trace: tuple[dict[str, Any], ...]
+    trace: tuple[TraceStep, ...]
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> LoopResult:
         """The result held by a final :class:`OperatorState`."""
-        return cls(intent=str(state.get("intent") or ""), time_window=_window_from_state(state.get("time_window")),
+        return cls(intent=str(state.get("intent") or ""), time_window=_window(state),
                    entities=tuple(state.get("entities") or ()),
                    evidence=tuple(Evidence.from_state(e) for e in state.get("evidence") or ()),
                    steps=int(state.get("steps") or 0), reason=str(state.get("reason") or ""),
@@ -286,23 +333,34 @@ def _parse_now(value: Any) -> datetime | None:
     raise InvalidInputError(f"now must be an ISO string, a datetime or None, got {type(value).__name__}")
 
 
-def _window_to_state(window: TimeWindow | None) -> list[str | None] | None:
-    if window is None:
-        return None
-    return [d.isoformat() if d is not None else None for d in window]
+def _at_offset(now: datetime) -> datetime:
+    """``now`` with its zone read as the UTC offset at that instant (what its ISO form carries), so a
+    datetime and its ISO string route alike."""
+    return now if now.tzinfo is None or isinstance(now.tzinfo, timezone) else datetime.fromisoformat(now.isoformat())
 
 
-def _window_from_state(value: Any) -> TimeWindow | None:
-    if not value:
+def _pair(window: Sequence[datetime | None] | None) -> TimeWindow | None:
+    """A routed window as a ``(start, end)`` tuple (``None`` for none)."""
+    if not window:
         return None
-    start, end = (datetime.fromisoformat(v) if isinstance(v, str) else v for v in value)
+    start, end = window
     return (start, end)
+
+
+def _window(state: Mapping[str, Any]) -> TimeWindow | None:
+    """The state's routed window (a checkpoint restores the pair as a list)."""
+    return _pair(state.get("time_window"))
+
+
+def _window_iso(window: TimeWindow | None) -> list[str | None] | None:
+    """The window as ISO strings, for the trace (which stays JSON data)."""
+    return None if window is None else [d.isoformat() if d is not None else None for d in window]
 
 
 def _route_of(state: Mapping[str, Any]) -> Route:
     return Route(
         state.get("intent") or "OTHER",
-        _window_from_state(state.get("time_window")),
+        _window(state),
         tuple(state.get("entities") or ()),
         None,
     )
@@ -426,9 +484,9 @@ class _Runtime:
 
 
 def _step(state: Mapping[str, Any], operator: str, args: Mapping[str, Any], results: Sequence[Any], t0: float,
-          top: Sequence[Any]) -> tuple[int, list[dict[str, Any]]]:
+          top: Sequence[Any]) -> tuple[int, list[TraceStep]]:
     steps = int(state.get("steps", 0)) + 1
-    entry = {
+    entry: TraceStep = {
         "step": steps,
         "operator": operator,
         "args": _summary(args),
@@ -560,7 +618,7 @@ def build_operator_graph(
             raise InvalidInputError(f"the router returned a {type(r).__name__}, not a Route")
         return {
             "intent": r.intent,
-            "time_window": _window_to_state(r.time_window),
+            "time_window": _pair(r.time_window),
             "entities": list(r.entities),
             "plan": list(PLANS[r.intent]),
             "frontier": [],
@@ -578,7 +636,7 @@ def build_operator_graph(
         G = memory.graph(state["namespace"])
         intent = state["intent"]
         types = node_types(intent)
-        window = _window_from_state(state.get("time_window"))
+        window = _window(state)
         qv = rt.query_vector(state["query"])
         if window is None:
             found = anchor(G, state["query"], types=types, vectors=rt.vectors, query_vector=qv, limit=_ANCHOR_LIMIT)
@@ -587,7 +645,7 @@ def build_operator_graph(
                            limit=3 * _ANCHOR_LIMIT)
             found = [(n, s) for n, s in found
                      if G.nodes[n].get("type") not in _DATED or in_window(G, n, window)][:_ANCHOR_LIMIT]
-        args = {"types": sorted(types) if types else "all", "time_window": state.get("time_window")}
+        args = {"types": sorted(types) if types else "all", "time_window": _window_iso(window)}
         steps, trace = _step(state, "anchor", args, found, t0, [n for n, _ in found])
         return {"frontier": _merge([], found), "steps": steps, "trace": trace}
 
@@ -599,13 +657,13 @@ def build_operator_graph(
         done = set(expanded)
         seeds = [(n, s) for n, s in state.get("frontier") or [] if n not in done][: rt.seeds_per_step]
         edge_types = EDGE_TYPES[intent]
-        window = _window_from_state(state.get("time_window"))
+        window = _window(state)
         types = node_types(intent)
         qv = rt.query_vector(state["query"])
         known = [n for n, _ in state.get("frontier") or []]
         found = traverse(G, seeds, edge_types=edge_types, time_window=window, types=types, per_hop=rt.per_hop,
                          depth=1, relevance=rt.relevance(G, qv), exclude=known)
-        args = {"seeds": [n for n, _ in seeds], "edge_types": edge_types, "time_window": state.get("time_window"),
+        args = {"seeds": [n for n, _ in seeds], "edge_types": edge_types, "time_window": _window_iso(window),
                 "depth": 1, "per_hop": rt.per_hop}
         steps, trace = _step(state, "traverse", args, found, t0, [n for n, _ in found])
         return {
@@ -643,35 +701,38 @@ def build_operator_graph(
         seen = set(grounded)
         todo = [(n, s) for n, s in state.get("frontier") or [] if n not in seen]
         usable = [(n, s) for n, s in todo if n in G and len(G.nodes[n].get("provenance", ())) <= rt.hub_turns]
-        hits, via_types = _ground_hits(G, usable, _window_from_state(state.get("time_window")))
-        evidence = {e["turn_id"]: e for e in state.get("evidence") or []}
+        hits, via_types = _ground_hits(G, usable, _window(state))
+        evidence: dict[str, EvidenceItem] = {e["turn_id"]: e for e in state.get("evidence") or []}
         step_no = int(state.get("steps", 0)) + 1
         new_ids = [tid for tid, s, _ in hits if tid not in evidence or s > evidence[tid]["score"]]
         turns = {t.id: t for t in memory.store.get_turns(ns, [t for t in new_ids if t not in evidence])}
         dense = memory.store.dense_scores(ns, turns, rt.query_vector(state["query"])) if turns else {}
         for tid, prev in evidence.items():
-            if tid in via_types and not via_types[tid] <= set(prev.get("via_types", ())):
-                evidence[tid] = {**prev, "via_types": sorted(via_types[tid] | set(prev.get("via_types", ())))}
+            if tid in via_types and not via_types[tid] <= set(prev["via_types"]):
+                evidence[tid] = {**prev, "via_types": sorted(via_types[tid] | set(prev["via_types"]))}
         for tid, score, node in hits:
             old = evidence.get(tid)
             if old is not None and score <= old["score"]:
                 continue
+            node_type = str(G.nodes[node].get("type"))
             if old is None:
                 turn = turns.get(tid)
                 if turn is None:  # provenance names a turn the raw store no longer holds
                     continue
-                item = {
+                evidence[tid] = {
                     "turn_id": tid,
                     "speaker": turn.speaker,
                     "timestamp": turn.timestamp.isoformat(),
                     "text": turn.text,
                     "turn_score": dense.get(tid, 0.0),
                     "via_types": sorted(via_types.get(tid, ())),
+                    "score": float(score),
+                    "node": str(node),
+                    "node_type": node_type,
+                    "step": step_no,
                 }
             else:
-                item = dict(old)
-            item.update(score=float(score), node=str(node), node_type=str(G.nodes[node].get("type")), step=step_no)
-            evidence[tid] = item
+                evidence[tid] = {**old, "score": float(score), "node": str(node), "node_type": node_type, "step": step_no}
         ranked = sorted(evidence.values(), key=lambda e: (-e["score"], -e["turn_score"], e["turn_id"]))
         args = {"nodes": len(usable), "hubs_skipped": len(todo) - len(usable)}
         new_turns = [tid for tid in dict.fromkeys(new_ids) if tid in evidence]
@@ -804,8 +865,8 @@ class GraphRetrieval:
     def run(self, namespace: str, query: str, *, now: datetime | str | None = None,
             config: RunnableConfig | None = None) -> OperatorState:
         """Run the loop once; returns the final :class:`OperatorState`."""
-        now_value = now.isoformat() if isinstance(now, datetime) else now
-        out: Any = self.graph.invoke({"query": query, "namespace": namespace, "now": now_value}, config)
+        when = _at_offset(now) if isinstance(now, datetime) else now
+        out: Any = self.graph.invoke({"query": query, "namespace": namespace, "now": when}, config)
         return cast(OperatorState, out)
 
     def result(self, namespace: str, query: str, *, now: datetime | str | None = None,

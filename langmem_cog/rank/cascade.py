@@ -10,7 +10,10 @@ plain hybrid search is on:
 2. **Fusion**: :class:`~langmem_cog.rank.scorer.FusionScorer` over
    :func:`~langmem_cog.rank.features.candidate_features` (learned, or the untrained fallback).
 3. **Compressor**: any ``BaseDocumentCompressor``; normally
-   :class:`~langmem_cog.rank.compressor.ConvMemoryCompressor`, which reorders only the top 10.
+   :class:`~langmem_cog.rank.compressor.ConvMemoryCompressor`, which reorders only the top 10. The
+   cascade hands it each candidate's fused score and position as values
+   (:meth:`~langmem_cog.rank.compressor.ConvMemoryCompressor.rerank`) and applies the order of indices
+   it returns; any other compressor gets the documents (``compress_documents``).
 
 Each result's ``metadata["stage"]`` says where it came from: ``raw`` (raw retrieval only),
 ``graph`` (grounded by the operator loop, outside the raw top candidates) or ``raw+graph``.
@@ -34,6 +37,7 @@ from langmem_cog.documents import turn_document
 from langmem_cog.filters import TurnFilter
 from langmem_cog.fusion import zscore_fuse
 from langmem_cog.graph.provenance import TurnRecords, prefer_current, prefer_records, turn_records
+from langmem_cog.rank.compressor import Candidate, ConvMemoryCompressor
 from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features, first_name, name_tokens
 from langmem_cog.rank.head import head_order
 from langmem_cog.rank.questions import (
@@ -264,7 +268,7 @@ class Cascade:
         depth = max(k, head_size) if self.compressor is not None else k
         docs = self._documents(pool, signals, fused, order[:depth], hybrid)
         if self.compressor is not None and docs:
-            docs = list(self.compressor.compress_documents(docs, query))
+            docs = self._compress(self.compressor, docs, pool, fused, order[:depth], query)
         at = {d.metadata["turn_id"]: d for d in docs[:head_size]}
         ranked = list(at)
         speakers = {str(d.metadata.get("speaker") or "") for d in at.values()}
@@ -338,6 +342,19 @@ class Cascade:
         first.metadata["placed_by"] = placed_by
         return [first] + [d for d in docs if d.metadata["turn_id"] != moved[0]]
 
+    @staticmethod
+    def _compress(compressor: BaseDocumentCompressor, docs: list[Document], pool: CandidatePool, fused: np.ndarray,
+                  idx: Sequence[int] | np.ndarray, query: str) -> list[Document]:
+        """The compressor's order of ``docs`` (the pool's candidates ``idx``). A
+        :class:`~langmem_cog.rank.compressor.ConvMemoryCompressor` that blends the fused score (its
+        ``first_stage_key`` is ``"score"``) is handed each candidate's turn id, text, fused score and
+        position as values and reorders by index; any other compressor gets the documents."""
+        if isinstance(compressor, ConvMemoryCompressor) and compressor.first_stage_key == "score":
+            entries = [(pool.turns[int(i)], float(fused[int(i)])) for i in idx]
+            candidates = [Candidate(turn_id=t.id, text=t.memory_text, score=s, position=t.position) for t, s in entries]
+            return compressor.rerank(candidates, query, max_position=pool.max_position).apply(docs)
+        return list(compressor.compress_documents(docs, query))
+
     def _documents(self, pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
                    idx: Sequence[int] | np.ndarray, hybrid: np.ndarray) -> list[Document]:
         return pool_documents(pool, signals, fused, idx, hybrid=hybrid, raw_candidates=self.sizes.raw_candidates)
@@ -351,7 +368,7 @@ def pool_documents(pool: CandidatePool, signals: GraphSignals | None, fused: np.
     hybrid = pool.hybrid(lexical_weight) if hybrid is None else hybrid
     raw_top = set(np.argsort(-hybrid, kind="stable")[:raw_candidates].tolist())
     grounded = set(signals.grounded) if signals is not None else set()
-    max_pos = max((t.position for t in pool.turns), default=0)
+    max_pos = pool.max_position
     out = []
     for i in idx:
         t = pool.turns[int(i)]

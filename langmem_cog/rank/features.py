@@ -143,6 +143,11 @@ class CandidatePool:
     def ids(self) -> list[str]:
         return [t.id for t in self.turns]
 
+    @property
+    def max_position(self) -> int:
+        """The latest turn position in the pool (0 for none)."""
+        return max((t.position for t in self.turns), default=0)
+
     def hybrid(self, lexical_weight: float = 1.0) -> np.ndarray:
         """Plain hybrid search's score of every candidate: ``z(dense) + lexical_weight * z(BM25)``."""
         return zscore_fuse([self.dense, self.lexical], [1.0, lexical_weight])
