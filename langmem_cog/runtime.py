@@ -32,6 +32,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -41,6 +43,11 @@ from typing import Any
 import numpy as np
 
 from langmem_cog.errors import InvalidInputError, ModelNotFoundError
+
+try:  # POSIX only; elsewhere two processes may both export a graph (each writes it atomically)
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
 from langmem_cog.loading import load_once, loading
 
 __all__ = ["BACKENDS", "INPUT_NAMES", "onnx_available", "onnx_cache_dir", "onnx_session", "quantize_int8",
@@ -123,6 +130,25 @@ def _key(path: Path, kind: str) -> str:
 
 
 @contextmanager
+def _export_lock(target: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``target``'s cache entry (``export.lock`` in its folder), across
+    processes, while it is built: the first process exports, the others wait and open its file.
+
+    Raises:
+        OSError: If the lock file cannot be created (a read-only cache).
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / "export.lock", "a+b") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+@contextmanager
 def _replacing(target: Path) -> Iterator[Path]:
     """A temporary path beside ``target`` to write to; it replaces ``target`` when the block ends
     without error, so a reader never opens a half-written file."""
@@ -202,12 +228,12 @@ def onnx_session(path: str | Path, *, kind: str, build: Callable[[], Any], threa
 
             file = target
             if not file.exists():
-                logger.info("exporting %s (%s) to ONNX at %s", path, kind, file)
                 try:
-                    build_file(file)
+                    with _export_lock(target):  # another process exporting the same key: wait, then use its file
+                        if not file.exists():
+                            logger.info("exporting %s (%s) to ONNX at %s", path, kind, file)
+                            build_file(file)
                 except OSError as exc:  # a read-only home: export for this process only
-                    import tempfile
-
                     file = Path(tempfile.mkdtemp(prefix="lmc-onnx-")) / key / "model.onnx"
                     logger.warning("cannot write the ONNX cache (%s); exporting to %s for this process", exc, file)
                     build_file(file)
@@ -247,12 +273,24 @@ def quantize_int8(source: Path, target: Path) -> None:
 
     hint = _DropHint("pre-processing before quantization")  # ORT's advice for static quantisation, on the root logger
     logging.getLogger().addFilter(hint)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # ORT writes a shape-inferred copy beside its input (``model-inferred.onnx``) and deletes it after reading:
+    # two processes quantising one cached file would read each other's half-written copy, or find it gone. So
+    # the input is linked (or copied) into a folder of this call's own first.
+    private = Path(tempfile.mkdtemp(prefix=".quantize-", dir=target.parent))
     try:
+        own = private / "model.onnx"
+        try:
+            os.link(source, own)
+        except OSError:  # another file system, or no hard links: a copy
+            shutil.copyfile(source, own)
         with _replacing(target) as tmp:
-            quantize_dynamic(str(source), str(tmp), weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"],
+            quantize_dynamic(str(own), str(tmp), weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"],
                              per_channel=True, reduce_range=True)
     finally:
         logging.getLogger().removeFilter(hint)
+        shutil.rmtree(private, onerror=lambda _f, where, exc: logger.warning(
+            "could not remove the temporary file %s: %s", where, exc[1]))
 
 
 def quantize_per_item(source: Path, target: Path) -> None:

@@ -339,3 +339,58 @@ def test_a_configs_cache_dir_is_where_every_exported_graph_lands(tiny_models, tm
     assert {"hidden", "pair_logit"} <= kinds, kinds  # the embedder's and the cross-encoder's graphs (and int8 ones)
     assert retriever.compressor.cross_encoder.cache_dir == tmp_path / "mine"
     assert not (tmp_path / "default-cache").exists()
+
+
+def test_quantising_reads_a_private_copy_so_processes_sharing_a_cache_never_see_each_others_files(
+        tiny_bert, counted_build, tmp_path, monkeypatch):
+    import onnx
+
+    cache = tmp_path / "cache"
+    build, _ = counted_build
+    monkeypatch.setattr(runtime, "_SESSIONS", {})
+    fp32 = runtime._file(runtime.onnx_session(tiny_bert, kind="hidden", build=build, threads=1, cache_dir=cache))
+    written: list[str] = []
+    real = onnx.shape_inference.infer_shapes_path
+
+    def spy(source, output="", *args, **kwargs):
+        written.append(output)
+        return real(source, output, *args, **kwargs)
+
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes_path", spy)
+    target = cache / "int8-copy" / "model.onnx"
+    runtime.quantize_int8(fp32, target)
+    # ORT writes its shape-inferred copy beside the file it reads: that is never the shared cached file's folder
+    assert written and all(__import__("pathlib").Path(w).parent != fp32.parent for w in written)
+    assert sorted(p.name for p in fp32.parent.iterdir()) == ["export.lock", "model.onnx"]
+    assert sorted(p.name for p in target.parent.iterdir()) == ["model.onnx"]  # the private folder is gone
+    assert onnx.load(str(target)).graph.node
+
+
+def test_processes_exporting_one_key_together_all_get_a_working_graph(tiny_bert, tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    cache = tmp_path / "cache"
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(__import__("pathlib").Path(__file__).parent)!r})
+        import time
+        import onnx
+        from langmem_cog import runtime
+        from test_runtime import _hidden
+        load = onnx.load
+        onnx.load = lambda *a, **k: (time.sleep(0.5), load(*a, **k))[1]  # a slow disk: the processes' steps overlap
+        s = runtime.onnx_session({str(tiny_bert)!r}, kind="hidden", build=lambda: _hidden({str(tiny_bert)!r}),
+                                 threads=1, cache_dir={str(cache)!r}, int8=True)
+        print(runtime.run_session(s, {{"input_ids": [[101, 102]], "attention_mask": [[1, 1]]}}).shape)
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    results = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [err[-2000:] for _, err in results]
+    assert all(out.strip() == "(1, 2, 16)" for out, _ in results)
+    assert not any("cannot write the ONNX cache" in err or "exporting it again" in err for _, err in results)
+    entries = sorted(p.name.split("-")[1:-1] for p in cache.iterdir())
+    assert entries == [["hidden"], ["hidden", "int8"]]  # one folder per key, each with its graph and no stray files
+    assert all(sorted(q.name for q in e.iterdir()) == ["export.lock", "model.onnx"] for e in cache.iterdir())
