@@ -248,6 +248,19 @@ class TurnStore:
         finally:
             self._write_lock.release()
 
+    @contextmanager
+    def derived_files(self) -> Iterator[bool]:
+        """Hold the data directory lock to write files of a derived index (a memory's node vectors), unless a
+        writer thread of this process holds the store's write lock; yields whether it is held (always true
+        for a store without a data directory). Nothing is recorded as a write, so other processes reload
+        nothing.
+
+        Raises:
+            StoreError: If the lock file cannot be opened (a read-only data directory).
+        """
+        with self._dir_lock_unless_writing() as held:
+            yield held
+
     def _sync_with_disk(self) -> None:
         gen, pid = self.dir_lock.read() if self.dir_lock is not None else (0, 0)
         if gen == self._seen_gen:
