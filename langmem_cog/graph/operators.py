@@ -60,6 +60,8 @@ EmbedFn = Callable[[list[str]], np.ndarray]
 #: their total size: a larger graph's matrix is built per query, as if none were kept.
 _MATRICES_KEPT = 8
 _MATRIX_BYTES = 64 * 2**20
+#: The text embedded to learn the embedder's dimension when stored vectors are read before any was embedded.
+_PROBE = "dimension"
 
 
 def node_text(G: nx.MultiDiGraph, node: Any) -> str:
@@ -98,6 +100,7 @@ class NodeVectors:
         #: How many texts were embedded, and how many had their vectors read from the files, so far.
         self.embedded = 0
         self.read = 0
+        self._dim: int | None = None
 
     def _key(self, text: str) -> bytes:
         key = self._keys.get(text)
@@ -111,12 +114,19 @@ class NodeVectors:
         embedded. Unusable files are skipped (see :mod:`langmem_cog.graph.vectors`)."""
         if self.files is None or (namespace in self._loaded and not again):
             return 0
-        dim = next((len(v) for v in self._cache.values()), None)
-        rows = self.files.read(namespace, dim=dim)
+        rows = self.files.read(namespace, dim=self._dimension)
         self._loaded.add(namespace)
         known = {k for t, k in self._keys.items() if t in self._cache} if rows else set()
         self._stored.update((k, v) for k, v in rows.items() if k not in known)  # rows of cached texts are not kept
         return len(rows)
+
+    def _dimension(self) -> int:
+        """The embedder's dimension: a cached vector's, or (before any) that of a short probe text embedded once,
+        so that rows read from the files are never of another dimension than the query's."""
+        if self._dim is None:
+            cached = next(iter(self._cache.values()), None)
+            self._dim = len(cached) if cached is not None else int(np.asarray(self._embed([_PROBE])).shape[1])
+        return self._dim
 
     def warm(self, texts: Iterable[str]) -> int:
         """Embed the texts not seen yet (one batch); returns how many were embedded (rows read from the files

@@ -13,8 +13,9 @@ uncompressed zip, read without pickles), each holding
   ``format``.
 
 A write adds one chunk with the rows the files lack, written atomically (a temp file, fsynced, renamed), so
-it costs what changed; the chunks are merged into one when there are more than :data:`MAX_CHUNKS` of them or
-more stored rows than twice the live ones, and :meth:`NodeVectorFiles.purge` (after a deletion) rewrites them
+it costs what changed; past :data:`MAX_CHUNKS` chunks the smaller ones are merged into one (all of them once
+those outgrow the largest), every chunk is merged into one when the files hold more than twice as many rows as
+there are live texts, and :meth:`NodeVectorFiles.purge` (after a deletion) rewrites them
 with the rows of live texts only, so the vector of a deleted text leaves the disk with it.
 
 The files are derived data. A chunk that cannot be read, is damaged (zip CRC, shapes, dtypes, non-finite
@@ -153,12 +154,13 @@ class NodeVectorFiles:
         return self._path_of(namespace)
 
     # ------------------------------------------------------------------ reading
-    def read(self, namespace: str, *, dim: int | None = None) -> dict[bytes, np.ndarray]:
+    def read(self, namespace: str, *, dim: int | Callable[[], int] | None = None) -> dict[bytes, np.ndarray]:
         """The rows of the namespace's chunk files not read before (key -> read-only float32 vector).
 
         Args:
             namespace: The namespace.
-            dim: The dimension the vectors must have (``None``: any, the same for every chunk).
+            dim: The dimension the vectors must have, or a function that tells it, called only when a chunk
+                is read (``None``: any, the same for every chunk).
         """
         with self._lock:
             return self._sync(namespace, dim=dim, vectors=True)
@@ -169,7 +171,8 @@ class NodeVectorFiles:
             self._sync(namespace, vectors=False)
             return frozenset().union(*(c.keys for c in self._chunks.get(namespace, {}).values() if c.usable))
 
-    def _sync(self, namespace: str, *, dim: int | None = None, vectors: bool) -> dict[bytes, np.ndarray]:
+    def _sync(self, namespace: str, *, dim: int | Callable[[], int] | None = None,
+              vectors: bool) -> dict[bytes, np.ndarray]:
         """Bring what is known of the namespace's chunks in line with the folder; read new ones."""
         path = self._graph_path(namespace)
         known = self._chunks.setdefault(namespace, {})
@@ -187,11 +190,14 @@ class NodeVectorFiles:
             del known[name]
         if not any(c.usable for c in known.values()):
             self._dim.pop(namespace, None)
-        want_dim = dim if dim is not None else self._dim.get(namespace)
+        want_dim = self._dim.get(namespace)
         for name, (p, stamp) in listed.items():
             seen = known.get(name)
             if seen is not None and (seen.delivered or not vectors or not seen.usable):
                 continue
+            if dim is not None:  # the embedder's dimension, asked for once a chunk is to be read
+                want_dim = dim() if callable(dim) else dim
+                dim = None
             try:
                 keys, vecs = self._read_chunk(p, want_dim)
             except _Unusable as exc:
@@ -236,9 +242,11 @@ class NodeVectorFiles:
     def write(self, namespace: str, rows: Mapping[bytes, np.ndarray], live: Iterable[bytes]) -> int:
         """Store the rows of ``rows`` the files lack; returns how many rows were written.
 
-        Adds one chunk, or merges every chunk into one holding the rows of ``rows`` whose keys are in ``live``
-        (when an unusable chunk is on disk, when there are :data:`MAX_CHUNKS` chunks already, or when the files
-        would hold more than twice as many rows as ``live`` has keys).
+        Adds one chunk with them; with :data:`MAX_CHUNKS` chunks on disk already, merges them with every chunk
+        but the largest into one (and all of them once those outgrow it); merges every chunk into one holding the
+        rows of ``rows`` whose keys are in ``live`` when an unusable chunk is on disk or when the files would hold
+        more than twice as many rows as ``live`` has keys. Rows of the files whose texts this cache lacks are
+        dropped by a merge (they are embedded again if asked for).
 
         Raises:
             OSError: If a file cannot be written (nothing is half-written: the files stay as they were, bar
@@ -260,10 +268,25 @@ class NodeVectorFiles:
             if not new and not replace:
                 return 0
             stored = sum(c.rows for c in known.values())
-            if replace or len(known) >= MAX_CHUNKS or stored + len(new) > 2 * max(len(live), 1):
-                keep = {k: v for k, v in rows.items() if k in live}
+            keep = {k: v for k, v in rows.items() if k in live}
+            if replace or stored + len(new) > 2 * max(len(live), 1):
                 self._rewrite(namespace, path, keep)
                 return len(keep)
+            if len(known) >= MAX_CHUNKS:
+                # Size-tiered: the chunks but the largest merge into one with the new rows (all of them, once that
+                # outgrows the largest), so a row is rewritten a few times over a namespace's life, not per merge.
+                base = max(known, key=lambda n: known[n].rows)
+                tail = [n for n in known if n != base]
+                merged = {k: keep[k] for n in tail for k in known[n].keys if k in keep}
+                merged.update((k, v) for k, v in new.items() if k in live)
+                if len(merged) >= known[base].rows:
+                    self._rewrite(namespace, path, keep)
+                    return len(keep)
+                self._write_chunk(namespace, path, merged)
+                for n in tail:
+                    path.with_name(n).unlink(missing_ok=True)
+                    del known[n]
+                return len(merged)
             self._write_chunk(namespace, path, new)
             return len(new)
 
