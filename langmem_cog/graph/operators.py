@@ -41,6 +41,7 @@ from rapidfuzz import fuzz, process
 from langmem_cog.checks import positive_int
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.graph.schema import RELATION_EDGES, EdgeType, NodeType
+from langmem_cog.graph.vectors import NodeVectorFiles, text_key
 
 __all__ = [
     "node_text",
@@ -59,6 +60,8 @@ EmbedFn = Callable[[list[str]], np.ndarray]
 #: their total size: a larger graph's matrix is built per query, as if none were kept.
 _MATRICES_KEPT = 8
 _MATRIX_BYTES = 64 * 2**20
+#: The text embedded to learn the embedder's dimension when stored vectors are read before any was embedded.
+_PROBE = "dimension"
 
 
 def node_text(G: nx.MultiDiGraph, node: Any) -> str:
@@ -73,28 +76,122 @@ def node_text(G: nx.MultiDiGraph, node: Any) -> str:
 
 
 class NodeVectors:
-    """A cache of normalised text vectors for node texts.
+    """A cache of normalised text vectors for node texts, optionally kept on disk per namespace.
 
     Args:
         embed: Function from a list of texts to an array of vectors (e.g.
             ``LocalSentenceEmbeddings.embed_array``).
+        files: Where the vectors of each namespace's node texts are kept
+            (:class:`~langmem_cog.graph.vectors.NodeVectorFiles`, beside the graph files of a persistent
+            memory); ``None`` keeps them in this process only.
     """
 
-    def __init__(self, embed: EmbedFn) -> None:
+    def __init__(self, embed: EmbedFn, files: NodeVectorFiles | None = None) -> None:
         self._embed = embed
+        self.files = files
         self._cache: dict[str, np.ndarray] = {}
         self._matrices: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()  # the last few matrices built
         self._lock = threading.Lock()
+        # Rows read from the files and not asked for yet (key -> vector), the keys of the cached texts, and the
+        # namespaces whose files were read.
+        self._stored: dict[bytes, np.ndarray] = {}
+        self._keys: dict[str, bytes] = {}
+        self._loaded: set[str] = set()
+        #: How many texts were embedded, and how many had their vectors read from the files, so far.
+        self.embedded = 0
+        self.read = 0
+        self._dim: int | None = None
+
+    def _key(self, text: str) -> bytes:
+        key = self._keys.get(text)
+        if key is None:
+            key = self._keys[text] = text_key(text)
+        return key
+
+    def load(self, namespace: str, *, again: bool = False) -> int:
+        """Read the stored vectors of a namespace's node texts (once; ``again`` picks up chunks written since,
+        by another process say); returns how many rows were read. Texts whose vectors are read are never
+        embedded. Unusable files are skipped (see :mod:`langmem_cog.graph.vectors`)."""
+        if self.files is None or (namespace in self._loaded and not again):
+            return 0
+        rows = self.files.read(namespace, dim=self._dimension)
+        self._loaded.add(namespace)
+        known = {k for t, k in self._keys.items() if t in self._cache} if rows else set()
+        self._stored.update((k, v) for k, v in rows.items() if k not in known)  # rows of cached texts are not kept
+        return len(rows)
+
+    def _dimension(self) -> int:
+        """The embedder's dimension: a cached vector's, or (before any) that of a short probe text embedded once,
+        so that rows read from the files are never of another dimension than the query's."""
+        if self._dim is None:
+            cached = next(iter(self._cache.values()), None)
+            self._dim = len(cached) if cached is not None else int(np.asarray(self._embed([_PROBE])).shape[1])
+        return self._dim
 
     def warm(self, texts: Iterable[str]) -> int:
-        """Embed the texts not seen yet (one batch); returns how many were embedded."""
+        """Embed the texts not seen yet (one batch); returns how many were embedded (rows read from the files
+        are not counted)."""
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing and self._stored:
+            for t in missing:
+                vec = self._stored.pop(self._key(t), None)
+                if vec is not None:
+                    self._cache[t] = vec
+                    self.read += 1
+            missing = [t for t in missing if t not in self._cache]
         if missing:
             arr: np.ndarray = np.asarray(self._embed(missing), dtype=np.float32)
             norms = np.linalg.norm(arr, axis=1, keepdims=True)
             arr = arr / np.where(norms > 0, norms, 1.0)
             self._cache.update(zip(missing, arr, strict=True))
+            self.embedded += len(missing)
+            if self.files is not None:
+                for t in missing:
+                    self._key(t)
         return len(missing)
+
+    def unsaved(self, namespace: str, texts: Iterable[str]) -> bool:
+        """Whether the namespace's files lack the vector of one of ``texts`` that this cache holds."""
+        if self.files is None:
+            return False
+        stored = self.files.stored_keys(namespace)
+        return any(self._key(t) not in stored for t in texts if t in self._cache)
+
+    def save(self, namespace: str, texts: Iterable[str]) -> int:
+        """Write the vectors of ``texts`` (the namespace's node texts, all of them) that its files lack; returns
+        how many rows were written. Call it under the data directory's lock.
+
+        Raises:
+            OSError: If the files cannot be written.
+        """
+        if self.files is None:
+            return 0
+        live = {t: self._key(t) for t in dict.fromkeys(texts)}
+        rows = {k: self._cache[t] for t, k in live.items() if t in self._cache}
+        return self.files.write(namespace, rows, live.values())
+
+    def purge(self, namespace: str, texts: Iterable[str]) -> int:
+        """Drop from the namespace's files every row whose text is not one of ``texts`` (after a deletion);
+        returns how many were dropped. Call it under the data directory's lock.
+
+        Raises:
+            OSError: If the files cannot be written.
+        """
+        if self.files is None:
+            return 0
+        dead = self.files.purge(namespace, {text_key(t) for t in texts})
+        for k in dead:
+            self._stored.pop(k, None)
+        return len(dead)
+
+    def forget(self, namespace: str) -> None:
+        """Delete the namespace's files (its rows read but not asked for are dropped too)."""
+        if self.files is None:
+            return
+        for k in self.files.stored_keys(namespace):
+            self._stored.pop(k, None)
+        self.files.forget(namespace)
+        self._loaded.discard(namespace)
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of ``texts`` (rows aligned), embedding only the unseen ones.

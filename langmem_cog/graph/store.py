@@ -116,6 +116,7 @@ from langmem_cog.graph.reconcile import (
 from langmem_cog.graph.resolve import EMBEDDING_THRESHOLD, FUZZY_THRESHOLD, EntityResolver
 from langmem_cog.graph.schema import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported: callers import it from here
 from langmem_cog.graph.schema import Extraction, Extractor
+from langmem_cog.graph.vectors import remove_chunks
 from langmem_cog.records import Turn, validate_namespace
 
 __all__ = [
@@ -498,7 +499,8 @@ class GraphMemory:
         return G
 
     def forget(self, namespace: str) -> bool:
-        """Drop a namespace's graph from memory and delete its file. Returns whether either existed."""
+        """Drop a namespace's graph from memory and delete its files (the node vectors beside it too, see
+        :mod:`langmem_cog.graph.vectors`). Returns whether any of them existed."""
         validate_namespace(namespace)
         with self._ns_lock(namespace):
             G = self._graphs.pop(namespace, None)
@@ -518,6 +520,8 @@ class GraphMemory:
                 existed = True
             if path is not None and path.exists():
                 path.unlink()
+                existed = True
+            if path is not None and remove_chunks(path):  # the vectors of its node texts
                 existed = True
             if path is not None and path.parent.exists():
                 # Temporary files of a save interrupted by a crash hold the graph's text too.
