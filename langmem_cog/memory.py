@@ -85,8 +85,9 @@ class CogMemory:
             raise InvalidInputError(f"extractor must have an extract(turns) method, got {type(extractor).__name__}")
         self.extractor = extractor
         self.graphs = graph if graph is not None else GraphMemory.from_config(self.config)
-        # A namespace the raw store closes (config.open_namespaces) lets its written graph go too.
-        self.store.on_namespaces_closed(self.graphs.release)
+        # A namespace the raw store closes (config.open_namespaces) lets its written graph go too, with the
+        # vectors of its node texts.
+        self.store.on_namespaces_closed(self._release_namespaces)
         self._lock = threading.RLock()
         self._checked: set[str] = set()  # namespaces whose graph was checked against the raw store
         self.node_vectors = NodeVectors(self.store.embed_texts, files=self._node_vector_files())
@@ -105,29 +106,40 @@ class CogMemory:
             return None
         return NodeVectorFiles(self.graphs.path, embedder=lambda: embedder_digest(self.store.embeddings))
 
+    def _release_namespaces(self, namespaces: list[str]) -> None:
+        """The store closed ``namespaces``: drop their written graphs and the vectors of their node texts from
+        memory (read again on their next use). Runs under the store's locks, so it waits for none."""
+        for namespace in self.graphs.release(namespaces):
+            self._vectors_ready.discard(namespace)
+            self.node_vectors.release(namespace)
+
     def _warm_node_vectors(self, namespace: str) -> None:
         """Embed the node texts of a namespace's graph not embedded yet, after reading the stored ones, and
-        store the new ones (cascade retrieval only)."""
+        store the new ones (cascade retrieval; otherwise the texts of a namespace in use are only recorded as
+        its own, embedded on first use)."""
         if self.config.retriever.mode != "cascade":
+            if namespace in self._vectors_ready:
+                G = self.graphs.graph(namespace)
+                self.node_vectors.claim(namespace, [node_text(G, n) for n in G.nodes])
             return
         G = self.graphs.graph(namespace)
         texts = [node_text(G, n) for n in G.nodes]
         self._load_node_vectors(namespace)
-        self.node_vectors.warm(texts)
+        self.node_vectors.warm(texts, namespace=namespace)
         self._save_node_vectors(namespace, texts)
         self._vectors_ready.add(namespace)
 
     def _prepare_node_vectors(self, namespace: str) -> None:
-        """A namespace's first graph use in this process, with graph files: read its stored node vectors and,
-        in cascade mode, embed and store those the files lack (an older data directory, a damaged file), so the
-        next restart reads them all."""
-        if self.node_vectors.files is None:
-            self._vectors_ready.add(namespace)
-            return
-        if self.config.retriever.mode == "cascade":
+        """A namespace's first graph use in this process (or since it was released): read its stored node
+        vectors and, with graph files in cascade mode, embed and store those the files lack (an older data
+        directory, a damaged file), so the next restart reads them all. Its node texts are recorded as its own
+        (:meth:`NodeVectors.release <langmem_cog.graph.operators.NodeVectors.release>`)."""
+        if self.node_vectors.files is not None and self.config.retriever.mode == "cascade":
             self._warm_node_vectors(namespace)
         else:
             self._load_node_vectors(namespace)
+            G = self.graphs.graph(namespace)
+            self.node_vectors.claim(namespace, [node_text(G, n) for n in G.nodes])
         self._vectors_ready.add(namespace)
 
     def _load_node_vectors(self, namespace: str) -> None:
@@ -162,14 +174,13 @@ class CogMemory:
                            "restart", namespace, exc)
 
     def _purge_node_vectors(self, namespace: str) -> None:
-        """Drop from the namespace's node-vector files the rows of texts its graph no longer holds (after turns
-        left it), so a deleted text's vector leaves the disk. The caller holds the store's write lock.
+        """Drop the vectors of texts the namespace's graph no longer holds (after turns left it) from memory and
+        from its node-vector files, so a deleted text's vector leaves the process and the disk. The caller holds
+        the store's write lock.
 
         Raises:
             StoreError: If the files cannot be rewritten (the deletion stays recorded and is retried).
         """
-        if self.node_vectors.files is None:
-            return
         G = self.graphs.graph(namespace)
         try:
             self.node_vectors.purge(namespace, [node_text(G, n) for n in G.nodes])

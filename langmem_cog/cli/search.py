@@ -131,7 +131,7 @@ def _search_trace(cfg: Any, args: argparse.Namespace, where: str) -> int:
     read, embedded = vectors.read, vectors.embedded
     G = memory.graph(ns)  # reads the node vectors stored beside the graph (and, in cascade mode, embeds the rest)
     texts = {node_text(G, n) for n in G.nodes}
-    vectors.warm(texts)
+    vectors.warm(texts, namespace=ns)
     read, embedded = vectors.read - read, vectors.embedded - embedded
     print(f"models loaded in {(t1 - t0) * 1000:.1f} ms; {counted(len(texts), 'graph node text')} ready in "
           f"{(time.perf_counter() - t1) * 1000:.1f} ms ({read} read from disk, {embedded} embedded; before the "

@@ -78,6 +78,11 @@ def node_text(G: nx.MultiDiGraph, node: Any) -> str:
 class NodeVectors:
     """A cache of normalised text vectors for node texts, optionally kept on disk per namespace.
 
+    The texts a namespace asks for (``warm(..., namespace=...)``, :meth:`claim`) are its own: :meth:`release`
+    drops the vectors of a namespace's texts that no other namespace holds (a memory releases the namespaces its
+    store closes, so ``open_namespaces`` bounds this cache too), :meth:`purge` those of texts it no longer has,
+    :meth:`forget` all of them. Texts asked for without a namespace stay until then.
+
     Args:
         embed: Function from a list of texts to an array of vectors (e.g.
             ``LocalSentenceEmbeddings.embed_array``).
@@ -91,16 +96,26 @@ class NodeVectors:
         self.files = files
         self._cache: dict[str, np.ndarray] = {}
         self._matrices: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()  # the last few matrices built
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held briefly (never while embedding or reading files)
         # Rows read from the files and not asked for yet (key -> vector), the keys of the cached texts, and the
         # namespaces whose files were read.
         self._stored: dict[bytes, np.ndarray] = {}
         self._keys: dict[str, bytes] = {}
         self._loaded: set[str] = set()
+        # Per namespace, the texts it asked for and the keys of the rows read from its files; how many namespaces
+        # hold each text or key (the vector goes when none does).
+        self._owned: dict[str, set[str]] = {}
+        self._stored_of: dict[str, set[bytes]] = {}
+        self._text_refs: dict[str, int] = {}
+        self._key_refs: dict[bytes, int] = {}
         #: How many texts were embedded, and how many had their vectors read from the files, so far.
         self.embedded = 0
         self.read = 0
         self._dim: int | None = None
+
+    def held(self) -> int:
+        """How many vectors this process holds (cached, and read from the files but not asked for yet)."""
+        return len(self._cache) + len(self._stored)
 
     def _key(self, text: str) -> bytes:
         key = self._keys.get(text)
@@ -115,9 +130,17 @@ class NodeVectors:
         if self.files is None or (namespace in self._loaded and not again):
             return 0
         rows = self.files.read(namespace, dim=self._dimension)
-        self._loaded.add(namespace)
-        known = {k for t, k in self._keys.items() if t in self._cache} if rows else set()
-        self._stored.update((k, v) for k, v in rows.items() if k not in known)  # rows of cached texts are not kept
+        with self._lock:
+            self._loaded.add(namespace)
+            known = {k for t, k in self._keys.items() if t in self._cache} if rows else set()
+            held = self._stored_of.setdefault(namespace, set())
+            for k, v in rows.items():
+                if k in known:  # rows of cached texts are not kept
+                    continue
+                self._stored[k] = v
+                if k not in held:
+                    held.add(k)
+                    self._key_refs[k] = self._key_refs.get(k, 0) + 1
         return len(rows)
 
     def _dimension(self) -> int:
@@ -128,26 +151,48 @@ class NodeVectors:
             self._dim = len(cached) if cached is not None else int(np.asarray(self._embed([_PROBE])).shape[1])
         return self._dim
 
-    def warm(self, texts: Iterable[str]) -> int:
+    def _own(self, namespace: str, texts: Iterable[str]) -> None:
+        """Record ``texts`` as the namespace's (the caller holds the lock)."""
+        owned = self._owned.setdefault(namespace, set())
+        for t in texts:
+            if t not in owned:
+                owned.add(t)
+                self._text_refs[t] = self._text_refs.get(t, 0) + 1
+
+    def claim(self, namespace: str, texts: Iterable[str]) -> None:
+        """Record ``texts`` as node texts of the namespace (embedded when first asked for), so that
+        :meth:`release` drops their vectors with it."""
+        with self._lock:
+            self._own(namespace, texts)
+
+    def _normalised(self, texts: list[str]) -> np.ndarray:
+        arr: np.ndarray = np.asarray(self._embed(texts), dtype=np.float32)
+        norms = np.linalg.norm(arr, axis=1, keepdims=True)
+        return arr / np.where(norms > 0, norms, 1.0)
+
+    def warm(self, texts: Iterable[str], *, namespace: str | None = None) -> int:
         """Embed the texts not seen yet (one batch); returns how many were embedded (rows read from the files
-        are not counted)."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        if missing and self._stored:
-            for t in missing:
-                vec = self._stored.pop(self._key(t), None)
-                if vec is not None:
-                    self._cache[t] = vec
-                    self.read += 1
-            missing = [t for t in missing if t not in self._cache]
-        if missing:
-            arr: np.ndarray = np.asarray(self._embed(missing), dtype=np.float32)
-            norms = np.linalg.norm(arr, axis=1, keepdims=True)
-            arr = arr / np.where(norms > 0, norms, 1.0)
-            self._cache.update(zip(missing, arr, strict=True))
-            self.embedded += len(missing)
-            if self.files is not None:
+        are not counted). With ``namespace``, the texts are recorded as that namespace's (see :meth:`claim`)."""
+        unique = list(dict.fromkeys(texts))
+        with self._lock:
+            if namespace is not None:
+                self._own(namespace, unique)
+            missing = [t for t in unique if t not in self._cache]
+            if missing and self._stored:
                 for t in missing:
-                    self._key(t)
+                    vec = self._stored.pop(self._key(t), None)
+                    if vec is not None:
+                        self._cache[t] = vec
+                        self.read += 1
+                missing = [t for t in missing if t not in self._cache]
+        if missing:
+            arr = self._normalised(missing)
+            with self._lock:
+                self._cache.update(zip(missing, arr, strict=True))
+                self.embedded += len(missing)
+                if self.files is not None:
+                    for t in missing:
+                        self._key(t)
         return len(missing)
 
     def unsaved(self, namespace: str, texts: Iterable[str]) -> bool:
@@ -167,31 +212,99 @@ class NodeVectors:
         if self.files is None:
             return 0
         live = {t: self._key(t) for t in dict.fromkeys(texts)}
-        rows = {k: self._cache[t] for t, k in live.items() if t in self._cache}
+        cache = self._cache
+        rows = {k: v for t, k in live.items() if (v := cache.get(t)) is not None}
         return self.files.write(namespace, rows, live.values())
 
+    def _drop(self, namespace: str, texts: Iterable[str], keys: Iterable[bytes]) -> None:
+        """The namespace lets go of ``texts`` and ``keys``: the vectors no other namespace holds leave this
+        process, with the kept matrices that hold one (the caller holds the lock)."""
+        owned = self._owned.get(namespace, set())
+        dropped = set()
+        for t in texts:
+            if t in owned:
+                owned.discard(t)
+                left = self._text_refs.get(t, 1) - 1
+                if left > 0:
+                    self._text_refs[t] = left
+                    continue
+                self._text_refs.pop(t, None)
+            elif t in self._text_refs:  # another namespace's text
+                continue
+            dropped.add(t)
+            self._cache.pop(t, None)
+            key = self._keys.pop(t, None)
+            if key is not None and self._key_refs.get(key, 0) == 0:
+                self._stored.pop(key, None)
+        held = self._stored_of.get(namespace, set())
+        for k in keys:
+            if k in held:
+                held.discard(k)
+                left = self._key_refs.get(k, 1) - 1
+                if left > 0:
+                    self._key_refs[k] = left
+                    continue
+                self._key_refs.pop(k, None)
+            elif k in self._key_refs:
+                continue
+            self._stored.pop(k, None)
+        for kept in [m for m in self._matrices if not dropped.isdisjoint(m)]:
+            del self._matrices[kept]
+
+    def release(self, namespace: str) -> None:
+        """Drop from this process the vectors of the namespace's texts that no other namespace holds (its files
+        stay: its next use reads them again)."""
+        with self._lock:
+            self._drop(namespace, set(self._owned.get(namespace, ())), set(self._stored_of.get(namespace, ())))
+            self._owned.pop(namespace, None)
+            self._stored_of.pop(namespace, None)
+            self._loaded.discard(namespace)
+        if self.files is not None:
+            self.files.release(namespace)
+
     def purge(self, namespace: str, texts: Iterable[str]) -> int:
-        """Drop from the namespace's files every row whose text is not one of ``texts`` (after a deletion);
-        returns how many were dropped. Call it under the data directory's lock.
+        """Drop every vector of the namespace whose text is not one of ``texts`` (after a deletion): from this
+        process (texts no other namespace holds) and from its files; returns how many rows the files dropped.
+        Call it under the data directory's lock.
 
         Raises:
             OSError: If the files cannot be written.
         """
+        live = set(texts)
+        live_keys = {text_key(t) for t in live}
+        with self._lock:
+            dead_texts = [t for t in self._owned.get(namespace, ()) if t not in live]
+            dead_keys = [k for k in self._stored_of.get(namespace, ()) if k not in live_keys]
+            self._drop(namespace, dead_texts, dead_keys)
         if self.files is None:
             return 0
-        dead = self.files.purge(namespace, {text_key(t) for t in texts})
-        for k in dead:
-            self._stored.pop(k, None)
+        dead = self.files.purge(namespace, live_keys)
+        with self._lock:
+            for k in dead:
+                if self._key_refs.get(k, 0) == 0:
+                    self._stored.pop(k, None)
         return len(dead)
 
     def forget(self, namespace: str) -> None:
-        """Delete the namespace's files (its rows read but not asked for are dropped too)."""
-        if self.files is None:
-            return
-        for k in self.files.stored_keys(namespace):
-            self._stored.pop(k, None)
-        self.files.forget(namespace)
-        self._loaded.discard(namespace)
+        """Drop the namespace's vectors from this process (texts no other namespace holds) and delete its files.
+
+        Raises:
+            OSError: If the files cannot be deleted.
+        """
+        self.release(namespace)
+        if self.files is not None:
+            self.files.forget(namespace)
+
+    def _rows(self, texts: tuple[str, ...]) -> np.ndarray:
+        """The cached vectors of ``texts`` stacked; a text released meanwhile (another thread's namespace
+        closed) is embedded again, not cached."""
+        with self._lock:
+            rows = [self._cache.get(t) for t in texts]
+        gone = [i for i, r in enumerate(rows) if r is None]
+        if gone:
+            for i, vec in zip(gone, self._normalised([texts[i] for i in gone]), strict=True):
+                rows[i] = vec
+        return np.stack([r for r in rows if r is not None])
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of ``texts`` (rows aligned), embedding only the unseen ones.
@@ -208,7 +321,7 @@ class NodeVectors:
         self.warm(key)
         if not key:
             return np.zeros((0, 0), dtype=np.float32)
-        matrix = np.stack([self._cache[t] for t in key])
+        matrix = self._rows(key)
         if matrix.nbytes <= _MATRIX_BYTES:
             with self._lock:
                 self._matrices[key] = matrix

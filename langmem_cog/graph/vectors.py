@@ -320,6 +320,12 @@ class NodeVectorFiles:
             self._rewrite(namespace, path, {k: v for k, v in rows.items() if k in live}, delivered=False)
             return dead
 
+    def release(self, namespace: str) -> None:
+        """Drop what was read of the namespace's files (its next :meth:`read` returns every row again)."""
+        with self._lock:
+            self._chunks.pop(namespace, None)
+            self._dim.pop(namespace, None)
+
     def forget(self, namespace: str) -> bool:
         """Delete the namespace's files; returns whether there were any."""
         path = self._graph_path(namespace)
