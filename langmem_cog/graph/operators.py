@@ -132,7 +132,8 @@ class NodeVectors:
         rows = self.files.read(namespace, dim=self._dimension)
         with self._lock:
             self._loaded.add(namespace)
-            known = {k for t, k in self._keys.items() if t in self._cache} if rows else set()
+            # A copy: _key() adds keys without the lock (the cache itself changes only under it).
+            known = {k for t, k in self._keys.copy().items() if t in self._cache} if rows else set()
             held = self._stored_of.setdefault(namespace, set())
             for k, v in rows.items():
                 if k in known:  # rows of cached texts are not kept
@@ -147,7 +148,8 @@ class NodeVectors:
         """The embedder's dimension: a cached vector's, or (before any) that of a short probe text embedded once,
         so that rows read from the files are never of another dimension than the query's."""
         if self._dim is None:
-            cached = next(iter(self._cache.values()), None)
+            with self._lock:
+                cached = next(iter(self._cache.values()), None)
             self._dim = len(cached) if cached is not None else int(np.asarray(self._embed([_PROBE])).shape[1])
         return self._dim
 
