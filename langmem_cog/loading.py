@@ -161,8 +161,8 @@ def gc_paused() -> Iterator[None]:
     namespace's turns read from Chroma).
 
     Building millions of small objects starts the collector again and again, and each full pass scans every
-    object built so far: a 30,000-turn namespace's graph snapshot loads in about 0.9 s instead of 2.2 s without
-    it. Reference counting still frees what is dropped meanwhile. Threads pausing together share one pause;
+    object built so far: a 10,000-turn namespace's graph snapshot (9,867 nodes) loads in 237 ms instead of
+    405 ms with it on. Reference counting still frees what is dropped meanwhile. Threads pausing together share one pause;
     the collector runs again when the last one leaves, if it ran when the first one came (an application
     that turned it off keeps it off).
 

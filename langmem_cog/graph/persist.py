@@ -163,8 +163,9 @@ def graph_from_payload(data: dict[str, Any]) -> nx.MultiDiGraph:
     graph = data.get("graph") or {}
     graph["turns"] = {t: datetime.fromisoformat(ts) for t, ts in (graph.get("turns") or {}).items()}
     data["graph"] = graph
-    # What nx.node_link_graph builds from this data (nodes, then keyed edges, in the order given), in bulk: a
-    # third of the time for a large graph. Our node ids, sources and targets are strings, our keys edge types.
+    # What nx.node_link_graph builds from this data (nodes, then keyed edges, in the order given), in bulk (for a
+    # 9,867-node file, 405 ms instead of 449 ms with the parsing). Our node ids, sources and targets are strings,
+    # our keys edge types.
     G = nx.MultiDiGraph()
     G.graph = graph
     G.add_nodes_from((n.pop("id"), n) for n in data["nodes"])
