@@ -32,7 +32,9 @@ from langmem_cog.graph.operators import NodeVectors, node_text
 from langmem_cog.graph.reconcile import natural_key
 from langmem_cog.graph.schema import Extractor
 from langmem_cog.graph.store import GraphMemory
+from langmem_cog.graph.vectors import NodeVectorFiles
 from langmem_cog.records import Turn, validate_namespace
+from langmem_cog.storage.identity import embedder_digest
 from langmem_cog.storage.inputs import turn_list
 from langmem_cog.store import TurnStore
 
@@ -56,10 +58,12 @@ class CogMemory:
 
     Attributes:
         node_vectors: The vectors of the graph's node texts that the operator loop's ``anchor``
-            scores queries against (kept in this process). With ``CogMemConfig.retriever.mode`` at
-            ``cascade`` (the default), ``add_turns`` and ``consolidate`` embed the texts of new nodes
-            right away, so the first query after an ingest does not pay for them; otherwise they are
-            embedded on the first graph query that needs them.
+            scores queries against. With ``CogMemConfig.retriever.mode`` at ``cascade`` (the default),
+            ``add_turns`` and ``consolidate`` embed the texts of new nodes right away, so the first query
+            after an ingest does not pay for them; otherwise they are embedded on the first graph query
+            that needs them. With graph files (a persistent memory) they are also kept on disk beside
+            each namespace's graph file (:mod:`langmem_cog.graph.vectors`) and read on the namespace's
+            first use in a process, so a restart embeds only the texts the files lack.
     """
 
     def __init__(
@@ -81,11 +85,13 @@ class CogMemory:
             raise InvalidInputError(f"extractor must have an extract(turns) method, got {type(extractor).__name__}")
         self.extractor = extractor
         self.graphs = graph if graph is not None else GraphMemory.from_config(self.config)
-        # A namespace the raw store closes (config.open_namespaces) lets its written graph go too.
-        self.store.on_namespaces_closed(self.graphs.release)
+        # A namespace the raw store closes (config.open_namespaces) lets its written graph go too, with the
+        # vectors of its node texts.
+        self.store.on_namespaces_closed(self._release_namespaces)
         self._lock = threading.RLock()
         self._checked: set[str] = set()  # namespaces whose graph was checked against the raw store
-        self.node_vectors = NodeVectors(self.store.embed_texts)
+        self.node_vectors = NodeVectors(self.store.embed_texts, files=self._node_vector_files())
+        self._vectors_ready: set[str] = set()  # namespaces whose stored node vectors were read in this process
         self._retrieval: GraphRetrieval | None = None
         # Deletes and forgets cut short by a crash end with the graph's step: finish them now.
         self.store.intent_finisher = self._finish_intent
@@ -94,12 +100,99 @@ class CogMemory:
         except StoreError as exc:  # reads still work; the next write retries and raises
             logger.warning("%s", exc)
 
+    def _node_vector_files(self) -> NodeVectorFiles | None:
+        """Node-vector files beside the graph files (none for graphs kept in memory or in a backend)."""
+        if self.graphs.data_dir is None or self.graphs.backend is not None:
+            return None
+        return NodeVectorFiles(self.graphs.path, embedder=lambda: embedder_digest(self.store.embeddings))
+
+    def _release_namespaces(self, namespaces: list[str]) -> None:
+        """The store closed ``namespaces``: drop their written graphs and the vectors of their node texts from
+        memory (read again on their next use). Runs under the store's locks, so it waits for none."""
+        for namespace in self.graphs.release(namespaces):
+            self._vectors_ready.discard(namespace)
+            self.node_vectors.release(namespace)
+
     def _warm_node_vectors(self, namespace: str) -> None:
-        """Embed the node texts of a namespace's graph not embedded yet (cascade retrieval only)."""
+        """Embed the node texts of a namespace's graph not embedded yet, after reading the stored ones, and
+        store the new ones (cascade retrieval; otherwise the texts of a namespace in use are only recorded as
+        its own, embedded on first use)."""
         if self.config.retriever.mode != "cascade":
+            if namespace in self._vectors_ready:
+                G = self.graphs.graph(namespace)
+                self.node_vectors.claim(namespace, [node_text(G, n) for n in G.nodes])
             return
         G = self.graphs.graph(namespace)
-        self.node_vectors.warm(node_text(G, n) for n in G.nodes)
+        texts = [node_text(G, n) for n in G.nodes]
+        self._load_node_vectors(namespace)
+        self.node_vectors.warm(texts, namespace=namespace)
+        self._save_node_vectors(namespace, texts)
+        self._vectors_ready.add(namespace)
+
+    def _prepare_node_vectors(self, namespace: str) -> None:
+        """A namespace's first graph use in this process (or since it was released): read its stored node
+        vectors and, with graph files in cascade mode, embed and store those the files lack (an older data
+        directory, a damaged file), so the next restart reads them all. Its node texts are recorded as its own
+        (:meth:`NodeVectors.release <langmem_cog.graph.operators.NodeVectors.release>`)."""
+        if self.node_vectors.files is not None and self.config.retriever.mode == "cascade":
+            self._warm_node_vectors(namespace)
+        else:
+            self._load_node_vectors(namespace)
+            G = self.graphs.graph(namespace)
+            self.node_vectors.claim(namespace, [node_text(G, n) for n in G.nodes])
+        self._vectors_ready.add(namespace)
+
+    def _load_node_vectors(self, namespace: str) -> None:
+        try:
+            self.node_vectors.load(namespace)
+        except OSError as exc:  # derived data: the texts are embedded instead
+            logger.warning("namespace %r: cannot read the stored node vectors (%s): they are embedded again",
+                           namespace, exc)
+
+    def _save_node_vectors(self, namespace: str, texts: list[str]) -> None:
+        """Store the vectors of the namespace's node texts (``texts``, as read before) that its files lack, under
+        the data directory lock.
+
+        The graph is read again under the lock, so the vector of a text another process deleted meanwhile is
+        never written. Skipped (the next save writes them) when a writer thread of this process holds the store's
+        write lock; a file error costs only embedding again after a restart.
+        """
+        if self.node_vectors.files is None:
+            return
+        try:
+            if not self.node_vectors.unsaved(namespace, texts):
+                return
+            with self._lock, self.store.derived_files() as held:
+                if not held:
+                    return
+                G = self.graphs.graph(namespace)
+                texts = [node_text(G, n) for n in G.nodes]
+                if self.node_vectors.unsaved(namespace, texts):
+                    self.node_vectors.save(namespace, texts)
+        except (OSError, StoreError) as exc:
+            logger.warning("namespace %r: cannot store the node vectors (%s): they are embedded again after a "
+                           "restart", namespace, exc)
+
+    def _purge_node_vectors(self, namespace: str) -> None:
+        """Drop the vectors of texts the namespace's graph no longer holds (after turns left it) from memory and
+        from its node-vector files, so a deleted text's vector leaves the process and the disk. The caller holds
+        the store's write lock.
+
+        Raises:
+            StoreError: If the files cannot be rewritten (the deletion stays recorded and is retried).
+        """
+        G = self.graphs.graph(namespace)
+        try:
+            self.node_vectors.purge(namespace, [node_text(G, n) for n in G.nodes])
+        except OSError as exc:
+            raise StoreError(f"cannot rewrite the node vectors of namespace {namespace!r} ({exc}): free disk "
+                             "space or make the data directory writable, then retry") from exc
+
+    def _forget_graph(self, namespace: str) -> bool:
+        """Delete a namespace's graph and its node vectors (files and what this process read of them)."""
+        self._vectors_ready.discard(namespace)
+        self.node_vectors.forget(namespace)
+        return self.graphs.forget(namespace)
 
     @property
     def retrieval(self) -> GraphRetrieval:
@@ -293,12 +386,12 @@ class CogMemory:
         ns = intent["namespace"]
         if intent["op"] == "forget":
             self._checked.discard(ns)
-            return self.graphs.forget(ns)
+            return self._forget_graph(ns)
         try:
             stats = self.graphs.delete_turns(ns, intent["ids"])
         except StoreError as exc:
             logger.warning("graph of namespace %r cannot be read (%s): deleting it, it is rebuilt on next use", ns, exc)
-            self.graphs.forget(ns)
+            self._forget_graph(ns)
             self._checked.discard(ns)
             return False
         path = self.graphs.path(ns)
@@ -309,6 +402,7 @@ class CogMemory:
         if path is not None and path.parent.is_dir():
             for tmp in path.parent.glob(f".{path.stem}.*.tmp"):  # a save cut short by a crash: the graph's text
                 tmp.unlink(missing_ok=True)
+        self._purge_node_vectors(ns)  # also when a retry finds the graph done: the purge may be what was cut short
         return stats.turns_removed > 0
 
     def _repair_graph(self, namespace: str, *, missing: set[str], deleted: set[str]) -> None:
@@ -324,14 +418,19 @@ class CogMemory:
                 if extractions:
                     self.graphs.apply(namespace, extractions)
                 self.graphs.commit(namespace)
+                if deleted:
+                    self._purge_node_vectors(namespace)
         except Exception as exc:
             self._reload_graph(namespace)
             raise _graph_failure(namespace, len(missing), exc) from exc
         self._warm_node_vectors(namespace)
 
     def graph(self, namespace: str) -> nx.MultiDiGraph:
-        """The namespace's PEC2F graph (repaired from the raw store on first use if behind)."""
+        """The namespace's PEC2F graph (repaired from the raw store on first use if behind; its stored node
+        vectors read then)."""
         self._check_graph(validate_namespace(namespace))
+        if namespace not in self._vectors_ready:
+            self._prepare_node_vectors(namespace)
         return self.graphs.graph(namespace)
 
     def consolidate(self, namespace: str) -> list[str]:
@@ -356,6 +455,7 @@ class CogMemory:
             turns = self.store.get_turns(namespace)
             G = self.graphs.rebuild(namespace, turns, self.extractor, seen=seen)
             self.graphs.save(namespace)
+            self._purge_node_vectors(namespace)  # texts of turns the raw store no longer holds
         # A shared graph: what every worker reads, the rebuild plus what others appended meanwhile.
         return self.graphs.graph(namespace) if self.graphs.journaled else G
 
@@ -406,7 +506,7 @@ class CogMemory:
         if not raw and not self.store.has_namespace(namespace):
             logger.warning("graph of namespace %r has no raw turns behind it (forgotten): deleting it", namespace)
             with self._lock, self.store.writing():
-                self.graphs.forget(namespace)
+                self._forget_graph(namespace)
             return True
         if not derived and not applied:  # raw turns written without the graph (ingest --no-graph, TurnStore)
             logger.info("building the graph of namespace %r from its %d raw turns", namespace, len(raw))

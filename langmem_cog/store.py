@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +180,10 @@ class TurnStore:
     def dir_lock(self) -> DirLock | None:
         """The data directory's lock file (``None`` for an ephemeral store)."""
         return self._access.dir_lock
+
+    def derived_files(self) -> AbstractContextManager[bool]:
+        """Yields whether it holds the data dir lock for derived files (node vectors): not if a writer thread does."""
+        return self._access.dir_lock_unless_writing()
 
     # Freshness across workers (http mode): workers that share one Chroma server each keep their own data
     # directory (BM25 logs, context vectors, intents), so the local generation counter cannot tell one

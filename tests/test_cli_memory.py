@@ -354,8 +354,14 @@ def test_trace_loads_the_models_before_the_traced_query(tmp_path: Path, monkeypa
     assert code == 0, err
     assert seen["calls"] > 0 and seen["nodes"] > 0 and seen["unembedded"] == 0
     lines = out.splitlines()
-    assert lines[0].startswith("models loaded in ") and f"{seen['nodes']} graph node texts embedded" in lines[0]
+    # `ingest` runs plain retrieval: the first search embeds the node texts and stores them beside the graph.
+    assert lines[0].startswith("models loaded in ") and f"{seen['nodes']} graph node texts ready" in lines[0]
+    assert f"(0 read from disk, {seen['nodes']} embedded;" in lines[0]
     assert lines[1].startswith("intent: ") and any(ln.startswith("step 1 ") for ln in lines)
+    embedder.calls = 0
+    code, out, err = run(["search", "--data-dir", store, "--namespace", "u1", "--trace", "half marathon"], capsys)
+    assert code == 0, err
+    assert f"({seen['nodes']} read from disk, 0 embedded;" in out.splitlines()[0]  # the next process reads them
 
 
 @pytest.mark.parametrize(

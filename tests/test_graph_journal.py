@@ -108,6 +108,60 @@ def test_the_journal_is_compacted_into_the_snapshot_when_it_outgrows_it(tmp_path
     assert not _files(every)[1].exists()
 
 
+def test_a_journal_slower_to_replay_than_a_snapshot_is_folded_into_one(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit writes a snapshot instead of appending once the journal would take longer to replay than a
+    snapshot takes to write (and ``journal_seconds``): times from a fake clock, each apply taking 5 s."""
+    import langmem_cog.graph.journal as journal_module
+    import langmem_cog.graph.store as store
+
+    clock = [0.0]
+
+    class Clock:
+        @staticmethod
+        def perf_counter() -> float:
+            return clock[0]
+
+    def slow(*args: object, **kwargs: object) -> object:
+        clock[0] += 5.0
+        return real(*args, **kwargs)
+
+    real = store.apply_extractions
+    monkeypatch.setattr(store, "time", Clock)
+    monkeypatch.setattr(store, "apply_extractions", slow)
+    monkeypatch.setattr(journal_module, "apply_extractions", slow)  # the replay of a load
+    table = list(story().values())
+
+    def run(folder: Path, seconds: float | None, commits: int) -> list[bool]:
+        mem = GraphMemory(folder, journal_seconds=seconds)  # journal_min_bytes: the byte rule stays out of it
+        mem.apply(NS, table[:1])
+        mem.commit(NS)  # the first snapshot (written in no time on this clock)
+        journal = []
+        for ex in table[1 : 1 + commits]:
+            mem.apply(NS, [ex])
+            mem.commit(NS)
+            journal.append(_files(mem)[1].exists())
+        assert graphs_equal(GraphMemory(folder).graph(NS), mem.graph(NS))
+        return journal
+
+    assert run(tmp_path / "a", 1.0, 1) == [False]  # 5 s to replay > 1 s: folded into the snapshot at once
+    assert run(tmp_path / "b", 12.0, 3) == [True, True, False]  # 5, 10, then 15 s > 12 s
+    assert run(tmp_path / "c", None, 3) == [True, True, True]  # off: the byte rule alone
+    # A fresh memory counts the replay of the journal it loads: 10 s, then 15 s with its own apply.
+    fresh = GraphMemory(tmp_path / "b2", journal_seconds=None)
+    fresh.apply(NS, table[:1])
+    fresh.commit(NS)
+    for ex in table[1:3]:
+        fresh.apply(NS, [ex])
+        fresh.commit(NS)
+    loaded = GraphMemory(tmp_path / "b2", journal_seconds=12.0)
+    loaded.graph(NS)
+    loaded.apply(NS, table[3:4])
+    loaded.commit(NS)
+    assert not _files(loaded)[1].exists()
+    assert graphs_equal(GraphMemory(tmp_path / "b2").graph(NS), loaded.graph(NS))
+
+
 def test_a_torn_last_entry_is_skipped_and_the_next_commit_rewrites_the_snapshot(tmp_path: Path) -> None:
     table = list(story().values())
     mem = GraphMemory(tmp_path)

@@ -159,8 +159,8 @@ def test_a_turn_deleted_while_its_add_extracts_stays_deleted(tmp_path: Path, ns:
     assert _provenance(mem.graph(ns)) == {first.id}  # nothing of the deleted turn came back
     reopened = CogMemory(CogMemConfig(data_dir=tmp_path), embeddings=FakeEmbeddings())
     assert _provenance(reopened.graph(ns)) == {first.id} and reopened.sync_graph(ns) is False
-    assert not [p for p in (tmp_path / "graph").iterdir() if second.text.split()[0] in p.read_text(errors="ignore")
-                and second.text in p.read_text(errors="ignore")]
+    # Every file under graph/, the pending-add markers' folder included.
+    assert not [p for p in (tmp_path / "graph").rglob("*") if p.is_file() and second.text in p.read_text(errors="ignore")]
 
 
 def test_a_down_extractor_never_blocks_deletes_or_reads_and_the_repair_extracts_only_what_is_missing(

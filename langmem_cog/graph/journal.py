@@ -37,7 +37,7 @@ from typing import Any
 
 import networkx as nx
 
-from langmem_cog.errors import StoreError
+from langmem_cog.errors import InvalidInputError, StoreError
 from langmem_cog.graph.apply import (
     ApplySettings,
     apply_extractions,
@@ -46,7 +46,7 @@ from langmem_cog.graph.apply import (
     reconcile_graph,
     validate_extractions,
 )
-from langmem_cog.graph.backends import entry_key
+from langmem_cog.graph.backends import atomic_write_text, entry_key
 from langmem_cog.graph.persist import (
     REBUILD_HINT,
     empty_graph,
@@ -54,6 +54,8 @@ from langmem_cog.graph.persist import (
     graph_from_snapshot,
     graph_payload,
 )
+from langmem_cog.graph.vectors import remove_chunks
+from langmem_cog.loading import gc_paused
 
 __all__ = [
     "JOURNAL_MAX_ENTRIES",
@@ -66,6 +68,9 @@ __all__ = [
     "SharedJournal",
     "entry_order",
     "is_rebuild",
+    "JournalCosts",
+    "remove_graph_files",
+    "write_graph_file",
 ]
 
 # The graph memory's own logger: these records are its operations.
@@ -474,3 +479,105 @@ class SharedJournal:
                     op["extractions"] = kept
             if changed:
                 self.backend.rewrite_entry(namespace, key, e)
+
+
+class JournalCosts:
+    """Per namespace of graph files, the seconds a restart would spend on its journal, so that a commit folds a
+    journal slower to replay than a snapshot into a new snapshot (``GraphMemory(journal_seconds=...)``).
+
+    It adds up what the operations pending in memory took to apply (a replay costs as much: entity resolution
+    makes an entry of a large graph slow), what replaying the journal on disk took or will take, and keeps what
+    writing the snapshot costs (the last write measured, else twice the last read). :meth:`fold` says whether
+    the next commit should write a snapshot: the journal with what is pending would take longer to replay than
+    both the snapshot and ``limit`` seconds.
+
+    Args:
+        limit: Seconds of replay always allowed; ``None`` never folds by time.
+
+    Raises:
+        InvalidInputError: If ``limit`` is negative or not a number.
+
+    Example:
+        >>> costs = JournalCosts(1.0)
+        >>> costs.applied("alice", 0.4); costs.fold("alice")
+        False
+        >>> costs.appended("alice"); costs.applied("alice", 0.7); costs.fold("alice")
+        True
+    """
+
+    def __init__(self, limit: float | None) -> None:
+        if limit is not None and not limit >= 0:
+            raise InvalidInputError(f"journal_seconds={limit!r} is invalid: pass 0 or more seconds, or None")
+        self.limit = limit
+        self._pending: dict[str, float] = {}
+        self._journal: dict[str, float] = {}
+        self._snapshot: dict[str, float] = {}
+
+    def applied(self, namespace: str, seconds: float) -> None:
+        """An operation pending in memory took ``seconds`` to apply."""
+        self._pending[namespace] = self._pending.get(namespace, 0.0) + seconds
+
+    def dropped(self, namespace: str) -> None:
+        """The pending operations are gone (reloaded from disk, or written by a backend)."""
+        self._pending.pop(namespace, None)
+
+    def read(self, namespace: str, snapshot: float, replay: float) -> None:
+        """The graph was loaded: the snapshot read in ``snapshot`` seconds (a write costs about twice that), its
+        journal replayed in ``replay``; nothing is pending."""
+        self._pending.pop(namespace, None)
+        self._snapshot[namespace] = 2 * snapshot
+        self._journal[namespace] = replay
+
+    def written(self, namespace: str, seconds: float) -> None:
+        """A snapshot was written in ``seconds``: the journal is empty, nothing is pending."""
+        self._pending.pop(namespace, None)
+        self._snapshot[namespace] = seconds
+        self._journal[namespace] = 0.0
+
+    def fold(self, namespace: str) -> bool:
+        """Whether the next commit should write a snapshot rather than append to the journal."""
+        cost = self._journal.get(namespace, 0.0) + self._pending.get(namespace, 0.0)
+        return self.limit is not None and cost > max(self.limit, self._snapshot.get(namespace, 0.0))
+
+    def appended(self, namespace: str) -> None:
+        """The pending operations were appended to the journal (its replay costs them too now)."""
+        self._journal[namespace] = self._journal.get(namespace, 0.0) + self._pending.pop(namespace, 0.0)
+
+    def forget(self, namespace: str) -> None:
+        """Drop what is known of the namespace (forgotten, or released from memory)."""
+        for costs in (self._pending, self._journal, self._snapshot):
+            costs.pop(namespace, None)
+
+
+def remove_graph_files(path: Path) -> bool:
+    """Delete a namespace's graph files: the journal first (alone it is ignored), the snapshot ``path``, the
+    node vectors beside it (:mod:`langmem_cog.graph.vectors`), and the temp files of a save a crash cut short
+    (they hold the graph's text too). Returns whether the journal, the snapshot or node vectors existed."""
+    existed = False
+    for p in (journal_path(path), path):
+        if p.exists():
+            p.unlink()
+            existed = True
+    existed = remove_chunks(path) or existed
+    if path.parent.exists():
+        for tmp in path.parent.glob(f".{path.stem}.*.tmp"):
+            tmp.unlink(missing_ok=True)
+    return existed
+
+
+def write_graph_file(path: Path, namespace: str, G: nx.MultiDiGraph, seq: int) -> None:
+    """Write a namespace's graph snapshot ``path`` atomically (temp file, fsync, ``os.replace``) with the journal
+    sequence number ``seq`` it contains, then delete the journal (a crash in between leaves a journal whose
+    entries are all <= ``seq``: a load skips them).
+
+    Raises:
+        StoreError: If the file cannot be written.
+    """
+    with gc_paused():  # the payload is as many objects as the graph
+        payload = json.dumps({**graph_payload(namespace, G), "journal_seq": seq}, ensure_ascii=False,
+                             separators=(",", ":"))
+    try:
+        atomic_write_text(path, payload)
+        journal_path(path).unlink(missing_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot write the graph of namespace {namespace!r} to {path}: {exc}") from exc

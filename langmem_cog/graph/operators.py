@@ -41,6 +41,7 @@ from rapidfuzz import fuzz, process
 from langmem_cog.checks import positive_int
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.graph.schema import RELATION_EDGES, EdgeType, NodeType
+from langmem_cog.graph.vectors import NodeVectorFiles, text_key
 
 __all__ = [
     "node_text",
@@ -59,6 +60,8 @@ EmbedFn = Callable[[list[str]], np.ndarray]
 #: their total size: a larger graph's matrix is built per query, as if none were kept.
 _MATRICES_KEPT = 8
 _MATRIX_BYTES = 64 * 2**20
+#: The text embedded to learn the embedder's dimension when stored vectors are read before any was embedded.
+_PROBE = "dimension"
 
 
 def node_text(G: nx.MultiDiGraph, node: Any) -> str:
@@ -73,28 +76,237 @@ def node_text(G: nx.MultiDiGraph, node: Any) -> str:
 
 
 class NodeVectors:
-    """A cache of normalised text vectors for node texts.
+    """A cache of normalised text vectors for node texts, optionally kept on disk per namespace.
+
+    The texts a namespace asks for (``warm(..., namespace=...)``, :meth:`claim`) are its own: :meth:`release`
+    drops the vectors of a namespace's texts that no other namespace holds (a memory releases the namespaces its
+    store closes, so ``open_namespaces`` bounds this cache too), :meth:`purge` those of texts it no longer has,
+    :meth:`forget` all of them. Texts asked for without a namespace stay until then.
 
     Args:
         embed: Function from a list of texts to an array of vectors (e.g.
             ``LocalSentenceEmbeddings.embed_array``).
+        files: Where the vectors of each namespace's node texts are kept
+            (:class:`~langmem_cog.graph.vectors.NodeVectorFiles`, beside the graph files of a persistent
+            memory); ``None`` keeps them in this process only.
     """
 
-    def __init__(self, embed: EmbedFn) -> None:
+    def __init__(self, embed: EmbedFn, files: NodeVectorFiles | None = None) -> None:
         self._embed = embed
+        self.files = files
         self._cache: dict[str, np.ndarray] = {}
         self._matrices: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()  # the last few matrices built
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held briefly (never while embedding or reading files)
+        # Rows read from the files and not asked for yet (key -> vector), the keys of the cached texts, and the
+        # namespaces whose files were read.
+        self._stored: dict[bytes, np.ndarray] = {}
+        self._keys: dict[str, bytes] = {}
+        self._loaded: set[str] = set()
+        # Per namespace, the texts it asked for and the keys of the rows read from its files; how many namespaces
+        # hold each text or key (the vector goes when none does).
+        self._owned: dict[str, set[str]] = {}
+        self._stored_of: dict[str, set[bytes]] = {}
+        self._text_refs: dict[str, int] = {}
+        self._key_refs: dict[bytes, int] = {}
+        #: How many texts were embedded, and how many had their vectors read from the files, so far.
+        self.embedded = 0
+        self.read = 0
+        self._dim: int | None = None
 
-    def warm(self, texts: Iterable[str]) -> int:
-        """Embed the texts not seen yet (one batch); returns how many were embedded."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+    def held(self) -> int:
+        """How many vectors this process holds (cached, and read from the files but not asked for yet)."""
+        return len(self._cache) + len(self._stored)
+
+    def _key(self, text: str) -> bytes:
+        key = self._keys.get(text)
+        if key is None:
+            key = self._keys[text] = text_key(text)
+        return key
+
+    def load(self, namespace: str, *, again: bool = False) -> int:
+        """Read the stored vectors of a namespace's node texts (once; ``again`` picks up chunks written since,
+        by another process say); returns how many rows were read. Texts whose vectors are read are never
+        embedded. Unusable files are skipped (see :mod:`langmem_cog.graph.vectors`)."""
+        if self.files is None or (namespace in self._loaded and not again):
+            return 0
+        rows = self.files.read(namespace, dim=self._dimension)
+        with self._lock:
+            self._loaded.add(namespace)
+            # A copy: _key() adds keys without the lock (the cache itself changes only under it).
+            known = {k for t, k in self._keys.copy().items() if t in self._cache} if rows else set()
+            held = self._stored_of.setdefault(namespace, set())
+            for k, v in rows.items():
+                if k in known:  # rows of cached texts are not kept
+                    continue
+                self._stored[k] = v
+                if k not in held:
+                    held.add(k)
+                    self._key_refs[k] = self._key_refs.get(k, 0) + 1
+        return len(rows)
+
+    def _dimension(self) -> int:
+        """The embedder's dimension: a cached vector's, or (before any) that of a short probe text embedded once,
+        so that rows read from the files are never of another dimension than the query's."""
+        if self._dim is None:
+            with self._lock:
+                cached = next(iter(self._cache.values()), None)
+            self._dim = len(cached) if cached is not None else int(np.asarray(self._embed([_PROBE])).shape[1])
+        return self._dim
+
+    def _own(self, namespace: str, texts: Iterable[str]) -> None:
+        """Record ``texts`` as the namespace's (the caller holds the lock)."""
+        owned = self._owned.setdefault(namespace, set())
+        for t in texts:
+            if t not in owned:
+                owned.add(t)
+                self._text_refs[t] = self._text_refs.get(t, 0) + 1
+
+    def claim(self, namespace: str, texts: Iterable[str]) -> None:
+        """Record ``texts`` as node texts of the namespace (embedded when first asked for), so that
+        :meth:`release` drops their vectors with it."""
+        with self._lock:
+            self._own(namespace, texts)
+
+    def _normalised(self, texts: list[str]) -> np.ndarray:
+        arr: np.ndarray = np.asarray(self._embed(texts), dtype=np.float32)
+        norms = np.linalg.norm(arr, axis=1, keepdims=True)
+        return arr / np.where(norms > 0, norms, 1.0)
+
+    def warm(self, texts: Iterable[str], *, namespace: str | None = None) -> int:
+        """Embed the texts not seen yet (one batch); returns how many were embedded (rows read from the files
+        are not counted). With ``namespace``, the texts are recorded as that namespace's (see :meth:`claim`)."""
+        unique = list(dict.fromkeys(texts))
+        with self._lock:
+            if namespace is not None:
+                self._own(namespace, unique)
+            missing = [t for t in unique if t not in self._cache]
+            if missing and self._stored:
+                for t in missing:
+                    vec = self._stored.pop(self._key(t), None)
+                    if vec is not None:
+                        self._cache[t] = vec
+                        self.read += 1
+                missing = [t for t in missing if t not in self._cache]
         if missing:
-            arr: np.ndarray = np.asarray(self._embed(missing), dtype=np.float32)
-            norms = np.linalg.norm(arr, axis=1, keepdims=True)
-            arr = arr / np.where(norms > 0, norms, 1.0)
-            self._cache.update(zip(missing, arr, strict=True))
+            arr = self._normalised(missing)
+            with self._lock:
+                self._cache.update(zip(missing, arr, strict=True))
+                self.embedded += len(missing)
+                if self.files is not None:
+                    for t in missing:
+                        self._key(t)
         return len(missing)
+
+    def unsaved(self, namespace: str, texts: Iterable[str]) -> bool:
+        """Whether the namespace's files lack the vector of one of ``texts`` that this cache holds."""
+        if self.files is None:
+            return False
+        stored = self.files.stored_keys(namespace)
+        return any(self._key(t) not in stored for t in texts if t in self._cache)
+
+    def save(self, namespace: str, texts: Iterable[str]) -> int:
+        """Write the vectors of ``texts`` (the namespace's node texts, all of them) that its files lack; returns
+        how many rows were written. Call it under the data directory's lock.
+
+        Raises:
+            OSError: If the files cannot be written.
+        """
+        if self.files is None:
+            return 0
+        live = {t: self._key(t) for t in dict.fromkeys(texts)}
+        cache = self._cache
+        rows = {k: v for t, k in live.items() if (v := cache.get(t)) is not None}
+        return self.files.write(namespace, rows, live.values())
+
+    def _drop(self, namespace: str, texts: Iterable[str], keys: Iterable[bytes]) -> None:
+        """The namespace lets go of ``texts`` and ``keys``: the vectors no other namespace holds leave this
+        process, with the kept matrices that hold one (the caller holds the lock)."""
+        owned = self._owned.get(namespace, set())
+        dropped = set()
+        for t in texts:
+            if t in owned:
+                owned.discard(t)
+                left = self._text_refs.get(t, 1) - 1
+                if left > 0:
+                    self._text_refs[t] = left
+                    continue
+                self._text_refs.pop(t, None)
+            elif t in self._text_refs:  # another namespace's text
+                continue
+            dropped.add(t)
+            self._cache.pop(t, None)
+            key = self._keys.pop(t, None)
+            if key is not None and self._key_refs.get(key, 0) == 0:
+                self._stored.pop(key, None)
+        held = self._stored_of.get(namespace, set())
+        for k in keys:
+            if k in held:
+                held.discard(k)
+                left = self._key_refs.get(k, 1) - 1
+                if left > 0:
+                    self._key_refs[k] = left
+                    continue
+                self._key_refs.pop(k, None)
+            elif k in self._key_refs:
+                continue
+            self._stored.pop(k, None)
+        for kept in [m for m in self._matrices if not dropped.isdisjoint(m)]:
+            del self._matrices[kept]
+
+    def release(self, namespace: str) -> None:
+        """Drop from this process the vectors of the namespace's texts that no other namespace holds (its files
+        stay: its next use reads them again)."""
+        with self._lock:
+            self._drop(namespace, set(self._owned.get(namespace, ())), set(self._stored_of.get(namespace, ())))
+            self._owned.pop(namespace, None)
+            self._stored_of.pop(namespace, None)
+            self._loaded.discard(namespace)
+        if self.files is not None:
+            self.files.release(namespace)
+
+    def purge(self, namespace: str, texts: Iterable[str]) -> int:
+        """Drop every vector of the namespace whose text is not one of ``texts`` (after a deletion): from this
+        process (texts no other namespace holds) and from its files; returns how many rows the files dropped.
+        Call it under the data directory's lock.
+
+        Raises:
+            OSError: If the files cannot be written.
+        """
+        live = set(texts)
+        live_keys = {text_key(t) for t in live}
+        with self._lock:
+            dead_texts = [t for t in self._owned.get(namespace, ()) if t not in live]
+            dead_keys = [k for k in self._stored_of.get(namespace, ()) if k not in live_keys]
+            self._drop(namespace, dead_texts, dead_keys)
+        if self.files is None:
+            return 0
+        dead = self.files.purge(namespace, live_keys)
+        with self._lock:
+            for k in dead:
+                if self._key_refs.get(k, 0) == 0:
+                    self._stored.pop(k, None)
+        return len(dead)
+
+    def forget(self, namespace: str) -> None:
+        """Drop the namespace's vectors from this process (texts no other namespace holds) and delete its files.
+
+        Raises:
+            OSError: If the files cannot be deleted.
+        """
+        self.release(namespace)
+        if self.files is not None:
+            self.files.forget(namespace)
+
+    def _rows(self, texts: tuple[str, ...]) -> np.ndarray:
+        """The cached vectors of ``texts`` stacked; a text released meanwhile (another thread's namespace
+        closed) is embedded again, not cached."""
+        with self._lock:
+            rows = [self._cache.get(t) for t in texts]
+        gone = [i for i, r in enumerate(rows) if r is None]
+        if gone:
+            for i, vec in zip(gone, self._normalised([texts[i] for i in gone]), strict=True):
+                rows[i] = vec
+        return np.stack([r for r in rows if r is not None])
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of ``texts`` (rows aligned), embedding only the unseen ones.
@@ -111,7 +323,7 @@ class NodeVectors:
         self.warm(key)
         if not key:
             return np.zeros((0, 0), dtype=np.float32)
-        matrix = np.stack([self._cache[t] for t in key])
+        matrix = self._rows(key)
         if matrix.nbytes <= _MATRIX_BYTES:
             with self._lock:
                 self._matrices[key] = matrix

@@ -61,10 +61,10 @@ Example:
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
+import time
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -86,15 +86,17 @@ from langmem_cog.graph.apply import (
     relink_timeline,
     validate_extractions,
 )
-from langmem_cog.graph.backends import atomic_write_text
 from langmem_cog.graph.consolidate import FactWriter
 from langmem_cog.graph.journal import (
+    JournalCosts,
     SharedJournal,
     append_file_journal,
     is_rebuild,
     journal_max_seq,
     journal_path,
+    remove_graph_files,
     replay_file_journal,
+    write_graph_file,
 )
 from langmem_cog.graph.persist import (
     DATETIME_ATTRS,
@@ -116,6 +118,7 @@ from langmem_cog.graph.reconcile import (
 from langmem_cog.graph.resolve import EMBEDDING_THRESHOLD, FUZZY_THRESHOLD, EntityResolver
 from langmem_cog.graph.schema import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported: callers import it from here
 from langmem_cog.graph.schema import Extraction, Extractor
+from langmem_cog.loading import gc_paused
 from langmem_cog.records import Turn, validate_namespace
 
 __all__ = [
@@ -163,6 +166,8 @@ class GraphMemory:
             outgrows this fraction of it (and ``journal_min_bytes``): a commit costs what changed,
             not the size of the graph. ``0`` rewrites the snapshot on every commit.
         journal_min_bytes: Journal size below which the snapshot is never rewritten by a commit.
+        journal_seconds: :meth:`commit` also rewrites the snapshot when replaying the journal would take
+            longer than writing it and than this many seconds (:class:`~langmem_cog.graph.journal.JournalCosts`).
         backend: A :class:`~langmem_cog.graph.backends.GraphStore` holding the graphs instead of
             ``data_dir`` files. With a journaled one (:class:`~langmem_cog.graph.backends.BaseStoreGraphStore`,
             shared by many workers) every commit appends an entry to the namespace's journal in the
@@ -191,6 +196,7 @@ class GraphMemory:
         backend: Any | None = None,
         journal_ratio: float = 0.1,
         journal_min_bytes: int = 256 * 1024,
+        journal_seconds: float | None = 1.0,
     ) -> None:
         if backend is not None and data_dir is not None:
             raise InvalidInputError("pass data_dir (graph files) or backend (a GraphStore), not both")
@@ -213,6 +219,7 @@ class GraphMemory:
             raise InvalidInputError(f"journal_ratio={journal_ratio!r} is invalid: pass 0 or a positive fraction")
         self.journal_ratio = float(journal_ratio)
         self.journal_min_bytes = int(journal_min_bytes)
+        self._costs = JournalCosts(journal_seconds)  # graph files: when a commit folds the journal by time
         # Operations applied in memory and not yet written, per namespace (replayed from the journal on load).
         self._pending: dict[str, list[dict[str, Any]]] = {}
         self._needs_snapshot: set[str] = set()  # the next commit must rewrite the snapshot
@@ -333,13 +340,17 @@ class GraphMemory:
         ordered = validate_extractions(extractions)
         with self._ns_lock(namespace):
             G = self.graph(namespace)
+            t0 = time.perf_counter()
             stats = apply_extractions(G, ordered, self._settings())
-            self._record(namespace, {"op": "apply", "extractions": [extraction_payload(ex) for ex in ordered]})
+            self._record(namespace, {"op": "apply", "extractions": [extraction_payload(ex) for ex in ordered]}, t0)
         self._changed(namespace)
         return stats
 
-    def _record(self, namespace: str, op: dict[str, Any]) -> None:
+    def _record(self, namespace: str, op: dict[str, Any], started: float | None = None) -> None:
+        """Keep an operation for the next commit (with when it started to apply: its replay costs as much)."""
         self._pending.setdefault(namespace, []).append(op)
+        if started is not None:
+            self._costs.applied(namespace, time.perf_counter() - started)
 
     # ------------------------------------------------------------------ delete
     def delete_turns(self, namespace: str, turn_ids: Iterable[str]) -> DeleteStats:
@@ -389,9 +400,11 @@ class GraphMemory:
         memory's settings. Returns the consolidated facts created or changed."""
         validate_namespace(namespace)
         with self._ns_lock(namespace):
-            changed = consolidate_graph(self.graph(namespace), self._settings())
+            G = self.graph(namespace)
+            t0 = time.perf_counter()
+            changed = consolidate_graph(G, self._settings())
             if changed:
-                self._record(namespace, {"op": "consolidate"})
+                self._record(namespace, {"op": "consolidate"}, t0)
         if changed:
             self._changed(namespace)
         return changed
@@ -404,11 +417,12 @@ class GraphMemory:
         validate_namespace(namespace)
         with self._ns_lock(namespace):
             G = self.graph(namespace)
+            t0 = time.perf_counter()
             before = derived_state(G)
             counts = reconcile_graph(G)
             changed = derived_state(G) != before
             if changed:  # journal (and autosave) only what changed the graph
-                self._record(namespace, {"op": "reconcile"})
+                self._record(namespace, {"op": "reconcile"}, t0)
         if changed:
             self._changed(namespace)
         return counts
@@ -498,13 +512,15 @@ class GraphMemory:
         return G
 
     def forget(self, namespace: str) -> bool:
-        """Drop a namespace's graph from memory and delete its file. Returns whether either existed."""
+        """Drop a namespace's graph from memory and delete its files (the node vectors beside it too, see
+        :mod:`langmem_cog.graph.vectors`). Returns whether any of them existed."""
         validate_namespace(namespace)
         with self._ns_lock(namespace):
             G = self._graphs.pop(namespace, None)
             existed = G is not None and (G.number_of_nodes() > 0 or bool(G.graph.get("turns")))
             self._stamps.pop(namespace, None)
             self._pending.pop(namespace, None)
+            self._costs.forget(namespace)
             self._needs_snapshot.discard(namespace)
             self._seq.pop(namespace, None)
             self._unreadable.discard(namespace)
@@ -513,17 +529,7 @@ class GraphMemory:
             if self.backend is not None:
                 return self.backend.delete(namespace) or existed
             path = self.path(namespace)
-            if path is not None and journal_path(path).exists():  # the journal first: alone it is ignored
-                journal_path(path).unlink()
-                existed = True
-            if path is not None and path.exists():
-                path.unlink()
-                existed = True
-            if path is not None and path.parent.exists():
-                # Temporary files of a save interrupted by a crash hold the graph's text too.
-                for tmp in path.parent.glob(f".{path.stem}.*.tmp"):
-                    tmp.unlink(missing_ok=True)
-            return existed
+            return (remove_graph_files(path) or existed) if path is not None else existed
 
     def release(self, namespaces: Iterable[str]) -> list[str]:
         """Drop from memory the graphs of ``namespaces`` that are written with nothing pending; each is read
@@ -548,6 +554,7 @@ class GraphMemory:
                     del self._graphs[namespace]
                     self._stamps.pop(namespace, None)
                     self._seq.pop(namespace, None)
+                    self._costs.forget(namespace)
                 released.append(namespace)
             finally:
                 lock.release()
@@ -582,16 +589,10 @@ class GraphMemory:
             return None
         with self._ns_lock(namespace):
             G = self.graph(namespace)
-            seq = self._seq.get(namespace, 0)
-            payload = json.dumps({**graph_payload(namespace, G), "journal_seq": seq}, ensure_ascii=False,
-                                 separators=(",", ":"))
-            try:
-                atomic_write_text(path, payload)
-                # A crash here leaves a journal whose entries are all <= journal_seq: load skips them.
-                journal_path(path).unlink(missing_ok=True)
-                self._stamps[namespace] = self._stamp(namespace)
-            except OSError as exc:
-                raise StoreError(f"cannot write the graph of namespace {namespace!r} to {path}: {exc}") from exc
+            t0 = time.perf_counter()
+            write_graph_file(path, namespace, G, self._seq.get(namespace, 0))
+            self._stamps[namespace] = self._stamp(namespace)
+            self._costs.written(namespace, time.perf_counter() - t0)
             self._pending.pop(namespace, None)
             self._needs_snapshot.discard(namespace)
         return path
@@ -626,9 +627,12 @@ class GraphMemory:
                 return self.save(namespace)
             if not ops:
                 return path
+            if self._costs.fold(namespace):
+                return self.save(namespace)  # replaying the journal would cost more than writing a snapshot
             seq, size, snapshot = append_file_journal(path, namespace, self._seq.get(namespace, 0), ops)
             self._seq[namespace] = seq
             self._pending.pop(namespace, None)
+            self._costs.appended(namespace)
             self._stamps[namespace] = self._stamp(namespace)
             if size > max(self.journal_min_bytes, self.journal_ratio * snapshot):
                 return self.save(namespace)
@@ -643,7 +647,8 @@ class GraphMemory:
                 (:meth:`rebuild` never reads the damaged file).
         """
         try:
-            G = self._load(namespace)
+            with gc_paused():  # a snapshot and its journal build many objects: see loading.gc_paused
+                G = self._load(namespace)
         except StoreError:
             with self._lock:
                 self._unreadable.add(namespace)
@@ -668,12 +673,16 @@ class GraphMemory:
         with self._ns_lock(namespace):
             stamp = self._stamp(namespace)
             self._pending.pop(namespace, None)
+            self._costs.dropped(namespace)
             self._needs_snapshot.discard(namespace)
             if path is None or stamp is None:
                 G, seq = empty_graph(), 0
             elif path.exists():
+                t0 = time.perf_counter()
                 G, seq = read_graph_file(path, namespace)
+                t1 = time.perf_counter()
                 seq, torn = replay_file_journal(G, journal_path(path), namespace, seq, self._settings())
+                self._costs.read(namespace, t1 - t0, time.perf_counter() - t1)
                 if torn:  # the next commit rewrites the snapshot
                     self._needs_snapshot.add(namespace)
             else:  # a journal without its snapshot (forget interrupted) describes nothing: ignore it
@@ -726,6 +735,7 @@ class GraphMemory:
             if ops:
                 entry = journal.append(namespace, ops)
                 self._pending.pop(namespace, None)
+                self._costs.dropped(namespace)
                 journal.appended(namespace, entry)
                 if is_rebuild(entry):  # what readers hold: the rebuild plus the entries it did not see
                     self._journal_load(namespace)

@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -29,7 +30,7 @@ from langmem_cog.digests import file_sha256
 from langmem_cog.errors import ConfigError, StoreError
 from langmem_cog.loading import load_once
 
-__all__ = ["DATA_DIR_FORMAT", "DATA_DIR_MANIFEST", "check_data_dir", "embedder_identity"]
+__all__ = ["DATA_DIR_FORMAT", "DATA_DIR_MANIFEST", "check_data_dir", "embedder_digest", "embedder_identity"]
 
 #: The manifest's file name, in the data directory.
 DATA_DIR_MANIFEST = "langmem-cog.json"
@@ -67,6 +68,19 @@ def embedder_identity(embeddings: Any) -> dict[str, Any]:
     name = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
     return {"kind": "langchain", "class": f"{cls.__module__}.{cls.__qualname__}",
             "model": name if isinstance(name, str) else None}
+
+
+def embedder_digest(embeddings: Any) -> str:
+    """The SHA-256 of :func:`embedder_identity` (precision included: int8 and fp32 vectors differ by rounding),
+    which files of derived vectors record to tell whether they fit the embedder.
+
+    Example:
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> len(embedder_digest(DeterministicFakeEmbedding(size=8)))
+        64
+    """
+    text = json.dumps(embedder_identity(embeddings), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _describe(identity: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 
 import numpy as np
 
+from langmem_cog.loading import gc_paused
 from langmem_cog.records import Turn
 from langmem_cog.storage.bm25 import lexical_add
 from langmem_cog.storage.cache import Cache
@@ -63,7 +64,7 @@ class CacheLoader:
         cache = self._spaces.caches.get(namespace)
         if cache is not None:
             return cache
-        with self._dir_lock_unless_writing() as persist:
+        with self._dir_lock_unless_writing() as persist, gc_paused():  # many objects: see loading.gc_paused
             try:
                 cache = self.read(namespace, persist=persist)
             except Exception as exc:  # chromadb's errors share no base class worth naming

@@ -114,8 +114,14 @@ class ReadOnlyMemory:
         return False
 
     def graph(self, namespace: str) -> nx.MultiDiGraph:
-        """The namespace's graph as :meth:`graph_state` finds it."""
-        return self.graph_state(namespace).graph
+        """The namespace's graph as :meth:`graph_state` finds it (the stored vectors of its node texts are read
+        on first use, never written)."""
+        state = self.graph_state(namespace)
+        try:
+            self.node_vectors.load(namespace)
+        except OSError as exc:  # derived data: the loop embeds the texts instead
+            logger.warning("inspector: namespace %r: cannot read the stored node vectors (%s)", namespace, exc)
+        return state.graph
 
     def graph_state(self, namespace: str) -> GraphState:
         """The stored graph when it is in step with the raw turns, else one rebuilt in memory from them.
