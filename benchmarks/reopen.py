@@ -56,29 +56,6 @@ def _data_file(arg: str | None, default: Path, fallback: str) -> Path | None:
     return None
 
 
-def _pool(unique: int, locomo: Path | None, longmemeval: Path | None) -> list[Any]:
-    """Up to ``unique`` real turns: LoCoMo first (ids prefixed by the conversation), then LongMemEval sessions."""
-    from langmem_cog.loaders import load_longmemeval, locomo_turns, read_json
-
-    pool: list[Any] = []
-    if locomo is not None:
-        for rec in read_json(locomo):
-            pool.extend(t.model_copy(update={"id": f"{t.conversation_id}/{t.id}"})
-                        for t in locomo_turns(rec, namespace=NAMESPACE))
-    if len(pool) < unique and longmemeval is not None:
-        seen: set[str] = set()
-        for q in load_longmemeval(longmemeval):
-            for t in q.turns:
-                if len(pool) >= unique:
-                    break
-                if t.id not in seen:
-                    seen.add(t.id)
-                    pool.append(t.model_copy(update={"conversation_id": f"lme.{t.session_id}", "namespace": NAMESPACE}))
-            if len(pool) >= unique:
-                break
-    return pool[:unique]
-
-
 def _questions(locomo: Path | None, n: int) -> list[str]:
     """``n`` LoCoMo questions spread over the file (read with ``json``: the measured process imports nothing
     of langmem_cog before its timer starts)."""
@@ -94,14 +71,14 @@ def _questions(locomo: Path | None, n: int) -> list[str]:
 def build(data_dir: Path, turns: int, batch: int, locomo: Path | None, longmemeval: Path | None) -> dict[str, Any]:
     """Ingest ``turns`` turns into ``data_dir`` (the turns it already holds are skipped)."""
     from langmem_cog import CogMemConfig
-    from langmem_cog.bench.scale import scale_turns
+    from langmem_cog.bench.scale import base_pool, scale_turns
     from langmem_cog.memory import CogMemory
 
     memory = CogMemory(CogMemConfig.preset("default", data_dir=data_dir))
     have = memory.store.count(NAMESPACE) if memory.store.has_namespace(NAMESPACE) else 0
     if have >= turns:
         return {"ingested": 0, "held": have, "seconds": 0.0}
-    pool = _pool(turns, locomo, longmemeval)
+    pool = base_pool(turns, locomo, longmemeval)
     todo = list(scale_turns(pool, turns, NAMESPACE, start=have))
     t0 = time.perf_counter()
     for i in range(0, len(todo), batch):

@@ -47,7 +47,7 @@ from langmem_cog.errors import InvalidInputError, StoreError
 from langmem_cog.loaders import locomo_turns, read_json
 from langmem_cog.records import Turn
 
-__all__ = ["run_scale", "ScaleWorkload", "ScaleTargets", "bench_graph_stores", "scale_turns", "replay_turn_id", "plot_scale", "chroma_server", "rss_mb", "dir_mb"]
+__all__ = ["run_scale", "ScaleWorkload", "ScaleTargets", "bench_graph_stores", "scale_turns", "base_pool", "replay_turn_id", "plot_scale", "chroma_server", "rss_mb", "dir_mb"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def replay_turn_id(turn_id: str, replay: int) -> str:
     return turn_id if replay == 0 else f"r{replay}.{turn_id}"
 
 
-def _base_pool(unique: int, locomo: Path | None, longmemeval: Path | None) -> list[Turn]:
+def base_pool(unique: int, locomo: Path | None, longmemeval: Path | None) -> list[Turn]:
     """Up to ``unique`` real turns: LoCoMo first, then LongMemEval sessions (each session once)."""
     pool: list[Turn] = []
     if locomo is not None:
@@ -353,7 +353,7 @@ def run_scale(
     sizes = list(work.sizes)
     loc = Path(work.locomo) if work.locomo else default_locomo_path()
     lme = Path(work.longmemeval) if work.longmemeval else default_longmemeval_path()
-    pool = _base_pool(min(work.unique, sizes[-1]), loc, lme if work.unique > 5_000 else None)
+    pool = base_pool(min(work.unique, sizes[-1]), loc, lme if work.unique > 5_000 else None)
     questions = _questions(loc, work.queries)
     inner = embeddings if embeddings is not None else resolve_embedder(embedder)
     cached = CachedEmbeddings(inner, max_items=max(len(pool) + work.queries + 16, 1024))
@@ -459,7 +459,7 @@ def bench_graph_stores(
     from langmem_cog.graph.store import GraphMemory, graph_payload
 
     loc = Path(locomo) if locomo else default_locomo_path()
-    pool = _base_pool(6_000, loc, None)
+    pool = base_pool(6_000, loc, None)
     tmp = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="lmc-gstore-"))
     out: list[dict[str, Any]] = []
     with contextlib.ExitStack() as stack:

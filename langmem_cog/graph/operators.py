@@ -75,6 +75,20 @@ def node_text(G: nx.MultiDiGraph, node: Any) -> str:
     return str(data.get("name") or data.get("text") or node)
 
 
+def _let_go(held: set[Any], refs: dict[Any, int], item: Any) -> bool:
+    """A namespace that ``held`` ``item`` lets go of it: whether no namespace holds it any more (``refs``
+    counts the namespaces holding each item). An item the namespace did not hold goes only if none holds it."""
+    if item not in held:
+        return item not in refs
+    held.discard(item)
+    left = refs.get(item, 1) - 1
+    if left > 0:
+        refs[item] = left
+        return False
+    refs.pop(item, None)
+    return True
+
+
 class NodeVectors:
     """A cache of normalised text vectors for node texts, optionally kept on disk per namespace.
 
@@ -224,14 +238,7 @@ class NodeVectors:
         owned = self._owned.get(namespace, set())
         dropped = set()
         for t in texts:
-            if t in owned:
-                owned.discard(t)
-                left = self._text_refs.get(t, 1) - 1
-                if left > 0:
-                    self._text_refs[t] = left
-                    continue
-                self._text_refs.pop(t, None)
-            elif t in self._text_refs:  # another namespace's text
+            if not _let_go(owned, self._text_refs, t):
                 continue
             dropped.add(t)
             self._cache.pop(t, None)
@@ -240,16 +247,8 @@ class NodeVectors:
                 self._stored.pop(key, None)
         held = self._stored_of.get(namespace, set())
         for k in keys:
-            if k in held:
-                held.discard(k)
-                left = self._key_refs.get(k, 1) - 1
-                if left > 0:
-                    self._key_refs[k] = left
-                    continue
-                self._key_refs.pop(k, None)
-            elif k in self._key_refs:
-                continue
-            self._stored.pop(k, None)
+            if _let_go(held, self._key_refs, k):
+                self._stored.pop(k, None)
         for kept in [m for m in self._matrices if not dropped.isdisjoint(m)]:
             del self._matrices[kept]
 
