@@ -209,3 +209,27 @@ def test_open_files_stay_bounded_under_a_low_ulimit(tmp_path: Path) -> None:
     # Each loaded HNSW index holds four files; Chroma's cache evicts lazily, so fewer than one index per
     # namespace read stays loaded, not exactly eight.
     assert result["peak"] - result["base"] < 40 * 4, {k: v for k, v in result.items() if k != "fds"}
+
+
+def test_namespaces_are_listed_a_page_at_a_time_and_again_when_the_collections_change_meanwhile(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from langmem_cog.storage import namespaces
+
+    store = TurnStore(CogMemConfig(data_dir=tmp_path), embeddings=FakeEmbeddings())
+    names = _fill(store, 7)
+    monkeypatch.setattr(namespaces, "LIST_PAGE", 2)
+    client, pages = store.client, []
+    real_list = client.list_collections
+
+    def paged(limit=None, offset=0):
+        pages.append((limit, offset))
+        return real_list(limit=limit, offset=offset)
+
+    monkeypatch.setattr(client, "list_collections", paged)
+    assert store.namespaces() == names
+    assert pages == [(2, 0), (2, 2), (2, 4), (2, 6)]  # never the whole list in one call
+    counts = iter([7, 8, 8, 8])  # another process adds a collection during the first listing
+    monkeypatch.setattr(client, "count_collections", lambda: next(counts))
+    pages.clear()
+    assert store.namespaces() == names
+    assert len(pages) == 8  # listed twice
