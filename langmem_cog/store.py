@@ -453,7 +453,7 @@ class TurnStore:
     def namespaces(self) -> list[str]:
         """The namespaces that hold a collection, sorted."""
         self._access.fresh()
-        return self._spaces.stored()
+        return self._access.steady(self._spaces.stored)
 
     def has_namespace(self, namespace: str) -> bool:
         """Whether the namespace exists (holds or held turns)."""

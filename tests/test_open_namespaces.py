@@ -211,13 +211,14 @@ def test_open_files_stay_bounded_under_a_low_ulimit(tmp_path: Path) -> None:
     assert result["peak"] - result["base"] < 40 * 4, {k: v for k, v in result.items() if k != "fds"}
 
 
-def test_namespaces_are_listed_a_page_at_a_time_and_again_when_the_collections_change_meanwhile(
+def test_namespaces_are_listed_a_page_at_a_time_and_again_when_a_write_landed_meanwhile(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from langmem_cog.storage import namespaces
 
     store = TurnStore(CogMemConfig(data_dir=tmp_path), embeddings=FakeEmbeddings())
     names = _fill(store, 7)
-    monkeypatch.setattr(namespaces, "LIST_PAGE", 2)
+    monkeypatch.setattr(namespaces, "LIST_PAGE", 4)
+    monkeypatch.setattr(namespaces, "LIST_OVERLAP", 1)
     client, pages = store.client, []
     real_list = client.list_collections
 
@@ -227,9 +228,22 @@ def test_namespaces_are_listed_a_page_at_a_time_and_again_when_the_collections_c
 
     monkeypatch.setattr(client, "list_collections", paged)
     assert store.namespaces() == names
-    assert pages == [(2, 0), (2, 2), (2, 4), (2, 6)]  # never the whole list in one call
-    counts = iter([7, 8, 8, 8])  # another process adds a collection during the first listing
-    monkeypatch.setattr(client, "count_collections", lambda: next(counts))
+    assert pages == [(4, 0), (4, 3), (4, 6)]  # never the whole list in one call; each page overlaps the last
+    lock = store._access.dir_lock
+    real_read, reads = lock.read, iter([(1, 0), (2, 0), (2, 0), (2, 0)])  # another process wrote during the first
+    monkeypatch.setattr(lock, "read", lambda: next(reads, real_read()))
     pages.clear()
-    assert store.namespaces() == names
-    assert len(pages) == 8  # listed twice
+    assert store._access.steady(store._spaces.stored) == names
+    assert len(pages) == 6  # listed twice
+    # A namespace forgotten between two pages shifts the later ones back: the overlap still sees every other one.
+    pages.clear()
+    real_paged = paged
+
+    def forgetting(limit=None, offset=0):
+        page = real_paged(limit=limit, offset=offset)
+        if offset == 0:
+            client.delete_collection(page[0].name)
+        return page
+
+    monkeypatch.setattr(client, "list_collections", forgetting)
+    assert store._spaces.stored() == names

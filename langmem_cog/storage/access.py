@@ -19,7 +19,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import StoreError
@@ -30,6 +30,7 @@ from langmem_cog.storage.sync import ServerSync
 
 __all__ = ["DataDirAccess", "ReadChecks"]
 
+_T = TypeVar("_T")
 logger = logging.getLogger("langmem_cog.store")  # the store's logger
 
 # Per data dir: the generation the process's embedded Chroma system has seen, its client, and how many
@@ -133,6 +134,17 @@ class DataDirAccess:
             logger.warning("%s", exc)
             return
         _CHROMA_SYNCED[str(self.data_dir)] = self.seen_gen
+
+    def steady(self, read: Callable[[], _T]) -> _T:
+        """``read()``, run again (up to three times in all) while a write of another process or store
+        object landed as it ran (the data directory's generation moved), for a read that spans several
+        calls to Chroma."""
+        for _ in range(2):
+            before = self.dir_lock.read()[0] if self.dir_lock is not None else 0
+            value = read()
+            if self.dir_lock is None or self.dir_lock.read()[0] == before:
+                return value
+        return read()
 
     def fresh(self) -> None:
         """Reload in-memory state if another process or store object wrote since we last looked."""

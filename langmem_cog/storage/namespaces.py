@@ -33,8 +33,10 @@ __all__ = ["Namespaces"]
 
 logger = logging.getLogger("langmem_cog.store")  # the store's logger, as before the split
 
-#: How many collections :meth:`Namespaces.stored` lists per call to Chroma.
+#: How many collections :meth:`Namespaces.stored` lists per call to Chroma, and how many of them the next
+#: call lists again.
 LIST_PAGE = 500
+LIST_OVERLAP = 50
 
 
 class Namespaces:
@@ -104,19 +106,12 @@ class Namespaces:
 
         The collections are listed a page (:data:`LIST_PAGE`) at a time: Chroma builds every listed
         collection's record at once, and a process that listed 10,000 in one call kept some 200-300 MB more
-        resident for good (freed, but not given back by the allocator). A listing during which the number of
-        collections changed (another process added or forgot one, which shifts the pages) is taken again.
+        resident for good (freed, but not given back by the allocator). Pages overlap by
+        :data:`LIST_OVERLAP`, so a collection forgotten meanwhile (which shifts the later ones back) makes
+        none of them missed; :meth:`~langmem_cog.storage.access.DataDirAccess.steady` lists again when a
+        write landed meanwhile.
         """
         client = self._client()
-        for _ in range(3):
-            before = client.count_collections()
-            names = self._list(client)
-            if client.count_collections() == before:
-                break
-        return sorted(names)
-
-    @staticmethod
-    def _list(client: Any) -> set[str]:
         out: set[str] = set()
         offset = 0
         while True:
@@ -129,8 +124,8 @@ class Namespaces:
                 if "namespace" in meta:
                     out.add(meta["namespace"])
             if len(page) < LIST_PAGE:
-                return out
-            offset += LIST_PAGE
+                return sorted(out)
+            offset += LIST_PAGE - LIST_OVERLAP
 
     def lock(self, namespace: str) -> threading.RLock:
         """The lock of a namespace (every per-namespace operation holds it).
