@@ -90,8 +90,8 @@ def test_the_files_are_written_at_ingest_and_read_back_on_reopen(built) -> None:
     reopened = _memory(data_dir)
     path = reopened.graphs.path(ns)
     chunks = chunk_paths(path)
-    assert [p.parent for p in chunks] == [path.parent] * len(chunks) and 1 <= len(chunks) <= 2  # one per add
-    assert {p.name.split(".")[0] for p in chunks} == {path.stem}  # named after the graph file, beside it
+    folder = path.with_name(f"{path.stem}.nodevec")  # named after the graph file, beside it
+    assert [p.parent for p in chunks] == [folder] * len(chunks) and 1 <= len(chunks) <= 2  # one per add
     texts = _texts(reopened, ns)
     assert set(_stored(reopened, ns)) == {text_key(t) for t in texts}  # every node text, nothing else
     after = _rankings(reopened, ns)
@@ -283,7 +283,7 @@ def test_a_write_adds_a_chunk_of_the_missing_rows_only(tmp_path: Path) -> None:
     assert files.write("a", rows, rows) == 1
     assert len(chunk_paths(graph)) == 2
     assert set(_files(tmp_path)[0].read("a")) == set(rows)
-    assert not list(graph.parent.glob("*.tmp"))
+    assert not list(graph.parent.rglob("*.tmp"))
 
 
 def test_chunks_are_merged_by_size_and_by_dead_rows(tmp_path: Path) -> None:
@@ -317,15 +317,15 @@ def test_purge_reads_the_files_themselves_and_writes_only_when_a_row_died(tmp_pa
 
 def test_a_zip_file_that_is_not_ours_is_ignored(tmp_path: Path, caplog) -> None:
     files, graph = _files(tmp_path)
-    graph.parent.mkdir(parents=True)
-    with zipfile.ZipFile(graph.with_name("ab12.nodevec.00000001.npz"), "w") as z:
+    graph.with_name("ab12.nodevec").mkdir(parents=True)
+    with zipfile.ZipFile(graph.with_name("ab12.nodevec") / "00000001.npz", "w") as z:
         z.writestr("hello.txt", "hi")
     with caplog.at_level(logging.WARNING, logger="langmem_cog.graph.vectors"):
         assert files.read("a") == {}
     assert "unusable" in caplog.text
     rows = _rows(["x"])
     files.write("a", rows, rows)  # replaces it
-    assert [p.name for p in chunk_paths(graph)] == ["ab12.nodevec.00000002.npz"]
+    assert [p.name for p in chunk_paths(graph)] == ["00000002.npz"]
 
 
 # ---------------------------------------------------------------------- vectors held in memory

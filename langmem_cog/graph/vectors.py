@@ -3,8 +3,9 @@
 The operator loop scores a query against the vector of every node text of a namespace's graph
 (:class:`~langmem_cog.graph.operators.NodeVectors`). Embedding them is most of the first query after a
 restart (some 19,000 texts for a namespace of 30,000 turns), so a persistent memory keeps them in files
-beside the graph file ``graph/<stem>.json``: chunk files ``graph/<stem>.nodevec.<n>.npz`` (numpy's
-uncompressed zip, read without pickles), each holding
+beside the graph file ``graph/<stem>.json``: chunk files ``graph/<stem>.nodevec/<n>.npz``, a folder per
+namespace so that finding a namespace's chunks never lists the whole graph folder (numpy's uncompressed zip,
+read without pickles), each holding
 
 * ``keys``: ``uint8 (rows, 16)``, the BLAKE2b-128 digest of each node text (:func:`text_key`): rows are looked
   up by text, and the files hold no text;
@@ -30,8 +31,8 @@ Example:
     >>> files = NodeVectorFiles(lambda ns: graph, embedder=lambda: "e1")
     >>> files.write("alice", {text_key("tea"): np.ones(4, np.float32) / 2}, {text_key("tea")})
     1
-    >>> [p.name for p in chunk_paths(graph)]
-    ['ab12.nodevec.00000001.npz']
+    >>> [f"{p.parent.name}/{p.name}" for p in chunk_paths(graph)]
+    ['ab12.nodevec/00000001.npz']
     >>> rows = NodeVectorFiles(lambda ns: graph, embedder=lambda: "e1").read("alice")
     >>> rows[text_key("tea")].tolist()
     [0.5, 0.5, 0.5, 0.5]
@@ -43,6 +44,7 @@ import hashlib
 import logging
 import os
 import re
+import shutil
 import tempfile
 import threading
 import zipfile
@@ -54,7 +56,7 @@ import numpy as np
 
 from langmem_cog.locking import fsync_dir
 
-__all__ = ["KEY_BYTES", "MAX_CHUNKS", "NodeVectorFiles", "chunk_paths", "remove_chunks", "text_key"]
+__all__ = ["KEY_BYTES", "MAX_CHUNKS", "NodeVectorFiles", "chunk_folder", "chunk_paths", "remove_chunks", "text_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +66,7 @@ KEY_BYTES = 16
 MAX_CHUNKS = 16
 #: The chunk format this module writes and reads.
 FORMAT = 1
-_CHUNK = re.compile(r"\.nodevec\.(\d+)\.npz$")
+_CHUNK = re.compile(r"^(\d+)\.npz$")
 
 
 def text_key(text: str) -> bytes:
@@ -77,17 +79,17 @@ def text_key(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=KEY_BYTES).digest()
 
 
+def chunk_folder(graph_path: Path) -> Path:
+    """The folder of the node-vector chunk files of the graph file ``graph_path`` (``<stem>.nodevec``)."""
+    return graph_path.with_name(f"{graph_path.stem}.nodevec")
+
+
 def chunk_paths(graph_path: Path) -> list[Path]:
-    """The node-vector chunk files beside the graph file ``graph_path``, oldest first."""
-    folder = graph_path.parent
+    """The node-vector chunk files of the graph file ``graph_path``, oldest first."""
+    folder = chunk_folder(graph_path)
     if not folder.is_dir():
         return []
-    prefix = graph_path.stem + ".nodevec."
-    found = []
-    for p in folder.iterdir():
-        m = _CHUNK.search(p.name)
-        if p.name.startswith(prefix) and m is not None and p.name == f"{prefix}{m.group(1)}.npz":
-            found.append((int(m.group(1)), p))
+    found = [(int(m.group(1)), p) for p in folder.iterdir() if (m := _CHUNK.match(p.name))]
     return [p for _, p in sorted(found)]
 
 
@@ -95,11 +97,9 @@ def remove_chunks(graph_path: Path) -> bool:
     """Delete the node-vector chunk files beside ``graph_path`` (and temp files of a write cut short).
     Returns whether there were any."""
     old = chunk_paths(graph_path)
-    for p in old:
-        p.unlink(missing_ok=True)
-    if graph_path.parent.is_dir():
-        for tmp in graph_path.parent.glob(f".{graph_path.stem}.nodevec.*.tmp"):
-            tmp.unlink(missing_ok=True)
+    folder = chunk_folder(graph_path)
+    if folder.is_dir():
+        shutil.rmtree(folder)  # the chunks and temp files of a write cut short
     return bool(old)
 
 
@@ -284,7 +284,7 @@ class NodeVectorFiles:
                     return len(keep)
                 self._write_chunk(namespace, path, merged)
                 for n in tail:
-                    path.with_name(n).unlink(missing_ok=True)
+                    (chunk_folder(path) / n).unlink(missing_ok=True)
                     del known[n]
                 return len(merged)
             self._write_chunk(namespace, path, new)
@@ -338,14 +338,17 @@ class NodeVectorFiles:
                      delivered: bool = True) -> Path:
         """One new chunk file (numbered after every chunk on disk), written atomically; ``delivered``: whether
         the caller holds its rows already (else the next :meth:`read` returns them)."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        numbers = [int(m.group(1)) for p in chunk_paths(path) if (m := _CHUNK.search(p.name))]
-        out = path.with_name(f"{path.stem}.nodevec.{max([0, *numbers]) + 1:08d}.npz")
+        folder = chunk_folder(path)
+        if not folder.is_dir():
+            folder.mkdir(parents=True, exist_ok=True)
+            fsync_dir(folder.parent)
+        numbers = [int(m.group(1)) for p in chunk_paths(path) if (m := _CHUNK.match(p.name))]
+        out = folder / f"{max([0, *numbers]) + 1:08d}.npz"
         keys = list(rows)
         key_arr = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), KEY_BYTES)
         vecs = (np.stack([np.asarray(rows[k], dtype=np.float32) for k in keys]) if keys
                 else np.zeros((0, self._dim.get(namespace, 1)), dtype=np.float32))
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.nodevec.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
                 np.savez(fh, format=np.array(FORMAT), embedder=np.array(self.embedder), keys=key_arr, vectors=vecs)
@@ -355,7 +358,7 @@ class NodeVectorFiles:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        fsync_dir(path.parent)
+        fsync_dir(folder)
         st = out.stat()
         self._chunks.setdefault(namespace, {})[out.name] = _Chunk(
             (st.st_ino, st.st_mtime_ns, st.st_size), frozenset(keys), len(keys), usable=True, delivered=delivered)
@@ -371,7 +374,8 @@ class NodeVectorFiles:
         fresh = self._write_chunk(namespace, path, rows, delivered=delivered) if rows else None
         for p in old:
             p.unlink(missing_ok=True)
-        for tmp in path.parent.glob(f".{path.stem}.nodevec.*.tmp") if path.parent.is_dir() else ():
+        folder = chunk_folder(path)
+        for tmp in folder.glob(".*.tmp") if folder.is_dir() else ():
             tmp.unlink(missing_ok=True)
         known = self._chunks.setdefault(namespace, {})
         for name in [n for n in known if fresh is None or n != fresh.name]:
