@@ -26,8 +26,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import tempfile
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 from langmem_cog.errors import StoreError
 
@@ -36,7 +39,7 @@ try:  # POSIX only; elsewhere the lock is in-process only
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["DirLock", "fsync_dir"]
+__all__ = ["DirLock", "atomic_write", "exclusive_file", "fsync_dir"]
 
 logger = logging.getLogger(__name__)
 
@@ -168,3 +171,44 @@ def fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def atomic_write(path: Path, write: Callable[[IO[bytes]], object]) -> None:
+    """Write ``path`` atomically: ``write`` fills a temp file beside it (``.<stem>.*.tmp``), which is
+    fsynced and renamed over ``path``, then the folder is fsynced. A crash leaves either the old file or
+    the new one, never a torn one (a stray ``.tmp`` at worst).
+
+    Raises:
+        OSError: If the folder or the file cannot be written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
+def exclusive_file(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the file ``path`` (created if missing) across processes for the
+    block; in-process only where ``fcntl`` is missing. Unlike :class:`DirLock`, not reentrant.
+
+    Raises:
+        OSError: If the file cannot be created or opened.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

@@ -43,12 +43,8 @@ from typing import Any
 import numpy as np
 
 from langmem_cog.errors import InvalidInputError, ModelNotFoundError
-
-try:  # POSIX only; elsewhere two processes may both export a graph (each writes it atomically)
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
 from langmem_cog.loading import load_once, loading
+from langmem_cog.locking import exclusive_file
 
 __all__ = ["BACKENDS", "INPUT_NAMES", "onnx_available", "onnx_cache_dir", "onnx_session", "quantize_int8",
            "quantize_per_item", "resolve_backend", "run_session"]
@@ -127,25 +123,6 @@ def _key(path: Path, kind: str) -> str:
         st = p.stat()
         h.update(f"|{p.relative_to(path)}|{st.st_size}|{st.st_mtime_ns}".encode())
     return f"{path.name}-{kind}-{h.hexdigest()[:16]}"
-
-
-@contextmanager
-def _export_lock(target: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``target``'s cache entry (``export.lock`` in its folder), across
-    processes, while it is built: the first process exports, the others wait and open its file.
-
-    Raises:
-        OSError: If the lock file cannot be created (a read-only cache).
-    """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / "export.lock", "a+b") as handle:
-        if fcntl is not None:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            if fcntl is not None:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 @contextmanager
@@ -229,7 +206,8 @@ def onnx_session(path: str | Path, *, kind: str, build: Callable[[], Any], threa
             file = target
             if not file.exists():
                 try:
-                    with _export_lock(target):  # another process exporting the same key: wait, then use its file
+                    # another process exporting the same key: wait for it, then use its file
+                    with exclusive_file(target.parent / "export.lock"):
                         if not file.exists():
                             logger.info("exporting %s (%s) to ONNX at %s", path, kind, file)
                             build_file(file)

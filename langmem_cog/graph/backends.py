@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from langmem_cog.errors import InvalidInputError, StoreError
-from langmem_cog.locking import fsync_dir
+from langmem_cog.locking import atomic_write
 from langmem_cog.records import validate_namespace
 
 __all__ = ["GraphStore", "FileGraphStore", "BaseStoreGraphStore", "snapshot_key", "entry_key"]
@@ -80,25 +79,12 @@ class GraphStore(ABC):
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: a fsynced temp file renamed over it, then the folder fsynced.
-
-    A crash leaves either the old file or the new one, never a torn one (a stray ``.tmp`` at worst).
+    """Write ``text`` to ``path`` atomically (:func:`~langmem_cog.locking.atomic_write`, UTF-8).
 
     Raises:
         OSError: If the folder or the file cannot be written.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
+    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
 
 
 class FileGraphStore(GraphStore):

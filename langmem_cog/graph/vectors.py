@@ -42,10 +42,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
 import shutil
-import tempfile
 import threading
 import zipfile
 from collections.abc import Callable, Iterable, Mapping
@@ -54,7 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
-from langmem_cog.locking import fsync_dir
+from langmem_cog.locking import atomic_write, fsync_dir
 
 __all__ = ["KEY_BYTES", "MAX_CHUNKS", "NodeVectorFiles", "chunk_folder", "chunk_paths", "remove_chunks", "text_key"]
 
@@ -348,17 +346,8 @@ class NodeVectorFiles:
         key_arr = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), KEY_BYTES)
         vecs = (np.stack([np.asarray(rows[k], dtype=np.float32) for k in keys]) if keys
                 else np.zeros((0, self._dim.get(namespace, 1)), dtype=np.float32))
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, format=np.array(FORMAT), embedder=np.array(self.embedder), keys=key_arr, vectors=vecs)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, out)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        fsync_dir(folder)
+        atomic_write(out, lambda fh: np.savez(fh, format=np.array(FORMAT), embedder=np.array(self.embedder),
+                                               keys=key_arr, vectors=vecs))
         st = out.stat()
         self._chunks.setdefault(namespace, {})[out.name] = _Chunk(
             (st.st_ino, st.st_mtime_ns, st.st_size), frozenset(keys), len(keys), usable=True, delivered=delivered)

@@ -139,10 +139,12 @@ class DataDirAccess:
         """``read()``, run again (up to three times in all) while a write of another process or store
         object landed as it ran (the data directory's generation moved), for a read that spans several
         calls to Chroma."""
+        if self.dir_lock is None:  # no other process writes here
+            return read()
         for _ in range(2):
-            before = self.dir_lock.read()[0] if self.dir_lock is not None else 0
+            before = self.dir_lock.read()[0]
             value = read()
-            if self.dir_lock is None or self.dir_lock.read()[0] == before:
+            if self.dir_lock.read()[0] == before:
                 return value
         return read()
 
