@@ -23,16 +23,11 @@ from collections import defaultdict
 
 import numpy as np
 
-from langmem_cog.bench.memset import load_memset, split_ids
+from langmem_cog.bench.memset import load_memset, pick_split
 
 
 def _convs(split: str) -> list:
-    convs = load_memset()
-    if split == "all":
-        return convs
-    dev, test = split_ids([c.sample_id for c in convs])
-    keep = set(dev if split == "dev" else test)
-    return [c for c in convs if c.sample_id in keep]
+    return pick_split(load_memset(), split)  # type: ignore[arg-type]  # split: dev, test or all (argparse)
 
 
 def echo(split: str) -> None:

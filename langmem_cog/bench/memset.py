@@ -31,7 +31,7 @@ from langmem_cog.errors import InvalidInputError
 from langmem_cog.loaders import locomo_turns, read_json
 from langmem_cog.records import Turn
 
-__all__ = ["KINDS", "MemsetConversation", "MemsetQuestion", "default_memset_dir", "load_memset", "run_memset",
+__all__ = ["KINDS", "MemsetConversation", "MemsetQuestion", "default_memset_dir", "load_memset", "pick_split", "run_memset",
            "split_ids"]
 
 #: The kinds of question, in report order.
@@ -129,7 +129,12 @@ def split_ids(sample_ids: Sequence[str], seed: int = SPLIT_SEED) -> tuple[list[s
     return split_conversations(sample_ids, seed)
 
 
-def _pick(convs: list[MemsetConversation], split: Split) -> list[MemsetConversation]:
+def pick_split(convs: list[MemsetConversation], split: Split) -> list[MemsetConversation]:
+    """The conversations of one half (``dev``, ``test``; by :func:`split_ids`) or ``all`` of them.
+
+    Raises:
+        InvalidInputError: If ``split`` is none of those.
+    """
     if split == "all":
         return convs
     if split not in ("dev", "test"):
@@ -161,7 +166,7 @@ def run_memset(config: Any | None = None, *, mode: RetrievalMode | None = None, 
     from langmem_cog.memory import CogMemory
     from langmem_cog.retriever import CogMemRetriever
 
-    convs = _pick(load_memset(folder), split)
+    convs = pick_split(load_memset(folder), split)
     memory = memory or CogMemory(config or CogMemConfig.preset("ephemeral"))
     run = uuid.uuid4().hex[:8]
     details: list[dict[str, Any]] = []
