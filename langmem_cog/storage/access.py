@@ -33,11 +33,13 @@ __all__ = ["DataDirAccess", "ReadChecks"]
 _T = TypeVar("_T")
 logger = logging.getLogger("langmem_cog.store")  # the store's logger
 
-# Per data dir: the generation the process's embedded Chroma system has seen, its client, and how many
-# times the process started a new system for it (stores of the process switch to the new client).
+# Per data dir: the generation the process's embedded Chroma system has seen, its client, how many
+# times the process started a new system for it (stores of the process switch to the new client), and how
+# many namespaces the current system has loaded.
 _CHROMA_SYNCED: dict[str, int] = {}
 _CHROMA_CLIENTS: dict[str, Any] = {}
 _CHROMA_EPOCH: dict[str, int] = {}
+_CHROMA_LOADS: dict[str, int] = {}
 _CHROMA_RELOAD_LOCK = threading.RLock()
 
 
@@ -214,7 +216,7 @@ class DataDirAccess:
                 self._epoch = _CHROMA_EPOCH.get(key, 0)
             self._drop_handles()
 
-    def restart_embedded(self) -> None:
+    def restart_embedded(self, *, quiet: bool = False) -> None:
         """Start a new embedded Chroma system for the data directory, in place of the process's current one.
 
         Chroma's embedded system keeps a bounded cache of loaded HNSW indexes; an index it evicted and
@@ -222,6 +224,9 @@ class DataDirAccess:
         1.5), while a new system reads the same collection from its log and files. The caller holds
         the data directory lock; the other stores of the process switch to the new client on their
         next read or write, this one drops its collection handles now.
+
+        Args:
+            quiet: Log the restart at DEBUG level only (a routine one, :meth:`loaded_namespace`).
 
         Raises:
             StoreError: If the database cannot be opened again.
@@ -231,11 +236,32 @@ class DataDirAccess:
             self._stop_system()
             self.make_client()  # registers the new client
             _CHROMA_EPOCH[key] = _CHROMA_EPOCH.get(key, 0) + 1
+            _CHROMA_LOADS[key] = 0
             self._epoch = _CHROMA_EPOCH[key]
             self.client = _CHROMA_CLIENTS.get(key, self.client)
         self._drop_handles()
-        logger.info("data dir %s: started a new embedded Chroma system (an evicted index did not load)",
-                    self.data_dir)
+        if not quiet:
+            logger.info("data dir %s: started a new embedded Chroma system (an evicted index did not load)",
+                        self.data_dir)
+
+    def loaded_namespace(self) -> None:
+        """Count a namespace read from the embedded Chroma system (the caller holds the data directory lock);
+        once the system has loaded ``config.open_namespaces`` of them, start a new one.
+
+        Reading a collection loads its HNSW index, four files held open, and Chroma's cache of loaded indexes
+        keeps up to about 64 of them whatever its size (it evicts lazily). A store reads a namespace from
+        Chroma only when it opens it (its turns and vectors stay in memory while it is open), so a new
+        system, about 50 ms, closes the indexes of namespaces that are already in memory or closed: the files
+        held stay below ``4 * open_namespaces`` for indexes.
+        """
+        if self.config.chroma_mode != "persistent" or not self.own_client or self.data_dir is None:
+            return
+        key = str(self.data_dir)
+        with _CHROMA_RELOAD_LOCK:
+            _CHROMA_LOADS[key] = loads = _CHROMA_LOADS.get(key, 0) + 1
+        if loads >= self.config.open_namespaces:
+            logger.debug("data dir %s: %d namespaces loaded, closing their Chroma indexes", self.data_dir, loads)
+            self.restart_embedded(quiet=True)
 
     def _stop_system(self) -> None:
         """Stop and unregister the embedded system of this store's client (the caller holds the reload lock)."""
@@ -259,6 +285,7 @@ class DataDirAccess:
                 _CHROMA_SYNCED[key] = gen
                 self.make_client()  # registers the new client
                 _CHROMA_EPOCH[key] = _CHROMA_EPOCH.get(key, 0) + 1
+                _CHROMA_LOADS[key] = 0
             self.client = _CHROMA_CLIENTS.get(key, self.client)
             self._epoch = _CHROMA_EPOCH.get(key, 0)
 

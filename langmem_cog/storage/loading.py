@@ -42,16 +42,19 @@ class CacheLoader:
             in memory).
         restart_embedded: Starts a new embedded Chroma system in place of the process's current one (a load
             that failed because Chroma could not load an evicted HNSW index again is retried once after it).
+        loaded: Called after each namespace read from Chroma under the data directory lock (it may start a
+            new embedded system to close the HNSW indexes the reads loaded).
     """
 
     def __init__(self, spaces: Namespaces, tombstones: Tombstones, *, shared: bool,
                  dir_lock_unless_writing: Callable[[], AbstractContextManager[bool]],
-                 restart_embedded: Callable[[], None]) -> None:
+                 restart_embedded: Callable[[], None], loaded: Callable[[], None]) -> None:
         self._spaces = spaces
         self._tombstones = tombstones
         self.shared = shared
         self._dir_lock_unless_writing = dir_lock_unless_writing
         self._restart_embedded = restart_embedded
+        self._loaded = loaded
 
     def load(self, namespace: str) -> Cache:
         """The namespace's in-memory copy, read from Chroma on first use (an empty one if it does not exist).
@@ -74,6 +77,8 @@ class CacheLoader:
                 logger.info("namespace %r: %s", namespace, exc)
                 self._restart_embedded()
                 cache = self.read(namespace, persist=persist)
+            if persist:
+                self._loaded()
         self._spaces.caches[namespace] = cache
         return cache
 
