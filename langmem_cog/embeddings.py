@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -224,6 +224,9 @@ class LocalSentenceEmbeddings(Embeddings):
     @property
     def dimension(self) -> int:
         """The embedding dimension."""
+        onnx = self._onnx_encoder()
+        if onnx is not None and onnx.dimension:
+            return onnx.dimension
         get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         return int(get_dim())
 
@@ -249,8 +252,12 @@ class LocalSentenceEmbeddings(Embeddings):
             if self._onnx is None:
                 from langmem_cog.runtime import onnx_cache_dir
 
-                encoder = _OnnxSentenceEncoder.for_model(self.model, self.model_path, int8=self.precision == "int8",
-                                                         onnx_dir=onnx_cache_dir(self.cache_dir))
+                int8, onnx_dir = self.precision == "int8", onnx_cache_dir(self.cache_dir)
+                # From the model's files when they describe it (no torch import), else from the loaded model.
+                encoder = _OnnxSentenceEncoder.from_files(
+                    self.model_path, max_seq_length=self.max_seq_length, int8=int8, onnx_dir=onnx_dir,
+                    load_model=lambda: self.model,
+                ) or _OnnxSentenceEncoder.for_model(self.model, self.model_path, int8=int8, onnx_dir=onnx_dir)
                 if encoder is None and self.precision == "int8" and not self._auto:
                     raise ConfigError(f"{self.model_path} is not a transformer + mean pooling, so it cannot "
                                       "embed in int8: use precision='fp32'")
@@ -329,17 +336,31 @@ def int8_calls(lengths: Sequence[int], max_texts: int, max_tokens: int = INT8_BA
 
 
 class _OnnxSentenceEncoder:
-    """``SentenceTransformer.encode`` for a transformer + mean pooling (+ normalisation), in ONNX Runtime."""
+    """``SentenceTransformer.encode`` for a transformer + mean pooling (+ normalisation), in ONNX Runtime.
 
-    def __init__(self, model: Any, path: Path, normalize: bool, int8: bool = False,
-                 onnx_dir: Path | None = None) -> None:
-        self.model = model
-        self.int8 = int8
+    Args:
+        path: The model directory (its files key the exported graphs).
+        tokenizer: Its tokenizer (:class:`~langmem_cog.runtime.FileTokenizer`, or transformers' for a model
+            without ``tokenizer.json``).
+        max_length: Tokens kept of a text.
+        normalize: Whether vectors are L2-normalised.
+        load_model: Returns the loaded ``SentenceTransformer``; called only to export a graph.
+        int8: Run the int8 graphs.
+        onnx_dir: Where the exported graphs are kept (``None``: :func:`~langmem_cog.runtime.onnx_cache_dir`).
+        dimension: The vectors' dimension, when known without running the model (else 0).
+    """
+
+    def __init__(self, path: Path, *, tokenizer: Any, max_length: int, normalize: bool,
+                 load_model: Callable[[], Any], int8: bool = False, onnx_dir: Path | None = None,
+                 dimension: int = 0) -> None:
         self.path = path
-        self.onnx_dir = onnx_dir  # where the exported graphs are kept (None: runtime.onnx_cache_dir())
-        self.tokenizer = model.tokenizer
-        self.max_length = int(model.max_seq_length or self.tokenizer.model_max_length)
+        self.tokenizer = tokenizer
+        self.max_length = int(max_length)
         self.normalize = normalize
+        self.load_model = load_model
+        self.int8 = int8
+        self.onnx_dir = onnx_dir
+        self.dimension = int(dimension)
         self._sessions: dict[int | str | None, Any] = {}
 
     @classmethod
@@ -356,7 +377,36 @@ class _OnnxSentenceEncoder:
             and not any(getattr(pooling, f"pooling_mode_{m}", False) for m in ("cls_token", "max_tokens", "lasttoken")))
         if not mean or getattr(modules[0], "auto_model", None) is None:
             return None
-        return cls(model, path, normalize=len(modules) == 3, int8=int8, onnx_dir=onnx_dir)
+        return cls(path, tokenizer=model.tokenizer, max_length=int(model.max_seq_length or model.tokenizer.model_max_length),
+                   normalize=len(modules) == 3, load_model=lambda: model, int8=int8, onnx_dir=onnx_dir)
+
+    @classmethod
+    def from_files(cls, path: Path, *, max_seq_length: int | None, load_model: Callable[[], Any], int8: bool = False,
+                   onnx_dir: Path | None = None) -> _OnnxSentenceEncoder | None:
+        """The encoder of a sentence-transformers directory read from its files (``modules.json``, the
+        pooling and ``sentence_bert_config.json`` settings, ``tokenizer.json``), without loading the model
+        (or importing torch); ``None`` unless they describe a transformer at the directory's root with mean
+        pooling only (+ normalisation) and a token limit."""
+        try:
+            modules = json.loads((path / "modules.json").read_text(encoding="utf-8"))
+            kinds = [str(m["type"]).rsplit(".", 1)[-1] for m in modules]
+            if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
+                return None
+            if modules[0].get("path", "") not in ("", ".") or not (path / "tokenizer.json").is_file():
+                return None
+            pooling = json.loads((path / modules[1]["path"] / "config.json").read_text(encoding="utf-8"))
+            limit = json.loads((path / "sentence_bert_config.json").read_text(encoding="utf-8"))["max_seq_length"]
+        except (OSError, ValueError, KeyError, TypeError, IndexError):  # not such a directory: load the model
+            return None
+        modes = {k for k, v in pooling.items() if k.startswith("pooling_mode_") and v is True}
+        if modes - {"pooling_mode_mean_tokens"} or pooling.get("pooling_mode", "mean" if modes else None) != "mean":
+            return None
+        from langmem_cog.runtime import FileTokenizer
+
+        max_length = int(limit) if max_seq_length is None else min(int(max_seq_length), int(limit))
+        return cls(path, tokenizer=FileTokenizer(path), max_length=max_length, normalize=len(modules) == 3,
+                   load_model=load_model, int8=int8, onnx_dir=onnx_dir,
+                   dimension=int(pooling.get("word_embedding_dimension") or pooling.get("embedding_dimension") or 0))
 
     def _session(self, threads: int | None) -> Any:
         session = self._sessions.get(threads)
@@ -370,7 +420,7 @@ class _OnnxSentenceEncoder:
     def _module(self) -> Any:
         import torch
 
-        bert = self.model[0].auto_model
+        bert = self.load_model()[0].auto_model
         accepts_types = "token_type_ids" in bert.forward.__code__.co_varnames
 
         class Hidden(torch.nn.Module):
@@ -414,7 +464,7 @@ class _OnnxSentenceEncoder:
         return out
 
     def _encode_int8(self, ids: list[list[int]], batch_size: int, threads: int | None) -> np.ndarray:
-        from langmem_cog.runtime import run_session
+        from langmem_cog.runtime import default_threads, run_session
 
         calls = int8_calls([len(row) for row in ids], batch_size)
         single = self._session(1)
@@ -428,7 +478,7 @@ class _OnnxSentenceEncoder:
             return self._pool(run_session(single if len(call) == 1 else items, {"input_ids": x, "attention_mask": mask}),
                               mask)
 
-        workers = min(len(calls), threads if threads is not None else _torch_threads())
+        workers = min(len(calls), threads if threads is not None else default_threads())
         if workers <= 1:
             results = [run(c) for c in calls]
         else:
@@ -460,12 +510,6 @@ class _OnnxSentenceEncoder:
         if self.normalize:
             vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         return vecs
-
-
-def _torch_threads() -> int:
-    import torch
-
-    return int(torch.get_num_threads())
 
 
 class CachedEmbeddings(Embeddings):

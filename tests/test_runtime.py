@@ -394,3 +394,56 @@ def test_processes_exporting_one_key_together_all_get_a_working_graph(tiny_bert,
     entries = sorted(p.name.split("-")[1:-1] for p in cache.iterdir())
     assert entries == [["hidden"], ["hidden", "int8"]]  # one folder per key, each with its graph and no stray files
     assert all(sorted(q.name for q in e.iterdir()) == ["export.lock", "model.onnx"] for e in cache.iterdir())
+
+
+@pytest.mark.parametrize("model", ["minilm", "reranker"])
+def test_the_file_tokenizer_gives_the_tokens_and_padding_of_transformers(model):
+    from transformers import AutoTokenizer
+
+    path = resolve_model_path("minilm") if model == "minilm" else default_reranker_path()
+    theirs = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    ours = runtime.FileTokenizer(path)
+    texts = [*TEXTS, *(q for q, _ in PAIRS), *(m for _, m in PAIRS), "Ça va? naïve café — “quotes”", "İstanbul ﬁ",
+             "a\tb\nc \u200b d", "x" * 2000, " "]
+    for length in (8, 64, 256):
+        a = theirs(texts, truncation=True, max_length=length)
+        b = ours(texts, truncation=True, max_length=length)
+        assert {k: a[k] for k in a} == {k: b[k] for k in a}
+        a = theirs(texts, texts[::-1], truncation="longest_first", max_length=length)
+        b = ours(texts, texts[::-1], truncation="longest_first", max_length=length)
+        assert {k: a[k] for k in a} == {k: b[k] for k in a}
+        padded_a, padded_b = theirs.pad(dict(a), return_tensors="np"), ours.pad(b)
+        assert all(np.array_equal(padded_a[k], padded_b[k]) for k in padded_a)
+    assert ours(["a b c d e f"], truncation=False)["input_ids"] == theirs(["a b c d e f"])["input_ids"]
+    with pytest.raises(InvalidInputError, match="pair texts"):
+        ours(["a", "b"], ["c"])
+    with pytest.raises(InvalidInputError, match="only_second"):
+        ours(["a"], ["b"], truncation="only_second")
+
+
+def test_a_process_whose_graphs_are_exported_embeds_and_reranks_without_importing_torch():
+    """With the ONNX graphs in the cache, the embedder and the cross-encoder read their files and run:
+    importing torch, transformers and sentence-transformers (seconds) is left to an export."""
+    import subprocess
+    import sys
+    import textwrap
+
+    warm = textwrap.dedent("""
+        from langmem_cog import CogMemConfig
+        from langmem_cog.embeddings import config_embedder
+        from langmem_cog.rank.cross_encoder import LocalCrossEncoder, default_reranker_path
+        config = CogMemConfig.preset("ephemeral")
+        reranker = LocalCrossEncoder(default_reranker_path(), max_length=64, quantize=True)
+        emb = config_embedder(config)
+        emb.embed_documents(["one text", "two texts of one length", "two texts of one width"])
+        vector = emb.embed_query("Does Dana like running now?")
+        print(len(vector), emb.dimension, len(reranker.score([("q", "m"), ("a", "b c")])))
+        import sys
+        print(sorted(m for m in ("torch", "transformers", "sentence_transformers") if m in sys.modules))
+    """)
+    outputs = []
+    for _ in range(2):  # the first run exports what the cache lacks; the second only reads
+        run = subprocess.run([sys.executable, "-c", warm], capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr[-3000:]
+        outputs.append(run.stdout.strip().splitlines())
+    assert outputs[1] == ["384 384 2", "[]"], outputs

@@ -117,9 +117,14 @@ class LocalCrossEncoder(BaseCrossEncoder):
         self._session: Any = None
         self._lock = threading.Lock()
         with loading():
-            from transformers import AutoTokenizer
+            if self.backend == "onnx" and (self.path / "tokenizer.json").is_file():
+                from langmem_cog.runtime import FileTokenizer  # transformers' tokens, without importing it (and torch)
 
-            self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
+                self.tokenizer: Any = FileTokenizer(self.path)
+            else:
+                from transformers import AutoTokenizer
+
+                self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
             if self.backend == "onnx":
                 from langmem_cog.runtime import onnx_cache_dir, onnx_session
 
