@@ -29,6 +29,7 @@ from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import ExtractionError, InvalidInputError, LangMemCogError, StoreError
 from langmem_cog.graph import pending
 from langmem_cog.graph.operators import NodeVectors, node_text
+from langmem_cog.graph.provenance import TurnRecords, TurnRecordsCache
 from langmem_cog.graph.reconcile import natural_key
 from langmem_cog.graph.schema import Extractor
 from langmem_cog.graph.store import GraphMemory
@@ -92,6 +93,7 @@ class CogMemory:
         self._checked: set[str] = set()  # namespaces whose graph was checked against the raw store
         self.node_vectors = NodeVectors(self.store.embed_texts, files=self._node_vector_files())
         self._vectors_ready: set[str] = set()  # namespaces whose stored node vectors were read in this process
+        self._records = TurnRecordsCache()  # the claims, events and facts of each turn, per graph revision
         self._retrieval: GraphRetrieval | None = None
         # Deletes and forgets cut short by a crash end with the graph's step: finish them now.
         self.store.intent_finisher = self._finish_intent
@@ -109,6 +111,8 @@ class CogMemory:
     def _release_namespaces(self, namespaces: list[str]) -> None:
         """The store closed ``namespaces``: drop their written graphs and the vectors of their node texts from
         memory (read again on their next use). Runs under the store's locks, so it waits for none."""
+        for namespace in namespaces:
+            self._records.drop(namespace)
         for namespace in self.graphs.release(namespaces):
             self._vectors_ready.discard(namespace)
             self.node_vectors.release(namespace)
@@ -191,6 +195,7 @@ class CogMemory:
     def _forget_graph(self, namespace: str) -> bool:
         """Delete a namespace's graph and its node vectors (files and what this process read of them)."""
         self._vectors_ready.discard(namespace)
+        self._records.drop(namespace)
         self.node_vectors.forget(namespace)
         return self.graphs.forget(namespace)
 
@@ -432,6 +437,13 @@ class CogMemory:
         if namespace not in self._vectors_ready:
             self._prepare_node_vectors(namespace)
         return self.graphs.graph(namespace)
+
+    def turn_records(self, namespace: str) -> dict[str, TurnRecords]:
+        """Per turn id, the claims, events and state facts of the namespace's graph
+        (:func:`~langmem_cog.graph.provenance.turn_records`), computed again only after the graph changed.
+        The map is shared: do not change it."""
+        G = self.graph(namespace)
+        return self._records.get(namespace, G, self.graphs.revisions.get(namespace, 0))
 
     def consolidate(self, namespace: str) -> list[str]:
         """Consolidate repeated events into Facts (idempotent); returns the new or updated fact ids."""

@@ -50,12 +50,38 @@ def test_flipping_a_claim_status_in_the_graph_changes_the_ranking(sample) -> Non
     # No "now" in the question: the order of the two states is the graph's alone (not the tense rule's).
     before = _ids(r.invoke("Does Maya like running?"))
     old, new = G.nodes["claim:D1:15#0"]["status"], G.nodes["claim:D5:5#0"]["status"]
+    revisions = memory.graphs.revisions
     try:
         G.nodes["claim:D1:15#0"]["status"] = "CURRENT"  # nothing superseded any more: the rule does not apply
+        unseen = _ids(r.invoke("Does Maya like running?"))
+        # A change made outside GraphMemory's methods is seen once the namespace's revision moves.
+        revisions[ns] = revisions.get(ns, 0) + 1
         after = _ids(r.invoke("Does Maya like running?"))
     finally:
         G.nodes["claim:D1:15#0"]["status"], G.nodes["claim:D5:5#0"]["status"] = old, new
+        revisions[ns] = revisions.get(ns, 0) + 1
+    assert unseen == before
     assert before != after and after.index("D1:15") < after.index("D5:5")
+
+
+def test_the_records_of_each_turn_are_computed_again_only_after_the_graph_changed() -> None:
+    from langmem_cog import Turn
+
+    memory = CogMemory(CogMemConfig.preset("ephemeral"))
+    memory.add_turns([Turn(id="jan", namespace="dana", speaker="Dana", text="Honestly I hate running. It's boring.",
+                           timestamp="2024-01-10T08:00:00Z")])
+    first = memory.turn_records("dana")
+    assert memory.turn_records("dana") is first and first["jan"].claims
+    assert all(c.status == "CURRENT" for c in first["jan"].claims)
+    memory.add_turns([Turn(id="jun", namespace="dana", speaker="Dana", text="I love running now!",
+                           timestamp="2024-06-03T07:15:00Z")])
+    second = memory.turn_records("dana")
+    assert second is not first and second["jun"].claims
+    assert any(c.status == "SUPERSEDED" and c.superseded_by_turn == "jun" for c in second["jan"].claims)
+    docs = CogMemRetriever(memory=memory, namespace="dana").invoke("Does Dana like running now?")
+    assert [d.metadata["turn_id"] for d in docs][0] == "jun"
+    memory.delete_turns("dana", ["jun"])
+    assert all(c.status == "CURRENT" for c in memory.turn_records("dana")["jan"].claims)
 
 
 def test_documents_carry_the_events_resolved_dates(sample) -> None:

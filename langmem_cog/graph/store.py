@@ -225,6 +225,7 @@ class GraphMemory:
         self._needs_snapshot: set[str] = set()  # the next commit must rewrite the snapshot
         self._seq: dict[str, int] = {}  # the last journal sequence number in memory
         self._unreadable: set[str] = set()  # namespaces whose graph on disk failed to load
+        self.revisions: dict[str, int] = {}  #: per namespace, bumped by every change made to its graph in memory
         #: This memory's writer id in journaled backends (the keys of the journal entries it appends).
         self.writer_id = uuid.uuid4().hex[:16]
         # Journaled backends: what this memory applied of each namespace's journal in the shared store.
@@ -312,6 +313,7 @@ class GraphMemory:
                              writer=self.writer)
 
     def _changed(self, namespace: str) -> None:
+        self.revisions[namespace] = self.revisions.get(namespace, 0) + 1
         if self.autosave:
             self.save(namespace)
 
@@ -706,6 +708,7 @@ class GraphMemory:
             return self.load(namespace)
         if self._pending.get(namespace):
             return G
+        self.revisions[namespace] = self.revisions.get(namespace, 0) + 1  # other writers' entries may change G
         if not self._shared.catch_up(namespace, G, self._settings()):
             return self.load(namespace)
         return G

@@ -36,7 +36,7 @@ from langmem_cog.checks import positive_int
 from langmem_cog.documents import turn_document
 from langmem_cog.filters import TurnFilter
 from langmem_cog.fusion import zscore_fuse
-from langmem_cog.graph.provenance import TurnRecords, prefer_current, prefer_records, turn_records
+from langmem_cog.graph.provenance import TurnRecords, prefer_current, prefer_records
 from langmem_cog.rank.compressor import Candidate, ConvMemoryCompressor
 from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features, first_name, name_tokens
 from langmem_cog.rank.head import head_order
@@ -130,7 +130,7 @@ class Cascade:
         if self._retrieval is None:
             self._retrieval = self.memory.retrieval
         result = self._retrieval.result(namespace, query, now=now)
-        return GraphSignals.from_result(result, turn_records(self.memory.graph(namespace)))
+        return GraphSignals.from_result(result, self.memory.turn_records(namespace))
 
     def candidates(self, namespace: str, query: str, *, now: datetime | str | None = None,
                    query_vector: np.ndarray | None = None, context: bool | None = None,
