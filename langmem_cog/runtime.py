@@ -38,8 +38,8 @@ import hashlib
 import json
 import logging
 import os
-import sys
 import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
