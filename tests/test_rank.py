@@ -677,7 +677,9 @@ def test_mean_pooling_is_saved_with_the_checkpoint_and_used_when_scoring(tmp_pat
     gold, other = ce.score(pairs)
     assert gold > other  # it learned the list
     # The head reads the mean of the pair's token states (not the first token's pooler).
-    enc = ce.tokenizer([ex.query], [docs[0]], return_tensors="pt")
+    from transformers import AutoTokenizer
+
+    enc = AutoTokenizer.from_pretrained(str(tmp_path / "mean"))([ex.query], [docs[0]], return_tensors="pt")
     with torch.inference_mode():
         mean = ce.model.bert(**enc).last_hidden_state.mean(1)
         assert abs(float(ce.model.classifier(mean)) - gold) < 1e-3

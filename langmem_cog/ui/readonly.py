@@ -33,6 +33,7 @@ from typing import Any
 import networkx as nx
 
 from langmem_cog.errors import StoreError
+from langmem_cog.graph.provenance import TurnRecords, turn_records
 from langmem_cog.graph.store import GraphMemory
 from langmem_cog.memory import CogMemory
 from langmem_cog.records import validate_namespace
@@ -122,6 +123,10 @@ class ReadOnlyMemory:
         except OSError as exc:  # derived data: the loop embeds the texts instead
             logger.warning("inspector: namespace %r: cannot read the stored node vectors (%s)", namespace, exc)
         return state.graph
+
+    def turn_records(self, namespace: str) -> dict[str, TurnRecords]:
+        """Per turn id, the claims, events and state facts of the namespace's graph as :meth:`graph` finds it."""
+        return turn_records(self.graph(namespace))
 
     def graph_state(self, namespace: str) -> GraphState:
         """The stored graph when it is in step with the raw turns, else one rebuilt in memory from them.
