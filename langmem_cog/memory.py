@@ -443,7 +443,12 @@ class CogMemory:
         (:func:`~langmem_cog.graph.provenance.turn_records`), computed again only after the graph changed.
         The map is shared: do not change it."""
         G = self.graph(namespace)
-        return self._records.get(namespace, G, self.graphs.revisions.get(namespace, 0))
+        return self._records.get(namespace, G, self.graph_revision(namespace))
+
+    def graph_revision(self, namespace: str) -> int:
+        """A number that grows with every change made in memory to the namespace's graph object
+        (:attr:`~langmem_cog.graph.store.GraphMemory.revisions`)."""
+        return self.graphs.revisions.get(namespace, 0)
 
     def consolidate(self, namespace: str) -> list[str]:
         """Consolidate repeated events into Facts (idempotent); returns the new or updated fact ids."""

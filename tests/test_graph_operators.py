@@ -14,6 +14,7 @@ from langmem_cog.errors import InvalidInputError
 from langmem_cog.graph.operators import (
     NodeVectors,
     anchor,
+    anchor_texts,
     ground,
     in_window,
     intersect,
@@ -51,6 +52,40 @@ def test_anchor_blends_fuzzy_and_cosine() -> None:
     assert top[0][0] == "fact:maya|allergic_to|shellfish"
     # scores are a * fuzzy + (1 - a) * cosine, within [0, 1] for normalised vectors
     assert all(-1.0 <= s <= 1.0 for _, s in top)
+
+
+def test_anchor_on_texts_made_once_ranks_as_on_the_graph() -> None:
+    G = _graph()
+    emb = FakeEmbeddings()
+    vectors = NodeVectors(lambda texts: np.asarray(emb.embed_documents(texts)))
+    qv = np.asarray(emb.embed_query("beagle dog"), dtype=np.float32)
+    for types in (None, {"Event", "Fact"}, {"Concept"}):
+        texts = anchor_texts(G, types)
+        assert list(texts.texts) == [node_text(G, n) for n in texts.nodes]
+        assert texts.lowered == tuple(t.lower() for t in texts.texts)
+        for query in ("beagle dog", "Maya shellfish"):
+            assert anchor(G, query, types=types, vectors=vectors, query_vector=qv, texts=texts) == anchor(
+                G, query, types=types, vectors=vectors, query_vector=qv)
+
+
+def test_the_loop_makes_anchor_texts_again_only_when_the_graph_changed() -> None:
+    from langmem_cog import CogMemConfig, Turn
+    from langmem_cog.graph.loop import _Runtime
+    from langmem_cog.memory import CogMemory
+
+    memory = CogMemory(CogMemConfig.preset("ephemeral"), embeddings=FakeEmbeddings())
+    memory.add_turns([Turn(id="a", namespace="n", speaker="Leo", text="I adopted a beagle named Pickle.",
+                           timestamp="2024-01-10T08:00:00Z")])
+    rt = _Runtime(memory, hub_turns=5, seeds_per_step=5, per_hop=5, per_entity=5)
+    G = memory.graph("n")
+    first = rt.anchor_texts("n", G, None)
+    assert rt.anchor_texts("n", G, None) is first and rt.anchor_texts("n", G, {"Event"}) is not first
+    memory.add_turns([Turn(id="b", namespace="n", speaker="Leo", text="Pickle learned to swim at the lake.",
+                           timestamp="2024-02-10T08:00:00Z")])
+    G = memory.graph("n")
+    again = rt.anchor_texts("n", G, None)
+    assert again is not first and again == anchor_texts(G)
+    assert len(again.nodes) > len(first.nodes)
 
 
 def test_anchor_does_not_mutate_and_is_deterministic() -> None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -47,6 +48,8 @@ __all__ = [
     "node_text",
     "NodeVectors",
     "anchor",
+    "AnchorTexts",
+    "anchor_texts",
     "ground",
     "traverse",
     "intersect",
@@ -332,6 +335,30 @@ class NodeVectors:
         return matrix
 
 
+@dataclass(frozen=True)
+class AnchorTexts:
+    """The nodes :func:`anchor` scores for one node-type filter, with their texts (:func:`node_text`) and
+    lower-cased texts: what every query on an unchanged graph would otherwise recompute."""
+
+    nodes: tuple[Any, ...]
+    texts: tuple[str, ...]
+    lowered: tuple[str, ...]
+
+
+def anchor_texts(G: nx.MultiDiGraph, types: Collection[str] | None = None) -> AnchorTexts:
+    """The nodes of ``types`` (all when ``None``) in ``G``'s order, with their texts, for :func:`anchor`.
+
+    Example:
+        >>> G = nx.MultiDiGraph()
+        >>> G.add_node("person:leo", type="Person", name="Leo")
+        >>> anchor_texts(G).lowered
+        ('leo',)
+    """
+    nodes = tuple(n for n, d in G.nodes(data=True) if types is None or d.get("type") in types)
+    texts = tuple(node_text(G, n) for n in nodes)
+    return AnchorTexts(nodes, texts, tuple(t.lower() for t in texts))
+
+
 def anchor(
     G: nx.MultiDiGraph,
     query: str,
@@ -342,6 +369,7 @@ def anchor(
     a: float = 0.3,
     limit: int = 15,
     min_score: float = 0.0,
+    texts: AnchorTexts | None = None,
 ) -> list[tuple[Any, float]]:
     """Entry nodes for a query: ``a * fuzzy + (1 - a) * cosine``, best first.
 
@@ -355,6 +383,8 @@ def anchor(
         a: Weight of the fuzzy lexical score (rapidfuzz ``token_set_ratio`` / 100).
         limit: At most this many nodes.
         min_score: Drop nodes scoring below this.
+        texts: ``anchor_texts(G, types)`` of this very state of ``G``, made once for many queries (``None``:
+            made now).
 
     Returns:
         ``(node, score)`` pairs, best first (ties broken by node id).
@@ -366,14 +396,14 @@ def anchor(
         raise InvalidInputError(f"a={a!r} must be in [0, 1]")
     if limit < 1:
         raise InvalidInputError(f"limit={limit!r} must be at least 1")
-    nodes = [n for n, d in G.nodes(data=True) if types is None or d.get("type") in types]
+    found = texts if texts is not None else anchor_texts(G, types)
+    nodes = found.nodes
     if not nodes:
         return []
-    texts = [node_text(G, n) for n in nodes]
     q = query.lower()
-    lexical = process.cdist([q], [t.lower() for t in texts], scorer=fuzz.token_set_ratio, dtype=np.float64)[0] / 100.0
+    lexical = process.cdist([q], found.lowered, scorer=fuzz.token_set_ratio, dtype=np.float64)[0] / 100.0
     if vectors is not None and query_vector is not None and a < 1.0:
-        cos = vectors.vectors(texts) @ np.asarray(query_vector, dtype=np.float32)
+        cos = vectors.vectors(found.texts) @ np.asarray(query_vector, dtype=np.float32)
         scores = a * lexical + (1.0 - a) * cos
     else:
         scores = lexical

@@ -124,6 +124,11 @@ class ReadOnlyMemory:
             logger.warning("inspector: namespace %r: cannot read the stored node vectors (%s)", namespace, exc)
         return state.graph
 
+    def graph_revision(self, namespace: str) -> int:
+        """A number that grows with every change made in memory to the graphs this reader shows (the memory's
+        and its own rebuilds)."""
+        return self.memory.graph_revision(namespace) + self._scratch.revisions.get(namespace, 0)
+
     def turn_records(self, namespace: str) -> dict[str, TurnRecords]:
         """Per turn id, the claims, events and state facts of the namespace's graph as :meth:`graph` finds it."""
         return turn_records(self.graph(namespace))
