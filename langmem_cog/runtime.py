@@ -34,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -131,8 +132,10 @@ def default_threads() -> int:
     return max(1, len(affinity(0)) if affinity is not None else (os.cpu_count() or 1))
 
 
+@functools.cache
 def _torch_version() -> str:
-    """torch's version, from its package metadata when torch is not imported (importing it costs ~1.5 s)."""
+    """torch's version, from its package metadata when torch is not imported (importing it costs ~1.5 s); the
+    metadata's first read costs ~50 ms, so it is read once."""
     torch = sys.modules.get("torch")
     if torch is not None:
         return str(torch.__version__)
@@ -419,12 +422,10 @@ class FileTokenizer:
     def __init__(self, path: str | Path) -> None:
         from tokenizers import Tokenizer
 
-        file = Path(path) / "tokenizer.json"
+        file = self._file = Path(path) / "tokenizer.json"
         if not file.is_file():
             raise ModelNotFoundError(f"no tokenizer.json in {path}: reinstall the model, or use its directory")
         self._base = Tokenizer.from_file(str(file))
-        self._base.no_padding()
-        self._base.no_truncation()
         config_file = Path(path) / "tokenizer_config.json"
         config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.is_file() else {}
         pad = config.get("pad_token") or "[PAD]"
@@ -435,14 +436,21 @@ class FileTokenizer:
         self._lock = threading.Lock()
 
     def _truncating(self, max_length: int | None) -> Any:
-        """The tokenizer truncating to ``max_length`` tokens (longest first), one per length."""
+        """The tokenizer truncating to ``max_length`` tokens (longest first), one per length: the first length
+        asked for gets the tokenizer read at init, each other one a copy read from the file (~20 ms)."""
         with self._lock:
             tok = self._sized.get(max_length)
             if tok is None:
-                from tokenizers import Tokenizer
+                if self._sized:
+                    from tokenizers import Tokenizer
 
-                tok = Tokenizer.from_str(self._base.to_str())
-                if max_length is not None:
+                    tok = Tokenizer.from_file(str(self._file))
+                else:
+                    tok = self._base
+                tok.no_padding()
+                if max_length is None:
+                    tok.no_truncation()
+                else:
                     tok.enable_truncation(max_length, strategy="longest_first")
                 self._sized[max_length] = tok
             return tok
