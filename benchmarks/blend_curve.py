@@ -1,4 +1,4 @@
-"""The cross-encoder's blend curve on held-out and on left-out questions (session 21's diagnostic).
+"""The cross-encoder's blend curve on held-out and on left-out questions.
 
 For a leave-one-dataset-out fit (``langmem-cog train-models --datasets X --work-dir W --out M``), prints
 the MRR of ``w * ce + first`` inside the protected top 10 for every weight of a grid:

@@ -14,7 +14,7 @@ script turns such pairs into LoCoMo's schema, so that every LoCoMo command (``be
 Which pairs: those with at least 10 conversations and 400 to 1,000 turns (LoCoMo's conversations
 have 369-689 turns), shuffled with ``random.Random(31)``, the first 8. The rule looks at sizes only.
 
-The questions (``benchmarks/data/chitchat_questions.json``) were written in session 31 by people who
+The questions (``benchmarks/data/chitchat_questions.json``) were written by people who
 read only the converted conversations (``dump``) and never saw a retriever's output; each names its
 evidence turns. The conversations themselves are not copied into the repo: ``build`` makes them from
 the installed package::

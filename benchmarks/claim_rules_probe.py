@@ -1,4 +1,4 @@
-"""The attribution probe with each claim rule of ``Cascade.rank_pool`` switched off in turn (session 22).
+"""The attribution probe with each claim rule of ``Cascade.rank_pool`` switched off in turn.
 
 ``prefer_records`` (a record question about a named person gets that person's turn before someone else's
 opinion) and ``prefer_current`` (a "now" belief question gets the CURRENT claim before what it superseded)

@@ -1,6 +1,6 @@
 """Does the one fuzzy rule (graph.resolve: token_sort_ratio >= 90) change any LoCoMo question's entities
 against the loop's former rule (ratio >= 85)? Builds every question's pool through the candidate stage,
-resolving the names each intersect step receives both ways (session 21).
+resolving the names each intersect step receives both ways.
 
     python benchmarks/fuzzy_threshold_check.py ../shared/data/locomo/locomo10.json
     python benchmarks/fuzzy_threshold_check.py ../shared/data/longmemeval/longmemeval_s_dev.json.gz
