@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from langmem_cog.errors import InvalidInputError, ModelNotFoundError
+from langmem_cog.errors import DamagedModelError, InvalidInputError, ModelNotFoundError
 from langmem_cog.loading import load_once, loading
 from langmem_cog.locking import exclusive_file
 
@@ -411,6 +411,7 @@ class FileTokenizer:
 
     Raises:
         ModelNotFoundError: If ``path`` has no ``tokenizer.json``.
+        DamagedModelError: If it cannot be read as a tokenizer (truncated, say).
 
     Example:
         >>> from langmem_cog.embeddings import resolve_model_path
@@ -425,7 +426,11 @@ class FileTokenizer:
         file = self._file = Path(path) / "tokenizer.json"
         if not file.is_file():
             raise ModelNotFoundError(f"no tokenizer.json in {path}: reinstall the model, or use its directory")
-        self._base = Tokenizer.from_file(str(file))
+        try:
+            self._base = Tokenizer.from_file(str(file))
+        except Exception as exc:  # the tokenizers library raises a bare Exception for a file it cannot read
+            raise DamagedModelError(f"{file} is not a readable tokenizer ({exc}): reinstall the model (for the "
+                                    "shipped models, reinstall langmem-cog or run `make models`)") from exc
         config_file = Path(path) / "tokenizer_config.json"
         config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.is_file() else {}
         pad = config.get("pad_token") or "[PAD]"

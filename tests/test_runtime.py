@@ -421,6 +421,17 @@ def test_the_file_tokenizer_gives_the_tokens_and_padding_of_transformers(model):
         ours(["a"], ["b"], truncation="only_second")
 
 
+def test_a_damaged_tokenizer_file_is_a_named_error_naming_it(tmp_path):
+    from langmem_cog.errors import DamagedModelError, ModelNotFoundError
+
+    with pytest.raises(ModelNotFoundError, match="no tokenizer.json"):
+        runtime.FileTokenizer(tmp_path)
+    text = (default_reranker_path() / "tokenizer.json").read_text(encoding="utf-8")
+    (tmp_path / "tokenizer.json").write_text(text[: len(text) // 2], encoding="utf-8")
+    with pytest.raises(DamagedModelError, match="tokenizer.json is not a readable tokenizer"):
+        runtime.FileTokenizer(tmp_path)
+
+
 def test_a_process_whose_graphs_are_exported_embeds_and_reranks_without_importing_torch():
     """With the ONNX graphs in the cache, the embedder and the cross-encoder read their files and run:
     importing torch, transformers and sentence-transformers (seconds) is left to an export."""
