@@ -127,7 +127,7 @@ class TurnStore:
         self._loader = CacheLoader(self._spaces, self._tombstones, shared=self._shared,
                                    dir_lock_unless_writing=self._access.dir_lock_unless_writing,
                                    restart_embedded=self._access.restart_embedded,
-                                   loaded=self._access.loaded_namespace)
+                                   loaded=self._access.loaded_namespace, reading=self._access.chroma_read)
         # Scoring and search, with the vectors of recent queries (the raw scores and the operator loop embed
         # the same query); the embedder is looked up at each call.
         self._search = TurnSearch(self.config, self._spaces, load=self._loader.load,

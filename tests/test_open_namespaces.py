@@ -258,3 +258,25 @@ def test_namespaces_are_listed_a_page_at_a_time_and_again_when_a_write_landed_me
 
     monkeypatch.setattr(client, "list_collections", forgetting)
     assert store._spaces.stored() == names
+
+
+def test_the_embedded_system_is_restarted_after_open_namespaces_loads_but_never_under_another_load(
+        tmp_path: Path) -> None:
+    build = TurnStore(CogMemConfig(data_dir=tmp_path), embeddings=FakeEmbeddings())
+    names = _fill(build, 6)
+    del build
+    store = TurnStore(CogMemConfig(data_dir=tmp_path, open_namespaces=2), embeddings=FakeEmbeddings())
+    store._access.restart_embedded(quiet=True)  # a fresh system: no namespace loaded by it yet
+    first = store.client
+    store.count(names[0])
+    assert store.client is first
+    store.count(names[1])  # the second load: a new embedded system closes the indexes loaded so far
+    second = store.client
+    assert second is not first
+    with store._access.chroma_read():  # another thread's load in flight: the restart waits for it
+        store.count(names[2])
+        store.count(names[3])
+        assert store.client is second
+    store.count(names[4])  # the next load past the bound restarts
+    assert store.client is not second
+    assert [store.count(n) for n in names] == [len(TEXTS)] * 6  # every namespace reads back whole

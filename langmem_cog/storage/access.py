@@ -40,6 +40,7 @@ _CHROMA_SYNCED: dict[str, int] = {}
 _CHROMA_CLIENTS: dict[str, Any] = {}
 _CHROMA_EPOCH: dict[str, int] = {}
 _CHROMA_LOADS: dict[str, int] = {}
+_CHROMA_READS: dict[str, int] = {}  # namespace loads in flight
 _CHROMA_RELOAD_LOCK = threading.RLock()
 
 
@@ -259,9 +260,24 @@ class DataDirAccess:
         key = str(self.data_dir)
         with _CHROMA_RELOAD_LOCK:
             _CHROMA_LOADS[key] = loads = _CHROMA_LOADS.get(key, 0) + 1
-        if loads >= self.config.open_namespaces:
-            logger.debug("data dir %s: %d namespaces loaded, closing their Chroma indexes", self.data_dir, loads)
-            self.restart_embedded(quiet=True)
+            # Never under another thread's load (:meth:`chroma_read`): the next load tries again.
+            if loads >= self.config.open_namespaces and _CHROMA_READS.get(key, 0) <= 1:
+                logger.debug("data dir %s: %d namespaces loaded, closing their Chroma indexes", self.data_dir, loads)
+                self.restart_embedded(quiet=True)
+
+    @contextmanager
+    def chroma_read(self) -> Iterator[None]:
+        """A namespace load from Chroma in flight: no routine restart (:meth:`loaded_namespace`) stops the
+        embedded system under it, and a restart made before it began is followed first."""
+        key = str(self.data_dir)
+        with _CHROMA_RELOAD_LOCK:
+            _CHROMA_READS[key] = _CHROMA_READS.get(key, 0) + 1
+        try:
+            self._follow_restart()
+            yield
+        finally:
+            with _CHROMA_RELOAD_LOCK:
+                _CHROMA_READS[key] -= 1
 
     def _stop_system(self) -> None:
         """Stop and unregister the embedded system of this store's client (the caller holds the reload lock)."""

@@ -44,17 +44,20 @@ class CacheLoader:
             that failed because Chroma could not load an evicted HNSW index again is retried once after it).
         loaded: Called after each namespace read from Chroma under the data directory lock (it may start a
             new embedded system to close the HNSW indexes the reads loaded).
+        reading: Marks a load from Chroma in flight (no routine restart of the embedded system under it).
     """
 
     def __init__(self, spaces: Namespaces, tombstones: Tombstones, *, shared: bool,
                  dir_lock_unless_writing: Callable[[], AbstractContextManager[bool]],
-                 restart_embedded: Callable[[], None], loaded: Callable[[], None]) -> None:
+                 restart_embedded: Callable[[], None], loaded: Callable[[], None],
+                 reading: Callable[[], AbstractContextManager[None]]) -> None:
         self._spaces = spaces
         self._tombstones = tombstones
         self.shared = shared
         self._dir_lock_unless_writing = dir_lock_unless_writing
         self._restart_embedded = restart_embedded
         self._loaded = loaded
+        self._reading = reading
 
     def load(self, namespace: str) -> Cache:
         """The namespace's in-memory copy, read from Chroma on first use (an empty one if it does not exist).
@@ -67,7 +70,7 @@ class CacheLoader:
         cache = self._spaces.caches.get(namespace)
         if cache is not None:
             return cache
-        with self._dir_lock_unless_writing() as persist, gc_paused():  # many objects: see loading.gc_paused
+        with self._dir_lock_unless_writing() as persist, gc_paused(), self._reading():  # gc: see loading.gc_paused
             try:
                 cache = self.read(namespace, persist=persist)
             except Exception as exc:  # chromadb's errors share no base class worth naming
