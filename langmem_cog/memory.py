@@ -29,8 +29,9 @@ from langmem_cog.config import CogMemConfig
 from langmem_cog.errors import ExtractionError, InvalidInputError, LangMemCogError, StoreError
 from langmem_cog.graph import pending
 from langmem_cog.graph.operators import NodeVectors, node_text
-from langmem_cog.graph.provenance import TurnRecords, TurnRecordsCache
+from langmem_cog.graph.provenance import TurnRecords, turn_records
 from langmem_cog.graph.reconcile import natural_key
+from langmem_cog.graph.revisions import RevisionCache
 from langmem_cog.graph.schema import Extractor
 from langmem_cog.graph.store import GraphMemory
 from langmem_cog.graph.vectors import NodeVectorFiles
@@ -93,7 +94,8 @@ class CogMemory:
         self._checked: set[str] = set()  # namespaces whose graph was checked against the raw store
         self.node_vectors = NodeVectors(self.store.embed_texts, files=self._node_vector_files())
         self._vectors_ready: set[str] = set()  # namespaces whose stored node vectors were read in this process
-        self._records = TurnRecordsCache()  # the claims, events and facts of each turn, per graph revision
+        # the claims, events and facts of each turn, per graph revision (dropped with the namespace)
+        self._records: RevisionCache[dict[str, TurnRecords]] = RevisionCache()
         self._retrieval: GraphRetrieval | None = None
         # Deletes and forgets cut short by a crash end with the graph's step: finish them now.
         self.store.intent_finisher = self._finish_intent
@@ -123,11 +125,9 @@ class CogMemory:
         its own, embedded on first use)."""
         if self.config.retriever.mode != "cascade":
             if namespace in self._vectors_ready:
-                G = self.graphs.graph(namespace)
-                self.node_vectors.claim(namespace, [node_text(G, n) for n in G.nodes])
+                self.node_vectors.claim(namespace, self._node_texts(namespace))
             return
-        G = self.graphs.graph(namespace)
-        texts = [node_text(G, n) for n in G.nodes]
+        texts = self._node_texts(namespace)
         self._load_node_vectors(namespace)
         self.node_vectors.warm(texts, namespace=namespace)
         self._save_node_vectors(namespace, texts)
@@ -142,9 +142,13 @@ class CogMemory:
             self._warm_node_vectors(namespace)
         else:
             self._load_node_vectors(namespace)
-            G = self.graphs.graph(namespace)
-            self.node_vectors.claim(namespace, [node_text(G, n) for n in G.nodes])
+            self.node_vectors.claim(namespace, self._node_texts(namespace))
         self._vectors_ready.add(namespace)
+
+    def _node_texts(self, namespace: str) -> list[str]:
+        """The texts of the nodes of the namespace's graph, in the graph's order."""
+        G = self.graphs.graph(namespace)
+        return [node_text(G, n) for n in G.nodes]
 
     def _load_node_vectors(self, namespace: str) -> None:
         try:
@@ -169,8 +173,7 @@ class CogMemory:
             with self._lock, self.store.derived_files() as held:
                 if not held:
                     return
-                G = self.graphs.graph(namespace)
-                texts = [node_text(G, n) for n in G.nodes]
+                texts = self._node_texts(namespace)
                 if self.node_vectors.unsaved(namespace, texts):
                     self.node_vectors.save(namespace, texts)
         except (OSError, StoreError) as exc:
@@ -185,9 +188,8 @@ class CogMemory:
         Raises:
             StoreError: If the files cannot be rewritten (the deletion stays recorded and is retried).
         """
-        G = self.graphs.graph(namespace)
         try:
-            self.node_vectors.purge(namespace, [node_text(G, n) for n in G.nodes])
+            self.node_vectors.purge(namespace, self._node_texts(namespace))
         except OSError as exc:
             raise StoreError(f"cannot rewrite the node vectors of namespace {namespace!r} ({exc}): free disk "
                              "space or make the data directory writable, then retry") from exc
@@ -443,7 +445,7 @@ class CogMemory:
         (:func:`~langmem_cog.graph.provenance.turn_records`), computed again only after the graph changed.
         The map is shared: do not change it."""
         G = self.graph(namespace)
-        return self._records.get(namespace, G, self.graph_revision(namespace))
+        return self._records.get(namespace, G, self.graph_revision(namespace), lambda: turn_records(G))
 
     def graph_revision(self, namespace: str) -> int:
         """A number that grows with every change made in memory to the namespace's graph object

@@ -67,10 +67,7 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
-import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timezone
@@ -97,6 +94,7 @@ from langmem_cog.graph.operators import (
     traverse,
 )
 from langmem_cog.graph.resolve import FUZZY_THRESHOLD, NAME_SIMILARITY, normalize_name
+from langmem_cog.graph.revisions import RevisionCache
 from langmem_cog.graph.router import (
     Route,
     Router,
@@ -482,26 +480,13 @@ class _Runtime:
         self.per_hop = per_hop
         self.per_entity = per_entity
         self.vectors = memory.node_vectors  # warmed at ingest (CogMemory.add_turns)
-        self._texts: OrderedDict[tuple[str, frozenset[str] | None], tuple[Any, int, AnchorTexts]] = OrderedDict()
-        self._texts_lock = threading.Lock()
+        self._texts: RevisionCache[AnchorTexts] = RevisionCache(size=_ANCHOR_TEXTS_KEPT)
 
     def anchor_texts(self, namespace: str, G: nx.MultiDiGraph, types: Collection[str] | None) -> AnchorTexts:
         """:func:`~langmem_cog.graph.operators.anchor_texts` of the namespace's graph, made again only when the
         graph object or its revision changed (on a 30,000-turn graph, some 20 ms a query otherwise)."""
-        key = (namespace, None if types is None else frozenset(types))
-        revision = self.memory.graph_revision(namespace)
-        with self._texts_lock:
-            entry = self._texts.get(key)
-            if entry is not None and entry[0]() is G and entry[1] == revision:
-                self._texts.move_to_end(key)
-                return entry[2]
-        found = anchor_texts(G, types)
-        with self._texts_lock:
-            self._texts[key] = (weakref.ref(G), revision, found)
-            self._texts.move_to_end(key)
-            while len(self._texts) > _ANCHOR_TEXTS_KEPT:
-                self._texts.popitem(last=False)
-        return found
+        return self._texts.get(namespace, G, self.memory.graph_revision(namespace), lambda: anchor_texts(G, types),
+                               variant=None if types is None else frozenset(types))
 
     def query_vector(self, query: str) -> np.ndarray:
         """The query's normalised vector (cached by the store, which the raw scores share)."""

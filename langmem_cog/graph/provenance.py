@@ -22,7 +22,6 @@ Example:
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,8 +30,7 @@ import networkx as nx
 
 from langmem_cog.graph.schema import ClaimStatus, EdgeType, NodeType
 
-__all__ = ["TurnClaim", "TurnEvent", "TurnFact", "TurnRecords", "TurnRecordsCache", "turn_records", "prefer_current",
-           "prefer_records"]
+__all__ = ["TurnClaim", "TurnEvent", "TurnFact", "TurnRecords", "turn_records", "prefer_current", "prefer_records"]
 
 
 @dataclass(frozen=True)
@@ -122,39 +120,6 @@ def turn_records(G: nx.MultiDiGraph) -> dict[str, TurnRecords]:
                            tuple(sorted(events.get(t, []), key=lambda e: e.event_id)),
                            tuple(sorted(facts.get(t, []), key=lambda f: f.fact_id)))
             for t in set(claims) | set(events) | set(facts)}
-
-
-class TurnRecordsCache:
-    """:func:`turn_records` of each namespace's graph, computed again only when the graph object or its
-    revision (:attr:`~langmem_cog.graph.store.GraphMemory.revisions`) changed: on a 30,000-turn graph it
-    costs about 0.3 s, which every cascade query used to pay. Safe to share between threads; the maps it
-    returns are shared and must not be changed.
-
-    Example:
-        >>> cache, G = TurnRecordsCache(), nx.MultiDiGraph()
-        >>> cache.get("alice", G, 0) is cache.get("alice", G, 0)
-        True
-    """
-
-    def __init__(self) -> None:
-        self._entries: dict[str, tuple[nx.MultiDiGraph, int, dict[str, TurnRecords]]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, namespace: str, G: nx.MultiDiGraph, revision: int) -> dict[str, TurnRecords]:
-        """The records of ``G``, the graph of ``namespace`` at ``revision``."""
-        with self._lock:
-            entry = self._entries.get(namespace)
-        if entry is not None and entry[0] is G and entry[1] == revision:
-            return entry[2]
-        records = turn_records(G)
-        with self._lock:
-            self._entries[namespace] = (G, revision, records)
-        return records
-
-    def drop(self, namespace: str) -> None:
-        """Forget the records of a namespace (closed or forgotten)."""
-        with self._lock:
-            self._entries.pop(namespace, None)
 
 
 def prefer_current(turn_ids: Sequence[str], records: Mapping[str, TurnRecords], *, facts: bool = False) -> list[str]:
