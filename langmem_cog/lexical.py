@@ -32,6 +32,7 @@ from typing import Any
 
 import bm25s
 import numpy as np
+import orjson
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
@@ -232,8 +233,8 @@ class LexicalIndex:
                 logger.warning("ignoring torn last line %d of %s", lineno, path)
                 return True
             try:
-                op = json.loads(raw.decode("utf-8"))
-            except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+                op = orjson.loads(raw)
+            except ValueError as exc:  # orjson.JSONDecodeError (also for bytes that are not UTF-8, or nesting too deep)
                 logger.warning("ignoring corrupt line %d of %s (%s): re-indexing from the raw store", lineno, path, exc)
                 damaged = True
                 continue

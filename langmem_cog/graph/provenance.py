@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter
+from typing import Any
 
 import networkx as nx
 
@@ -90,8 +92,8 @@ def _first_turn(G: nx.MultiDiGraph, node: str) -> str | None:
 
 def _superseded_by(G: nx.MultiDiGraph, node: str) -> str | None:
     """The first turn of the newest node that SUPERSEDES ``node`` (``None`` when none does)."""
-    newer = sorted(u for u, _, k in G.in_edges(node, keys=True) if k == EdgeType.SUPERSEDES)
-    return _first_turn(G, newer[-1]) if newer else None
+    newer = [u for u, keys in G.pred[node].items() if EdgeType.SUPERSEDES in keys]
+    return _first_turn(G, max(newer)) if newer else None
 
 
 def turn_records(G: nx.MultiDiGraph) -> dict[str, TurnRecords]:
@@ -116,10 +118,18 @@ def turn_records(G: nx.MultiDiGraph) -> dict[str, TurnRecords]:
             fact = TurnFact(str(node), str(d["status"]), by)
             for t in d.get("provenance") or ():
                 facts.setdefault(str(t), []).append(fact)
-    return {t: TurnRecords(tuple(sorted(claims.get(t, []), key=lambda c: c.claim_id)),
-                           tuple(sorted(events.get(t, []), key=lambda e: e.event_id)),
-                           tuple(sorted(facts.get(t, []), key=lambda f: f.fact_id)))
+    return {t: TurnRecords(_sorted(claims.get(t), "claim_id"), _sorted(events.get(t), "event_id"),
+                           _sorted(facts.get(t), "fact_id"))
             for t in set(claims) | set(events) | set(facts)}
+
+
+def _sorted(items: list[Any] | None, key: str) -> tuple[Any, ...]:
+    """``items`` as a tuple sorted by the attribute ``key`` (most turns hold none or one of a kind)."""
+    if not items:
+        return ()
+    if len(items) == 1:
+        return (items[0],)
+    return tuple(sorted(items, key=attrgetter(key)))
 
 
 def prefer_current(turn_ids: Sequence[str], records: Mapping[str, TurnRecords], *, facts: bool = False) -> list[str]:

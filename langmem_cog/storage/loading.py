@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,6 +26,7 @@ from langmem_cog.storage.inputs import order_key
 from langmem_cog.storage.namespaces import Namespaces
 from langmem_cog.storage.server import drift_read
 from langmem_cog.storage.sync import GET_BATCH, Tombstones, fetch_turns
+from langmem_cog.storage.turnfile import TurnFileError, read_turns, write_turns
 
 __all__ = ["CacheLoader"]
 
@@ -100,6 +103,8 @@ class CacheLoader:
         if col is not None:
             turns: list[Turn] = []
             embs: list[np.ndarray] = []
+            held: tuple[list[Turn], np.ndarray] | None = None
+            path: Path | None = None
             if self.shared:
                 # The delete records first (a re-add follows its record, see ServerSync.catch_up), then one listing
                 # of the ids and reads by id: other workers' writes cannot shift pages under the read.
@@ -113,14 +118,19 @@ class CacheLoader:
                 turns, fetched = fetch_turns(namespace, col, ids, gone=self._spaces.gone)
                 embs = [fetched] if turns else []
             else:
+                path = self._spaces.turns_path(namespace)
                 try:
-                    total = col.count()
-                    for offset in range(0, total, GET_BATCH):
-                        got = col.get(include=["embeddings", "documents", "metadatas"], limit=GET_BATCH,
-                                      offset=offset)
-                        for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
-                            turns.append(turn_from_chroma(tid, doc, meta))
-                        embs.append(np.asarray(got["embeddings"], dtype=np.float32))
+                    held = self._turns_file(namespace, col, path)
+                    if held is not None:
+                        turns, embs = held[0], [held[1]]
+                    else:
+                        total = col.count()
+                        for offset in range(0, total, GET_BATCH):
+                            got = col.get(include=["embeddings", "documents", "metadatas"], limit=GET_BATCH,
+                                          offset=offset)
+                            for tid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
+                                turns.append(turn_from_chroma(tid, doc, meta))
+                            embs.append(np.asarray(got["embeddings"], dtype=np.float32))
                 except Exception as exc:  # chromadb's errors share no base class worth naming
                     if collection_gone(exc):
                         raise self._spaces.gone(namespace) from exc
@@ -128,8 +138,40 @@ class CacheLoader:
             order = sorted(range(len(turns)), key=lambda i: order_key(turns[i]))
             emb = np.vstack(embs)[order] if embs else np.zeros((0, 0), dtype=np.float32)
             cache.append([turns[i] for i in order], emb)
+            if not self.shared and held is None and persist and path is not None:
+                self._rewrite_turns_file(namespace, path, cache)
             self.repair_lexical(namespace, cache, persist=persist)
         return cache
+
+    def _turns_file(self, namespace: str, col: Any, path: Path | None) -> tuple[list[Turn], np.ndarray] | None:
+        """The namespace's turns and vectors from its turns file, when it reads whole and holds exactly the
+        collection's ids (see :mod:`~langmem_cog.storage.turnfile`); ``None`` to read them from Chroma."""
+        if path is None:
+            return None
+        try:
+            turns, emb = read_turns(path, namespace)
+        except FileNotFoundError:
+            return None
+        except (TurnFileError, OSError) as exc:
+            logger.warning("namespace %r: the turns file cannot be used (%s): reading the turns from Chroma",
+                           namespace, exc)
+            return None
+        ids = col.get(include=[])["ids"]
+        mine = {t.id for t in turns}
+        if len(mine) != len(turns) or mine != set(ids):
+            logger.info("namespace %r: the turns file is out of step with Chroma (%d turns, Chroma %d): "
+                        "reading the turns from Chroma", namespace, len(turns), len(ids))
+            return None
+        return turns, emb
+
+    def _rewrite_turns_file(self, namespace: str, path: Path, cache: Cache) -> None:
+        """Write the namespace's turns file from a copy just read from Chroma (the caller holds the data
+        directory lock); a file that cannot be written only costs the next load a read from Chroma."""
+        try:
+            write_turns(path, cache.turns, cache.emb if cache.emb is not None else np.zeros((0, 0), np.float32))
+        except OSError as exc:
+            logger.warning("namespace %r: cannot write the turns file %s (%s): the next load reads Chroma again",
+                           namespace, path, exc)
 
     def repair_lexical(self, namespace: str, cache: Cache, *, persist: bool) -> None:
         """Bring the BM25 index in line with Chroma (after a crash between the two writes, or, in

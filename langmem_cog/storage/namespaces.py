@@ -209,6 +209,11 @@ class Namespaces:
             self._use(namespace)
         return idx
 
+    def turns_path(self, namespace: str) -> Path | None:
+        """Where the namespace's turns file lives (``data_dir/turns/<collection>.bin``; ``None`` without a data
+        directory); see :mod:`langmem_cog.storage.turnfile`."""
+        return self.data_dir / "turns" / f"{collection_name(namespace)}.bin" if self.persistent else None
+
     def context_path(self, namespace: str) -> Path | None:
         """The folder of the namespace's context vectors (``None`` for an ephemeral store)."""
         return self.data_dir / "context" / collection_name(namespace) if self.persistent else None
@@ -295,8 +300,8 @@ class Namespaces:
                 self._open.pop(namespace, None)
 
     def remove_local_files(self, namespace: str) -> None:
-        """Remove the namespace's local files: its BM25 log (and the temp copies a crashed compaction left)
-        and its context vectors (the caller holds the namespace lock and the data directory lock).
+        """Remove the namespace's local files: its BM25 log (and the temp copies a crashed compaction left),
+        its turns file and its context vectors (the caller holds the namespace lock and the data directory lock).
 
         Raises:
             OSError: If a file cannot be removed.
@@ -304,6 +309,9 @@ class Namespaces:
         path = self.lexical_path(namespace)
         path.unlink(missing_ok=True)
         remove_stale_temp(path)
+        turns = self.turns_path(namespace)
+        if turns is not None:
+            turns.unlink(missing_ok=True)
         ContextIndex(self._embed, self.context_path(namespace)).forget()
 
     def drop_handles(self) -> None:

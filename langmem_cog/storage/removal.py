@@ -19,6 +19,7 @@ from langmem_cog.storage.files import EmbeddedFiles
 from langmem_cog.storage.journal import Intent
 from langmem_cog.storage.namespaces import Namespaces
 from langmem_cog.storage.sync import ServerSync, Tombstones, server_ids
+from langmem_cog.storage.turnfile import drop_turns
 
 __all__ = ["RemovalSteps"]
 
@@ -80,6 +81,8 @@ class RemovalSteps:
                     col.delete(ids=present)
                 lexical.delete(ids)  # compacts the log
                 cache.remove(ids if self.shared else present)
+                if present or intent.replay:
+                    self._drop_from_turns_file(ns, ids)
                 self._spaces.context_matrix(ns, cache, create=False)  # rewrites the files without their rows
             except BaseException:
                 if self.shared and present:  # Chroma may have deleted them (some of them): tell the others
@@ -93,6 +96,19 @@ class RemovalSteps:
         if intent.replay or present or purged or self._files.has_free_pages():
             self._files.vacuum()
         return len(present)
+
+    def _drop_from_turns_file(self, namespace: str, ids: list[str]) -> None:
+        """Rewrite the namespace's turns file without the deleted turns (``http`` mode keeps none).
+
+        Raises:
+            OSError: If the file can be neither rewritten nor removed (it may hold deleted text: the
+                delete stays in the journal and is replayed).
+        """
+        path = self._spaces.turns_path(namespace)
+        if path is None or self.shared:
+            return
+        drop_turns(path, namespace, ids)
+        remove_stale_temp(path)
 
     def forget(self, intent: Intent) -> bool:
         """The store's steps of a forget, each safe to repeat.
@@ -109,6 +125,10 @@ class RemovalSteps:
         else:
             self._spaces.lexical_index(ns).clear()
             self._spaces.context_index(ns).forget()
+            turns = self._spaces.turns_path(ns)
+            if turns is not None:
+                turns.unlink(missing_ok=True)
+                remove_stale_temp(turns)
         if col is not None:
             dirs += self._files.segment_dirs(col)
             try:

@@ -28,6 +28,7 @@ from langmem_cog.storage.chroma import collection_gone, collection_name, turn_fr
 from langmem_cog.storage.files import EmbeddedFiles
 from langmem_cog.storage.namespaces import Namespaces
 from langmem_cog.storage.sync import ServerSync
+from langmem_cog.storage.turnfile import append_turns, write_turns
 from langmem_cog.storage.types import StageTimes
 
 __all__ = ["DIMENSION_CLASH", "TurnWriter"]
@@ -160,8 +161,10 @@ class TurnWriter:
             times, t0 = self._stage_times(), time.perf_counter()
             if new:
                 emb = np.stack([vectors[t.id] for t in new])
+                before = len(cache.ids)
                 self._chroma_add(namespace, new, emb)
                 cache.append(new, emb)
+                self._append_turns_file(namespace, new, emb, first=before == 0)
             t1 = time.perf_counter()
             self._index_lexical(namespace, lexical, group)
             t2 = time.perf_counter()
@@ -175,6 +178,43 @@ class TurnWriter:
             raise
         if announce:
             self._sync.announce(namespace)
+
+    def _append_turns_file(self, namespace: str, turns: list[Turn], emb: np.ndarray, *, first: bool) -> None:
+        """Append the turns Chroma now holds to the namespace's turns file (:mod:`~langmem_cog.storage.turnfile`),
+        when the file holds the namespace's earlier turns or there are none (else the next load writes it
+        whole from Chroma). A file that cannot be written is removed: the next load reads Chroma."""
+        path = self._spaces.turns_path(namespace)
+        if path is None or self.shared or not (first or path.exists()):
+            return
+        try:
+            # Chroma's copy, as a load from Chroma reads it (its index stores the vectors normalised again).
+            turns, emb = self._read_back(namespace, turns)
+            if first:
+                write_turns(path, turns, emb)  # whatever an earlier namespace of this name left there goes
+            else:
+                append_turns(path, turns, emb)
+        except Exception as exc:  # OSError, or chromadb's (no base class worth naming): the file is only a copy
+            logger.warning("namespace %r: cannot append to the turns file %s (%s): the next load reads Chroma",
+                           namespace, path, exc)
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as again:
+                logger.warning("namespace %r: cannot remove %s either (%s)", namespace, path, again)
+
+    def _read_back(self, namespace: str, turns: list[Turn]) -> tuple[list[Turn], np.ndarray]:
+        """The turns and vectors Chroma holds of ``turns``' ids, in their order.
+
+        Raises:
+            OSError: If Chroma does not hold them all (the turns file is then removed).
+        """
+        col = self._spaces.collection(namespace, create=False)
+        got = col.get(ids=[t.id for t in turns], include=["embeddings", "documents", "metadatas"]) if col else None
+        if got is None or len(got["ids"]) != len(turns):
+            raise OSError(f"Chroma returned {0 if got is None else len(got['ids'])} of the {len(turns)} turns written")
+        at = {tid: i for i, tid in enumerate(got["ids"])}
+        order = [at[t.id] for t in turns]
+        held = [turn_from_chroma(got["ids"][i], got["documents"][i], got["metadatas"][i]) for i in order]
+        return held, np.asarray(got["embeddings"], dtype=np.float32)[order]
 
     def _chroma_add(self, namespace: str, turns: list[Turn], emb: np.ndarray) -> None:
         """Add turns to the namespace's collection (the commit point of ``add_turns``).
