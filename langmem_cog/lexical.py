@@ -23,6 +23,7 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -166,6 +167,59 @@ def files_limit_message(path: Path, exc: OSError) -> str:
     return (f"cannot open {path}: the process holds too many open files ({exc.strerror or exc}); nothing stored is "
             "damaged. Raise the limit (ulimit -n), or keep fewer namespaces open at once "
             "(CogMemConfig.open_namespaces, LANGMEM_COG_OPEN_NAMESPACES), then retry")
+
+
+def build_bm25(corpus: Sequence[Sequence[str]], *, k1: float, b: float) -> bm25s.BM25:
+    """The index ``bm25s.BM25(k1=k1, b=b).index(corpus)`` builds (its default Lucene BM25), computed in bulk.
+
+    bm25s counts each document's tokens and scores them one document at a time in Python (390 ms for 30,000
+    turns on 2 cores, then more in garbage collection of the objects it made); here the counts come from one
+    ``np.unique`` over every (document, token) pair and the scores from the same float operations on whole
+    arrays, so :meth:`bm25s.BM25.get_scores` gives the same numbers bit for bit (tested against bm25s). Token
+    ids are numbered in order of first appearance (bm25s numbers them in a set's order; no score depends on
+    it), and the empty token is added to the vocabulary as ``index`` adds it.
+
+    Args:
+        corpus: Each document's tokens (none may be empty).
+        k1: BM25 ``k1``.
+        b: BM25 ``b``.
+
+    Example:
+        >>> bm = build_bm25([["red", "fox"], ["blue", "fox", "fox"]], k1=0.9, b=0.4)
+        >>> [round(float(s), 4) for s in bm.get_scores(["fox"])], [round(float(s), 4) for s in bm.get_scores(["red"])]
+        ([0.0997, 0.1227], [0.3792, 0.0])
+    """
+    bm = bm25s.BM25(k1=k1, b=b)
+    vocab: dict[str, int] = {}
+    lengths = np.fromiter((len(doc) for doc in corpus), dtype=np.int64, count=len(corpus))
+    flat = np.fromiter((vocab.setdefault(tok, len(vocab)) for doc in corpus for tok in doc), dtype=np.int64,
+                       count=int(lengths.sum()))
+    n_docs, n_vocab = len(corpus), len(vocab)
+    pairs, counts = np.unique(np.repeat(np.arange(n_docs, dtype=np.int64), lengths) * n_vocab + flat,
+                              return_counts=True)  # sorted by document, then token
+    doc, tok = pairs // n_vocab, pairs % n_vocab
+    df = np.bincount(tok, minlength=n_vocab)
+    idf = np.zeros(n_vocab, dtype=bm.dtype)  # bm25s: math.log per token, stored as float32
+    for value in np.unique(df):
+        idf[df == value] = math.log(1 + (n_docs - int(value) + 0.5) / (int(value) + 0.5))
+    avg = np.array(lengths).mean()
+    # bm25s per document: tf / (k1 * ((1 - b) + b * len / avg) + tf), the bracket a float64 scalar that meets the
+    # float32 counts as NumPy promotes a scalar (float64 under NumPy 2, float32 under NumPy 1's value-based rule).
+    step = (np.float64(1.0) + np.ones(1, dtype=bm.dtype)).dtype
+    tf = counts.astype(bm.dtype)
+    tfc = tf / ((k1 * ((1 - b) + b * lengths[doc] / avg)).astype(step) + tf)
+    scores = (idf[tok] * tfc).astype(bm.dtype)
+    order = np.argsort(tok, kind="stable")  # columns of tokens, documents ascending within each (CSC)
+    indptr = np.zeros(n_vocab + 1, dtype=np.int64)
+    np.cumsum(np.bincount(tok, minlength=n_vocab), out=indptr[1:])
+    bm.scores = {"data": scores[order], "indices": doc[order].astype(np.int32), "indptr": indptr,
+                 "num_docs": n_docs}
+    if "" not in vocab:
+        vocab[""] = n_vocab
+    bm.vocab_dict = vocab
+    bm.unique_token_ids_set = set(vocab.values())
+    bm.nonoccurrence_array = None
+    return bm
 
 
 class LexicalIndex:
@@ -372,9 +426,7 @@ class LexicalIndex:
                 self._ids = list(self._docs)
                 self._pos = {d: i for i, d in enumerate(self._ids)}
                 corpus = [self._docs[i] or ["\x00empty"] for i in self._ids]
-                bm = bm25s.BM25(k1=self.k1, b=self.b)
-                bm.index(corpus, show_progress=False)
-                self._bm25 = bm
+                self._bm25 = build_bm25(corpus, k1=self.k1, b=self.b)
             return self._bm25
 
     def scores(self, query: str) -> tuple[list[str], np.ndarray]:

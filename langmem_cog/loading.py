@@ -166,6 +166,12 @@ def gc_paused() -> Iterator[None]:
     the collector runs again when the last one leaves, if it ran when the first one came (an application
     that turned it off keeps it off).
 
+    When the last one leaves, what was built goes straight to the collector's oldest generation
+    (``gc.freeze()`` then ``gc.unfreeze()``: two list splices), as it would after surviving two young
+    collections, without those two scans of every object: for a 30,000-turn namespace (440,000 objects), about
+    0.4 s of young collections that the first query paid. It is skipped when the application keeps objects
+    frozen itself (``gc.get_freeze_count()``: unfreezing would undo that).
+
     Example:
         >>> import gc
         >>> with gc_paused():
@@ -185,4 +191,7 @@ def gc_paused() -> Iterator[None]:
         with _GC_LOCK:
             _gc_pauses -= 1
             if _gc_pauses == 0 and _gc_was_enabled:
+                if gc.get_freeze_count() == 0:
+                    gc.freeze()
+                    gc.unfreeze()
                 gc.enable()

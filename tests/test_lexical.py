@@ -236,3 +236,25 @@ class TestPersistence:
         reloaded = LexicalIndex(path)
         assert reloaded.ids == [*DOCS, "e"]
         assert reloaded.search("giraffe", 1)[0][0] == "e"
+
+
+# ------------------------------------------------------------------ the bulk build equals bm25s's own
+@pytest.mark.parametrize("seed", range(4))
+def test_the_bulk_build_scores_bit_for_bit_as_bm25s_index(seed: int) -> None:
+    import random
+
+    import bm25s
+
+    from langmem_cog.lexical import build_bm25
+
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(rng.choice([3, 40, 400]))]
+    corpus = [[rng.choice(words) for _ in range(rng.randint(1, 30))] for _ in range(rng.choice([1, 7, 300]))]
+    k1, b = rng.choice([(0.9, 0.4), (1.2, 0.75), (1.5, 0.0)])
+    ref = bm25s.BM25(k1=k1, b=b)
+    ref.index(corpus, show_progress=False)
+    bulk = build_bm25(corpus, k1=k1, b=b)
+    assert set(bulk.vocab_dict) == set(ref.vocab_dict)
+    for _ in range(50):
+        query = rng.sample(words, min(len(words), rng.randint(1, 5)))
+        assert np.array_equal(bulk.get_scores(query), ref.get_scores(query)), query
