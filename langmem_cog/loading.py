@@ -151,6 +151,9 @@ def load_once(key: Hashable, load: Callable[[], T], *, store: MutableMapping[Any
 
 
 _GC_LOCK = threading.Lock()
+#: How many objects (net, since the collector last ran) a pause must have built for :func:`gc_paused` to move
+#: them to the oldest generation at once.
+SPLICE_OBJECTS = 50_000
 _gc_pauses = 0  # threads inside gc_paused() (read and written only while holding _GC_LOCK)
 _gc_was_enabled = False
 
@@ -166,11 +169,14 @@ def gc_paused() -> Iterator[None]:
     the collector runs again when the last one leaves, if it ran when the first one came (an application
     that turned it off keeps it off).
 
-    When the last one leaves, what was built goes straight to the collector's oldest generation
-    (``gc.freeze()`` then ``gc.unfreeze()``: two list splices), as it would after surviving two young
-    collections, without those two scans of every object: for a 30,000-turn namespace (440,000 objects), about
-    0.4 s of young collections that the first query paid. It is skipped when the application keeps objects
-    frozen itself (``gc.get_freeze_count()``: unfreezing would undo that).
+    When the last one leaves having built a large structure (:data:`SPLICE_OBJECTS` objects or more), what was
+    built goes straight to the collector's oldest generation (``gc.freeze()`` then ``gc.unfreeze()``: two list
+    splices), as it would after surviving two young collections, without those two scans of every object: for
+    a 30,000-turn namespace (440,000 objects), about 0.4 s of young collections that its first query paid.
+    Smaller loads (a tenant's few turns) leave the collector's counts alone: spliced objects never count
+    towards the next full collection, so splicing every small load would put off the collection of released
+    namespaces' cycles. It is skipped when the application keeps objects frozen itself
+    (``gc.get_freeze_count()``: unfreezing would undo that).
 
     Example:
         >>> import gc
@@ -191,7 +197,7 @@ def gc_paused() -> Iterator[None]:
         with _GC_LOCK:
             _gc_pauses -= 1
             if _gc_pauses == 0 and _gc_was_enabled:
-                if gc.get_freeze_count() == 0:
+                if gc.get_count()[0] >= SPLICE_OBJECTS and gc.get_freeze_count() == 0:
                     gc.freeze()
                     gc.unfreeze()
                 gc.enable()

@@ -1,6 +1,7 @@
 """Loading a namespace's in-memory copy from Chroma, with its BM25 index brought in line with it.
 
-:class:`CacheLoader` reads a namespace's turns and vectors from its Chroma collection (the source of truth)
+:class:`CacheLoader` reads a namespace's turns and vectors from its Chroma collection (the source of truth),
+or from its turns file when that holds exactly the collection's ids (:mod:`~langmem_cog.storage.turnfile`),
 into a :class:`~langmem_cog.storage.cache.Cache` in chronological order, on the namespace's first use, and
 repairs the namespace's BM25 index from it: entries of turns Chroma no longer holds are dropped, turns the
 index lacks (a crash between the two writes of an add, or, on a Chroma server, other workers' writes) are

@@ -2,7 +2,7 @@
 
 :class:`RemovalSteps` does what a recorded delete or forget (:class:`~langmem_cog.storage.journal.Intent`)
 asks of a raw-turn store: remove the turns (or the whole namespace) from Chroma, the BM25 index, the
-context vectors and the in-memory copy, tell other workers of a shared Chroma server, and purge the text
+turns file, the context vectors and the in-memory copy, tell other workers of a shared Chroma server, and purge the text
 from the embedded database's files. :class:`~langmem_cog.storage.journal.IntentJournal` calls it, at the
 call and again on a replay after a crash or an error.
 """

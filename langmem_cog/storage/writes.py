@@ -1,8 +1,8 @@
 """The write path of a raw-turn store below its write lock: one namespace's turns into Chroma, then BM25.
 
 :class:`TurnWriter` writes a namespace's new turns to its Chroma collection (the commit point of
-``add_turns``), undoing a write that Chroma refused, then brings the derived indexes (BM25, context vectors)
-up to date; it also reads what Chroma already holds of a call's ids, and refuses a write that would leave the
+``add_turns``), undoing a write that Chroma refused, then brings the derived files and indexes (the turns
+file, BM25, context vectors) up to date; it also reads what Chroma already holds of a call's ids, and refuses a write that would leave the
 embedded database's disk nearly full. :meth:`TurnStore.add_turns <langmem_cog.store.TurnStore.add_turns>`
 checks the turns, embeds them, holds the locks and calls it once per namespace.
 """
