@@ -121,7 +121,7 @@ class CacheLoader:
             else:
                 path = self._spaces.turns_path(namespace)
                 try:
-                    held = self._turns_file(namespace, col, path)
+                    held = self._turns_file(namespace, col, path, locked=persist)
                     if held is not None:
                         turns, embs = held[0], [held[1]]
                     else:
@@ -144,9 +144,13 @@ class CacheLoader:
             self.repair_lexical(namespace, cache, persist=persist)
         return cache
 
-    def _turns_file(self, namespace: str, col: Any, path: Path | None) -> tuple[list[Turn], np.ndarray] | None:
+    def _turns_file(self, namespace: str, col: Any, path: Path | None, *,
+                    locked: bool) -> tuple[list[Turn], np.ndarray] | None:
         """The namespace's turns and vectors from its turns file, when it reads whole and holds exactly the
-        collection's ids (see :mod:`~langmem_cog.storage.turnfile`); ``None`` to read them from Chroma."""
+        collection's ids (see :mod:`~langmem_cog.storage.turnfile`); ``None`` to read them from Chroma.
+
+        Without the data directory lock (``locked`` false: a writer thread of this process holds it) a torn
+        last record is a write in progress, not damage: it is logged at DEBUG level only."""
         if path is None:
             return None
         try:
@@ -154,8 +158,8 @@ class CacheLoader:
         except FileNotFoundError:
             return None
         except (TurnFileError, OSError) as exc:
-            logger.warning("namespace %r: the turns file cannot be used (%s): reading the turns from Chroma",
-                           namespace, exc)
+            logger.log(logging.WARNING if locked else logging.DEBUG,
+                       "namespace %r: the turns file cannot be used (%s): reading the turns from Chroma", namespace, exc)
             return None
         ids = col.get(include=[])["ids"]
         mine = {t.id for t in turns}
