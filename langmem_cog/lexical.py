@@ -169,6 +169,50 @@ def files_limit_message(path: Path, exc: OSError) -> str:
             "(CogMemConfig.open_namespaces, LANGMEM_COG_OPEN_NAMESPACES), then retry")
 
 
+class CorpusCodes:
+    """A corpus's tokens as integer ids, kept so that adding documents codes only the new ones.
+
+    Token ids are numbered in order of first appearance, so the codes of a corpus built document by document
+    equal the codes of the whole corpus at once.
+
+    Attributes:
+        ids: The coded documents' ids, in corpus order.
+        vocab: Token -> id.
+    """
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.vocab: dict[str, int] = {}
+        self._flat: list[np.ndarray] = []
+        self._lengths: list[np.ndarray] = []
+
+    @classmethod
+    def of(cls, corpus: Sequence[Sequence[str]]) -> CorpusCodes:
+        """The codes of ``corpus`` (its documents numbered as ids)."""
+        codes = cls()
+        codes.extend([str(i) for i in range(len(corpus))], corpus)
+        return codes
+
+    def extend(self, ids: Sequence[str], docs: Sequence[Sequence[str]]) -> None:
+        """Code more documents, appended after the others."""
+        if not docs:
+            return
+        vocab = self.vocab
+        lengths = np.fromiter((len(doc) for doc in docs), dtype=np.int64, count=len(docs))
+        self._flat.append(np.fromiter((vocab.setdefault(tok, len(vocab)) for doc in docs for tok in doc),
+                                      dtype=np.int64, count=int(lengths.sum())))
+        self._lengths.append(lengths)
+        self.ids.extend(ids)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every token id of the corpus in order, and each document's length."""
+        if len(self._flat) > 1:  # keep one chunk: later calls concatenate only what was added since
+            self._flat, self._lengths = [np.concatenate(self._flat)], [np.concatenate(self._lengths)]
+        if not self._flat:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return self._flat[0], self._lengths[0]
+
+
 def build_bm25(corpus: Sequence[Sequence[str]], *, k1: float, b: float) -> bm25s.BM25:
     """The index ``bm25s.BM25(k1=k1, b=b).index(corpus)`` builds (its default Lucene BM25), computed in bulk.
 
@@ -189,12 +233,14 @@ def build_bm25(corpus: Sequence[Sequence[str]], *, k1: float, b: float) -> bm25s
         >>> [round(float(s), 4) for s in bm.get_scores(["fox"])], [round(float(s), 4) for s in bm.get_scores(["red"])]
         ([0.0997, 0.1227], [0.3792, 0.0])
     """
+    return bm25_from_codes(CorpusCodes.of(corpus), k1=k1, b=b)
+
+
+def bm25_from_codes(codes: CorpusCodes, *, k1: float, b: float) -> bm25s.BM25:
+    """:func:`build_bm25` of a corpus already coded (every document non-empty)."""
     bm = bm25s.BM25(k1=k1, b=b)
-    vocab: dict[str, int] = {}
-    lengths = np.fromiter((len(doc) for doc in corpus), dtype=np.int64, count=len(corpus))
-    flat = np.fromiter((vocab.setdefault(tok, len(vocab)) for doc in corpus for tok in doc), dtype=np.int64,
-                       count=int(lengths.sum()))
-    n_docs, n_vocab = len(corpus), len(vocab)
+    flat, lengths = codes.arrays()
+    n_docs, n_vocab = len(lengths), len(codes.vocab)
     pairs, counts = np.unique(np.repeat(np.arange(n_docs, dtype=np.int64), lengths) * n_vocab + flat,
                               return_counts=True)  # sorted by document, then token
     doc, tok = pairs // n_vocab, pairs % n_vocab
@@ -214,8 +260,8 @@ def build_bm25(corpus: Sequence[Sequence[str]], *, k1: float, b: float) -> bm25s
     np.cumsum(np.bincount(tok, minlength=n_vocab), out=indptr[1:])
     bm.scores = {"data": scores[order], "indices": doc[order].astype(np.int32), "indptr": indptr,
                  "num_docs": n_docs}
-    if "" not in vocab:
-        vocab[""] = n_vocab
+    vocab = dict(codes.vocab)
+    vocab.setdefault("", n_vocab)
     bm.vocab_dict = vocab
     bm.unique_token_ids_set = set(vocab.values())
     bm.nonoccurrence_array = None
@@ -239,6 +285,7 @@ class LexicalIndex:
         self._docs: dict[str, list[str]] = {}
         self._lock = threading.RLock()
         self._bm25: bm25s.BM25 | None = None
+        self._codes: CorpusCodes | None = None  # the documents' token ids, extended at each build
         self._ids: list[str] = []
         self._pos: dict[str, int] = {}
         if path is not None and path.exists():
@@ -392,6 +439,7 @@ class LexicalIndex:
             removed = sum(self._docs.pop(i, None) is not None for i in ids)
             if removed:
                 self._bm25 = None
+                self._codes = None  # an id may come back with other words
                 if persist:
                     self.compact()
             return removed
@@ -401,6 +449,7 @@ class LexicalIndex:
         with self._lock:
             self._docs.clear()
             self._bm25 = None
+            self._codes = None
             if self.path is not None and self.path.exists():
                 self.path.unlink()
             if self.path is not None and self.path.parent.exists():
@@ -425,8 +474,13 @@ class LexicalIndex:
             if self._bm25 is None and self._docs:
                 self._ids = list(self._docs)
                 self._pos = {d: i for i, d in enumerate(self._ids)}
-                corpus = [self._docs[i] or ["\x00empty"] for i in self._ids]
-                self._bm25 = build_bm25(corpus, k1=self.k1, b=self.b)
+                # Only the documents added since the last build are coded (a delete starts over).
+                codes = self._codes
+                if codes is None or codes.ids != self._ids[: len(codes.ids)]:
+                    codes = self._codes = CorpusCodes()
+                new = self._ids[len(codes.ids):]
+                codes.extend(new, [self._docs[i] or ["\x00empty"] for i in new])
+                self._bm25 = bm25_from_codes(codes, k1=self.k1, b=self.b)
             return self._bm25
 
     def scores(self, query: str) -> tuple[list[str], np.ndarray]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -95,7 +95,7 @@ class CogMemory:
         self.node_vectors = NodeVectors(self.store.embed_texts, files=self._node_vector_files())
         self._vectors_ready: set[str] = set()  # namespaces whose stored node vectors were read in this process
         # the claims, events and facts of each turn, per graph revision (dropped with the namespace)
-        self._records: RevisionCache[dict[str, TurnRecords]] = RevisionCache()
+        self._records: RevisionCache[Mapping[str, TurnRecords]] = RevisionCache()
         self._retrieval: GraphRetrieval | None = None
         # Deletes and forgets cut short by a crash end with the graph's step: finish them now.
         self.store.intent_finisher = self._finish_intent
@@ -440,10 +440,10 @@ class CogMemory:
             self._prepare_node_vectors(namespace)
         return self.graphs.graph(namespace)
 
-    def turn_records(self, namespace: str) -> dict[str, TurnRecords]:
+    def turn_records(self, namespace: str) -> Mapping[str, TurnRecords]:
         """Per turn id, the claims, events and state facts of the namespace's graph
-        (:func:`~langmem_cog.graph.provenance.turn_records`), computed again only after the graph changed.
-        The map is shared: do not change it."""
+        (:func:`~langmem_cog.graph.provenance.turn_records`: each turn's made on its first lookup), made again
+        only after the graph changed. The map is shared and read-only."""
         G = self.graph(namespace)
         return self._records.get(namespace, G, self.graph_revision(namespace), lambda: turn_records(G))
 

@@ -235,3 +235,28 @@ def test_a_changed_preference_puts_the_new_one_first_and_labels_the_old_turn_sup
     status = {d.metadata["turn_id"]: d.metadata.get("claim_status") for d in docs}
     assert docs[0].page_content == "Dana: I love running now!" and status["t3"] == "CURRENT"
     assert status["t0"] == "SUPERSEDED"  # its preference and its opinion ("It's boring.") were both retired
+
+
+def test_the_records_map_lists_every_provenance_turn_and_makes_records_on_lookup(sample) -> None:
+    """``turn_records`` makes a turn's records when it is looked up: the map holds exactly the turns some
+    Claim, Event or state Fact names, and each turn's records are those nodes, sorted by id."""
+    from langmem_cog.graph.provenance import turn_records
+    from langmem_cog.graph.schema import NodeType
+
+    memory, ns, _ = sample
+    G = memory.graph(ns)
+    named: dict[str, set[str]] = {}
+    for node, d in G.nodes(data=True):
+        if d.get("type") in (NodeType.CLAIM, NodeType.EVENT) or (d.get("type") == NodeType.FACT and d.get("status")):
+            for t in d.get("provenance") or ():
+                named.setdefault(str(t), set()).add(str(node))
+    records = turn_records(G)
+    assert set(records) == set(named) and len(records) == len(named)
+    assert "no such turn" not in records and records.get("no such turn") is None
+    for t, nodes in named.items():
+        rec = records[t]
+        ids = [c.claim_id for c in rec.claims] + [e.event_id for e in rec.events] + [f.fact_id for f in rec.facts]
+        assert set(ids) == nodes
+        assert [c.claim_id for c in rec.claims] == sorted(c.claim_id for c in rec.claims)
+        assert records[t] is rec  # made once
+    assert dict(records.items()) == dict(turn_records(G).items())  # the same records whatever the lookup order

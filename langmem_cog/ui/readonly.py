@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,7 +130,7 @@ class ReadOnlyMemory:
         and its own rebuilds)."""
         return self.memory.graph_revision(namespace) + self._scratch.revisions.get(namespace, 0)
 
-    def turn_records(self, namespace: str) -> dict[str, TurnRecords]:
+    def turn_records(self, namespace: str) -> Mapping[str, TurnRecords]:
         """Per turn id, the claims, events and state facts of the namespace's graph as :meth:`graph` finds it."""
         return turn_records(self.graph(namespace))
 
