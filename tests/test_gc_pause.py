@@ -19,7 +19,9 @@ def collector() -> Iterator[None]:
     gc.enable()
     yield
     gc.unfreeze()
-    if not was:
+    if was:
+        gc.enable()
+    else:
         gc.disable()
 
 
