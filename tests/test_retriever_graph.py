@@ -260,3 +260,6 @@ def test_the_records_map_lists_every_provenance_turn_and_makes_records_on_lookup
         assert [c.claim_id for c in rec.claims] == sorted(c.claim_id for c in rec.claims)
         assert records[t] is rec  # made once
     assert dict(records.items()) == dict(turn_records(G).items())  # the same records whatever the lookup order
+    import pickle
+
+    assert pickle.loads(pickle.dumps(turn_records(G))) == dict(records.items())  # a plain dict, not the graph

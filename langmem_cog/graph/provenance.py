@@ -141,6 +141,10 @@ class TurnRecordMap(Mapping[str, TurnRecords]):
     def __contains__(self, turn: object) -> bool:
         return turn in self._nodes
 
+    def __reduce__(self) -> tuple[type, tuple[dict[str, TurnRecords]]]:
+        """Pickled as a plain dict of every turn's records (not the graph)."""
+        return dict, (dict(self.items()),)
+
     def _make(self, nodes: list[Any]) -> TurnRecords:
         claims: list[TurnClaim] = []
         events: list[TurnEvent] = []

@@ -183,7 +183,7 @@ class GraphSignals:
         graph's per-turn records."""
         return cls(grounded=result.turn_ids,
                    via_types={e.turn_id: list(e.via_types or (e.node_type,)) for e in result.evidence},
-                   window=result.time_window, intent=result.intent, records=dict(records or {}))
+                   window=result.time_window, intent=result.intent, records=records if records is not None else {})
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], records: Mapping[str, TurnRecords] | None = None) -> GraphSignals:
