@@ -11,7 +11,9 @@ already on disk) and times, with the default retriever (``CogMemRetriever(memory
 
 * ``open``: ``CogMemConfig`` + ``CogMemory(config)`` (imports timed apart);
 * ``first query``: the first ``invoke`` after the open;
-* ``warm p50 / p95``: ``--queries`` further questions (the query-vector cache cleared before each).
+* ``warm p50 / p95``: ``--queries`` further questions (the query-vector cache cleared before each);
+* with ``--adds N``: N rounds of a chat, one turn added then one question asked (``add_p50``, and the query
+  right after an add, ``after_add_p50`` / ``after_add_max``); the turns stay in the data directory.
 
 With ``--steps`` a second fresh process times the parts of the first query one by one, in the order the
 first query meets them: the embedder (one query embedded), the raw store (the namespace's turns, vectors
@@ -21,7 +23,7 @@ graph, read or embedded), then the rest of the first query (reranker, operator l
 Usage::
 
     python benchmarks/reopen.py --turns 5000 [--source locomo|mixed] [--dir DIR] [--queries 50] [--runs 2]
-        [--steps] [--json OUT]
+        [--steps] [--adds N] [--json OUT]
 
 The code measured is this checkout's, or with ``PYTHONPATH`` set the one it names (say another worktree's, on
 the same ``--dir``: the data directory's formats are shared).
@@ -92,7 +94,7 @@ def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 1)
 
 
-def measure(data_dir: Path, queries: list[str], steps: bool) -> dict[str, Any]:
+def measure(data_dir: Path, queries: list[str], steps: bool, adds: int = 0) -> dict[str, Any]:
     """In this (fresh) process: open, the first query (or its parts, with ``steps``), then warm queries."""
     out: dict[str, Any] = {}
     t0 = time.perf_counter()
@@ -140,11 +142,38 @@ def measure(data_dir: Path, queries: list[str], steps: bool) -> dict[str, Any]:
         out["warm_p50_ms"] = round(statistics.median(s), 1)
         out["warm_p95_ms"] = round(s[min(len(s) - 1, round(0.95 * (len(s) - 1)))], 1)
         out["warm_queries"] = len(s)
+    if adds:
+        out.update(_chat(memory, retriever, queries, adds))
     return out
 
 
-def _fresh(data_dir: Path, queries: int, steps: bool, locomo: Path | None) -> dict[str, Any]:
-    cmd = [sys.executable, __file__, "--measure", "--dir", str(data_dir), "--queries", str(queries)]
+def _chat(memory: Any, retriever: Any, queries: list[str], adds: int) -> dict[str, Any]:
+    """``adds`` rounds of a chat after the restart: one new turn added (a question's text, said by the
+    namespace's last speaker a minute after the last turn), then a question asked; both timed."""
+    from datetime import timedelta
+
+    from langmem_cog import make_turn
+
+    last = max(memory.store.get_turns(NAMESPACE), key=lambda t: (t.timestamp, t.position))
+    add_ms, after_ms = [], []
+    for i in range(adds):
+        turn = make_turn(id=f"chat-{os.getpid()}-{i}", namespace=NAMESPACE, speaker=last.speaker,
+                         text=queries[i % len(queries)], timestamp=(last.timestamp + timedelta(minutes=i + 1)).isoformat(),
+                         position=last.position + i + 1, conversation_id=last.conversation_id,
+                         session_id=f"chat-{os.getpid()}")
+        t0 = time.perf_counter()
+        memory.add_turns([turn])
+        add_ms.append((time.perf_counter() - t0) * 1000)
+        memory.store.clear_query_cache()
+        t0 = time.perf_counter()
+        retriever.invoke(queries[(i + 1) % len(queries)])
+        after_ms.append((time.perf_counter() - t0) * 1000)
+    return {"add_p50_ms": round(statistics.median(add_ms), 1),
+            "after_add_p50_ms": round(statistics.median(after_ms), 1), "after_add_max_ms": round(max(after_ms), 1)}
+
+
+def _fresh(data_dir: Path, queries: int, steps: bool, locomo: Path | None, adds: int = 0) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--measure", "--dir", str(data_dir), "--queries", str(queries), "--adds", str(adds)]
     if steps:
         cmd.append("--steps")
     if locomo is not None:
@@ -158,7 +187,8 @@ def _fresh(data_dir: Path, queries: int, steps: bool, locomo: Path | None) -> di
 
 def _table(rows: list[tuple[str, dict[str, Any]]]) -> str:
     keys = ["turns", "nodes", "node_texts", "import_ms", "open_ms", "embedder_ms", "raw_load_ms", "graph_load_ms",
-            "graph_check_ms", "node_vectors_ms", "first_query_ms", "warm_p50_ms", "warm_p95_ms", "process_s"]
+            "graph_check_ms", "node_vectors_ms", "first_query_ms", "warm_p50_ms", "warm_p95_ms", "add_p50_ms",
+            "after_add_p50_ms", "after_add_max_ms", "process_s"]
     keys = [k for k in keys if any(k in r for _, r in rows)]
     width = max(len(k) for k in keys)
     head = f"| {'':{width}} | " + " | ".join(f"{name:>10}" for name, _ in rows) + " |"
@@ -181,12 +211,14 @@ def main(argv: list[str] | None = None) -> int:
                          "assistant turns: a graph some five times larger)")
     ap.add_argument("--locomo", default=None)
     ap.add_argument("--longmemeval", default=None)
+    ap.add_argument("--adds", type=int, default=0,
+                    help="then N rounds of a chat in each run: add one turn, ask a question (writes N turns to --dir)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     ap.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     locomo = _data_file(args.locomo, LOCOMO, "locomo/locomo10.json")
     if args.measure:
-        print(json.dumps(measure(args.dir, _questions(locomo, args.queries + 1), args.steps)))
+        print(json.dumps(measure(args.dir, _questions(locomo, args.queries + 1), args.steps, args.adds)))
         return 0
     longmemeval = (_data_file(args.longmemeval, LONGMEMEVAL, "longmemeval/longmemeval_s_dev.json.gz")
                    if args.source == "mixed" else None)
@@ -196,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ingest: {built['ingested']} turns in {built['seconds']:.1f} s", file=sys.stderr)
     rows: list[tuple[str, dict[str, Any]]] = []
     for i in range(args.runs):
-        rows.append((f"run {i + 1}", _fresh(data_dir, args.queries, False, locomo)))
+        rows.append((f"run {i + 1}", _fresh(data_dir, args.queries, False, locomo, args.adds)))
     if args.steps:
         rows.append(("steps", _fresh(data_dir, args.queries, True, locomo)))
     if rows:
