@@ -312,6 +312,7 @@ class Namespaces:
         turns = self.turns_path(namespace)
         if turns is not None:
             turns.unlink(missing_ok=True)
+            remove_stale_temp(turns)
         ContextIndex(self._embed, self.context_path(namespace)).forget()
 
     def drop_handles(self) -> None:

@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from langmem_cog.errors import StoreError
 from langmem_cog.records import Turn
 
 __all__ = ["TurnFileError", "append_turns", "drop_turns", "read_turns", "write_turns"]
@@ -55,7 +56,7 @@ MAGIC = b"LMT1"
 _HEAD = struct.Struct("<4sIII")
 
 
-class TurnFileError(ValueError):
+class TurnFileError(StoreError):
     """A turns file that cannot be used (torn, damaged, or of another shape): the namespace is read from Chroma.
 
     Internal to the store, never raised to a caller: a file that cannot be used is rebuilt from Chroma.

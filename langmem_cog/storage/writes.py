@@ -27,7 +27,7 @@ from langmem_cog.storage.cache import Cache
 from langmem_cog.storage.chroma import collection_gone, collection_name, turn_from_chroma, turn_metadata
 from langmem_cog.storage.files import EmbeddedFiles
 from langmem_cog.storage.namespaces import Namespaces
-from langmem_cog.storage.sync import ServerSync
+from langmem_cog.storage.sync import GET_BATCH, ServerSync
 from langmem_cog.storage.turnfile import append_turns, write_turns
 from langmem_cog.storage.types import StageTimes
 
@@ -208,13 +208,18 @@ class TurnWriter:
             OSError: If Chroma does not hold them all (the turns file is then removed).
         """
         col = self._spaces.collection(namespace, create=False)
-        got = col.get(ids=[t.id for t in turns], include=["embeddings", "documents", "metadatas"]) if col else None
-        if got is None or len(got["ids"]) != len(turns):
-            raise OSError(f"Chroma returned {0 if got is None else len(got['ids'])} of the {len(turns)} turns written")
-        at = {tid: i for i, tid in enumerate(got["ids"])}
-        order = [at[t.id] for t in turns]
-        held = [turn_from_chroma(got["ids"][i], got["documents"][i], got["metadatas"][i]) for i in order]
-        return held, np.asarray(got["embeddings"], dtype=np.float32)[order]
+        if col is None:
+            raise OSError(f"the collection of namespace {namespace!r} is gone")
+        held: dict[str, tuple[Turn, np.ndarray]] = {}
+        for start in range(0, len(turns), GET_BATCH):
+            got = col.get(ids=[t.id for t in turns[start : start + GET_BATCH]],
+                          include=["embeddings", "documents", "metadatas"])
+            for tid, doc, meta, vec in zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"],
+                                           strict=True):
+                held[tid] = (turn_from_chroma(tid, doc, meta), np.asarray(vec, dtype=np.float32))
+        if len(held) != len(turns):
+            raise OSError(f"Chroma returned {len(held)} of the {len(turns)} turns written")
+        return [held[t.id][0] for t in turns], np.stack([held[t.id][1] for t in turns])
 
     def _chroma_add(self, namespace: str, turns: list[Turn], emb: np.ndarray) -> None:
         """Add turns to the namespace's collection (the commit point of ``add_turns``).
