@@ -136,6 +136,7 @@ def read_turns(path: Path, namespace: str) -> tuple[list[Turn], np.ndarray]:
         OSError: If the file cannot be read.
     """
     data = path.read_bytes()
+    view = memoryview(data)
     turns: list[Turn] = []
     blocks: list[np.ndarray] = []
     dim: int | None = None
@@ -147,7 +148,7 @@ def read_turns(path: Path, namespace: str) -> tuple[list[Turn], np.ndarray]:
         start, end = at + _HEAD.size, at + _HEAD.size + n_head + n_body
         if magic != MAGIC or end > len(data):
             raise TurnFileError(f"{path}: no record at byte {at} (torn or damaged)")
-        header, body = data[start : start + n_head], data[start + n_head : end]
+        header, body = view[start : start + n_head], view[start + n_head : end]  # no copies of the bytes
         if zlib.crc32(body, zlib.crc32(header)) != crc:
             raise TurnFileError(f"{path}: the record at byte {at} is damaged (checksum)")
         try:
