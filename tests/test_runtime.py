@@ -434,7 +434,7 @@ def test_a_damaged_tokenizer_file_is_a_named_error_naming_it(tmp_path):
 
 def test_a_process_whose_graphs_are_exported_embeds_and_reranks_without_importing_torch():
     """With the ONNX graphs in the cache, the embedder and the cross-encoder read their files and run:
-    importing torch, transformers and sentence-transformers (seconds) is left to an export."""
+    importing torch, transformers, sentence-transformers and onnx (seconds) is left to an export."""
     import subprocess
     import sys
     import textwrap
@@ -450,7 +450,7 @@ def test_a_process_whose_graphs_are_exported_embeds_and_reranks_without_importin
         vector = emb.embed_query("Does Dana like running now?")
         print(len(vector), emb.dimension, len(reranker.score([("q", "m"), ("a", "b c")])))
         import sys
-        print(sorted(m for m in ("torch", "transformers", "sentence_transformers") if m in sys.modules))
+        print(sorted(m for m in ("torch", "transformers", "sentence_transformers", "onnx") if m in sys.modules))
     """)
     outputs = []
     for _ in range(2):  # the first run exports what the cache lacks; the second only reads
