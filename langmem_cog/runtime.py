@@ -76,10 +76,10 @@ def onnx_available() -> bool:
     int8 quantisation to rewrite a graph) is installed (tried once per process, under
     :func:`~langmem_cog.loading.loading`). ``onnx`` is only looked up, not imported: a process whose graphs
     are exported already never needs it, and importing it took 0.4-0.9 s of every process start."""
-    return load_once("onnx-available", _onnx_imports)
+    return load_once("onnx-available", _onnx_usable)
 
 
-def _onnx_imports() -> bool:
+def _onnx_usable() -> bool:
     if importlib.util.find_spec("onnx") is None:
         return False
     try:

@@ -309,11 +309,19 @@ class Namespaces:
         path = self.lexical_path(namespace)
         path.unlink(missing_ok=True)
         remove_stale_temp(path)
-        turns = self.turns_path(namespace)
-        if turns is not None:
-            turns.unlink(missing_ok=True)
-            remove_stale_temp(turns)
+        self.remove_turns_file(namespace)
         ContextIndex(self._embed, self.context_path(namespace)).forget()
+
+    def remove_turns_file(self, namespace: str) -> None:
+        """Remove the namespace's turns file and the temporary copies a crashed rewrite left (they hold turn text).
+
+        Raises:
+            OSError: If a file cannot be removed.
+        """
+        path = self.turns_path(namespace)
+        if path is not None:
+            path.unlink(missing_ok=True)
+            remove_stale_temp(path)
 
     def drop_handles(self) -> None:
         """Forget every open collection handle (the client changed; reopened on the next use)."""

@@ -125,10 +125,7 @@ class RemovalSteps:
         else:
             self._spaces.lexical_index(ns).clear()
             self._spaces.context_index(ns).forget()
-            turns = self._spaces.turns_path(ns)
-            if turns is not None:
-                turns.unlink(missing_ok=True)
-                remove_stale_temp(turns)
+            self._spaces.remove_turns_file(ns)
         if col is not None:
             dirs += self._files.segment_dirs(col)
             try:
