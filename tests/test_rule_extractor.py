@@ -183,7 +183,7 @@ FACTS = [
     ("I love hiking.", "likes", "hiking"),
     ("I hate crowds.", "dislikes", "crowds"),
     ("I play the guitar.", "plays", "guitar"),
-    ("I'm vegan.", "is", "vegan"),
+    ("I'm vegan.", "diet", "vegan"),
 ]
 
 

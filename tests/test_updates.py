@@ -122,7 +122,8 @@ def _chat() -> list[tuple[int, str, str]]:
     rows = [(0, "Marcus", "still driving the corolla, it makes a grinding noise every time i turn left"),
             (0, "Elena", "the way you drive that car, get it looked at before it falls apart on the highway")]
     rows += [(30 * (1 + i // 4), "Elena" if i % 2 else "Marcus", line) for i, line in enumerate(FILLER)]
-    rows += [(330, "Marcus", "my news: the grinding noise won, i traded in the corolla friday and got a used outback"),
+    rows += [(330, "Marcus", "my news: the grinding noise won, i traded in the corolla friday and there's an outback "
+                             "with heated seats in my driveway"),
              (330, "Elena", "heated seats! fancy. congrats")]
     return rows
 
@@ -214,3 +215,18 @@ def test_the_holders_opinion_of_news_another_told_ranks_first() -> None:
     assert retriever.invoke("Who did Sam sell his car to?")[0].metadata["turn_id"] == "t0"
     # a filter holds for the moved turn too
     assert retriever.invoke(question, exclude_ids=[take])[0].metadata["turn_id"] != take
+
+
+def test_a_state_the_graph_read_answers_a_present_tense_question_and_labels_both_turns() -> None:
+    rows = [(day, who, "my news: the grinding noise won, i traded in the corolla friday and got a used outback"
+             if "outback" in text else text) for day, who, text in _chat()]  # the change in words the graph reads
+    memory, turns = _remember(rows, "cars-now")
+    new = next(t.id for t in turns if "outback" in t.text)
+    retriever = CogMemRetriever(memory=memory, namespace="cars-now", k=50, now=T0 + timedelta(days=340))
+    docs = retriever.invoke("What does Marcus drive?")  # no word of "now": the present tense asks for the state as it is
+    assert docs[0].metadata["turn_id"] == new
+    status = {d.metadata["turn_id"]: d.metadata.get("fact_status") for d in docs}
+    assert status[new] == "CURRENT" and status["t0"] == "SUPERSEDED"
+    assert retriever.invoke("What car did Marcus have at first?")[0].metadata["turn_id"] == "t0"
+    # the moved turn obeys the filter
+    assert retriever.invoke("What does Marcus drive?", exclude_ids=[new])[0].metadata["turn_id"] != new

@@ -74,6 +74,7 @@ from langmem_cog.graph.prompts import (
     extraction_prompt_inputs,
     parse_json_output,
 )
+from langmem_cog.graph.reconcile import state_predicate
 from langmem_cog.graph.schema import (
     ExtractedClaim,
     ExtractedConcept,
@@ -576,7 +577,7 @@ class LLMExtractor:
             if (turn := turn_of(fact.source_turn_id)) is None:
                 continue
             subject = _person(fact.subject, turn, speakers) or ""
-            predicate, obj, text = _snake(fact.predicate), fact.object.strip(), fact.text.strip()
+            predicate, obj, text = state_predicate(_snake(fact.predicate)), fact.object.strip(), fact.text.strip()
             if not (subject and predicate and obj):
                 logger.debug("dropped an incomplete fact of turn %s: %r", turn.id, fact)
                 continue

@@ -172,7 +172,8 @@ class FactOutput(_RecordOutput):
 
     subject: str = Field(description="The person the fact is about (a name).")
     predicate: str = Field(
-        description="Short snake_case relation: is, works_as, has, likes, dislikes, allergic_to, lives_in, habit, ..."
+        description="Short snake_case relation: is, works_as, has, likes, dislikes, allergic_to, lives_in, habit, ...; "
+                    "a state a later statement replaces: lives_in, works_at, works_as, studies, drives, diet, relationship"
     )
     object: str = Field(description='The value, e.g. "shellfish".')
     text: str = Field(description="The fact as one sentence.")
@@ -294,7 +295,12 @@ no time. concepts: names of the places, things, organisations and activities inv
 - facts: stable attributes of a person that the turns state as true: job, home, family, pets, allergies, habits, \
 lasting likes and dislikes ("Tom works as a nurse"). subject: the person's name. predicate: a short snake_case \
 relation (is, works_as, has, likes, dislikes, allergic_to, lives_in, habit, favorite, ...). object: the value. \
-text: the fact as one sentence.
+text: the fact as one sentence. A state that a later statement replaces takes one of these predicates, also when \
+the turn tells of the change without naming the state ("the movers dropped the last boxes in Leith" is lives_in \
+Leith; "my first shift at the bakery" is works_at the bakery): lives_in (home), works_at (employer), works_as \
+(job or role), studies (school or course), drives (vehicle), diet (vegetarian, keto, "eats meat", ...), \
+relationship (single, married, "with <name>", ...). A state of someone the speaker talks about takes that \
+person as subject.
 - claims: opinions, evaluations, beliefs and judgements. An opinion is a claim attributed to the person who holds \
 it, never a fact: "Maya: their coffee is overrated" is a claim by Maya about the coffee, not a fact about the \
 coffee. source: who holds the opinion (the speaker, or a person the speaker names). target: what it is about. \

@@ -31,10 +31,12 @@ from typing import Any
 
 import networkx as nx
 
+from langmem_cog.graph.reconcile import FUNCTIONAL_PREDICATES
 from langmem_cog.graph.schema import ClaimStatus, EdgeType, NodeType
 
-__all__ = ["TurnClaim", "TurnEvent", "TurnFact", "TurnRecordMap", "TurnRecords", "turn_records", "prefer_current",
-           "prefer_records"]
+__all__ = ["TurnClaim", "TurnEvent", "TurnFact", "TurnRecordMap", "TurnRecords", "current_state_first", "state_facts",
+           "state_value_first", "turn_records",
+           "prefer_current", "prefer_records"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,12 @@ class TurnFact:
     status: str
     #: The turn of the fact that superseded this one (``None`` unless SUPERSEDED).
     superseded_by_turn: str | None = None
+    #: The turn of the CURRENT fact of the same state, where this one was superseded (the end of the chain
+    #: of ``SUPERSEDES`` edges: Panda -> Jazz -> Yaris gives the Yaris's turn), else ``None``.
+    current_turn: str | None = None
+    #: The person the state is of (a Person node id) and the state's predicate (``lives_in``, ``drives``, ...).
+    subject: str = ""
+    predicate: str = ""
 
     def as_dict(self) -> dict[str, object]:
         return {"fact_id": self.fact_id, "status": self.status, "superseded_by_turn": self.superseded_by_turn}
@@ -98,6 +106,18 @@ def _superseded_by(G: nx.MultiDiGraph, node: str) -> str | None:
     return _first_turn(G, max(newer)) if newer else None
 
 
+def _current_of(G: nx.MultiDiGraph, node: str) -> str | None:
+    """The first turn of the CURRENT node at the end of ``node``'s chain of ``SUPERSEDES`` edges (newest
+    first at each step), or ``None`` when the chain ends at no CURRENT node."""
+    seen = {node}
+    while True:
+        newer = [u for u, keys in G.pred[node].items() if EdgeType.SUPERSEDES in keys and u not in seen]
+        if not newer:
+            return _first_turn(G, node) if G.nodes[node].get("status") == ClaimStatus.CURRENT else None
+        node = max(newer)
+        seen.add(node)
+
+
 def turn_records(G: nx.MultiDiGraph) -> TurnRecordMap:
     """Per turn id, the Claims, Events and reconciled state Facts whose provenance includes it (turns
     with none are absent), computed for a turn when it is first looked up (:class:`TurnRecordMap`)."""
@@ -118,11 +138,14 @@ class TurnRecordMap(Mapping[str, TurnRecords]):
     def __init__(self, G: nx.MultiDiGraph) -> None:
         self._G = G
         self._nodes: dict[str, list[Any]] = {}
+        self._states: dict[str, set[str]] = {}  # predicate -> turns holding a state fact of it
         for node, d in G.nodes(data=True):
             kind = d.get("type")
             if kind == NodeType.CLAIM or kind == NodeType.EVENT or (kind == NodeType.FACT and d.get("status")):
                 for t in d.get("provenance") or ():
                     self._nodes.setdefault(str(t), []).append(node)
+                if kind == NodeType.FACT:
+                    self._states.setdefault(str(d.get("predicate")), set()).update(str(t) for t in d.get("provenance") or ())
         self._done: dict[str, TurnRecords] = {}
         self._made: dict[Any, TurnClaim | TurnEvent | TurnFact] = {}
 
@@ -140,6 +163,10 @@ class TurnRecordMap(Mapping[str, TurnRecords]):
 
     def __contains__(self, turn: object) -> bool:
         return turn in self._nodes
+
+    def state_turns(self, predicates: Collection[str]) -> set[str]:
+        """The turns that hold a state fact of one of ``predicates``."""
+        return set().union(*(self._states.get(p, ()) for p in predicates))
 
     def __reduce__(self) -> tuple[type, tuple[dict[str, TurnRecords]]]:
         """Pickled as a plain dict of every turn's records (not the graph)."""
@@ -173,8 +200,10 @@ def _node_record(G: nx.MultiDiGraph, node: Any) -> TurnClaim | TurnEvent | TurnF
         return TurnClaim(str(node), str(d.get("status") or ""), int(d.get("polarity") or 0), by)
     if kind == NodeType.EVENT:
         return TurnEvent(str(node), _iso(d.get("start")), _iso(d.get("end")))
-    by = _superseded_by(G, node) if d.get("status") == ClaimStatus.SUPERSEDED else None
-    return TurnFact(str(node), str(d["status"]), by)
+    subject, predicate = str(d.get("subject") or ""), str(d.get("predicate") or "")
+    if d.get("status") != ClaimStatus.SUPERSEDED:
+        return TurnFact(str(node), str(d["status"]), subject=subject, predicate=predicate)
+    return TurnFact(str(node), str(d["status"]), _superseded_by(G, node), _current_of(G, node), subject, predicate)
 
 
 def _sorted(items: list[Any] | None, key: str) -> tuple[Any, ...]:
@@ -226,6 +255,95 @@ def prefer_current(turn_ids: Sequence[str], records: Mapping[str, TurnRecords], 
         if j > i:
             out.insert(j, out.pop(i))
     return out
+
+
+def current_state_first(turn_ids: Sequence[str], records: Mapping[str, TurnRecords], *,
+                        others: Collection[str] = (), lead: int = 3) -> list[str]:
+    """``turn_ids`` for a question about a state as it is (where someone lives, what they drive): when one
+    of the ``lead`` best turns states a value of a state that a later turn replaced (every state fact of
+    the turn, :data:`~langmem_cog.graph.reconcile.FUNCTIONAL_PREDICATES`, SUPERSEDED; stances are the
+    claims' matter, :func:`prefer_current`), the turn of the current value goes first (it may come from
+    lower in the list).
+    The first such turn decides; the others keep their order, and nothing moves when none of them holds
+    a superseded state, or when the current value's turn already ranks above it.
+
+    Args:
+        turn_ids: The turn ids, best first.
+        records: Per turn id, its records (:func:`turn_records`).
+        others: Turns outside the list that the current value's turn may also come from (the candidates).
+        lead: How many of the best turns are read.
+
+    Example:
+        >>> recs = {"t1": TurnRecords(facts=(TurnFact("fact:a", "SUPERSEDED", "t5", "t9", "person:ann", "drives"),)),
+        ...         "t9": TurnRecords(facts=(TurnFact("fact:c", "CURRENT", None, None, "person:ann", "drives"),))}
+        >>> current_state_first(["t1", "t4", "t7", "t9"], recs)
+        ['t9', 't1', 't4', 't7']
+        >>> current_state_first(["t9", "t1", "t4"], recs)  # the current value already leads
+        ['t9', 't1', 't4']
+    """
+    ids = list(turn_ids)
+    for i, tid in enumerate(ids[:lead]):
+        rec = records.get(tid)
+        facts = tuple(f for f in rec.facts if f.predicate in FUNCTIONAL_PREDICATES) if rec is not None else ()
+        if not facts or any(f.status != ClaimStatus.SUPERSEDED for f in facts):
+            continue
+        current = next((f.current_turn for f in facts if f.current_turn in ids or f.current_turn in others), None)
+        if current is None or (current in ids and ids.index(current) < i):
+            return ids
+        return [current] + [t for t in ids if t != current]
+    return ids
+
+
+def state_facts(records: Mapping[str, TurnRecords], person: str, predicates: Collection[str]) -> list[tuple[str, TurnFact]]:
+    """``(turn id, fact)`` of every state fact of ``predicates`` about the person whose first name is
+    ``person`` (lower-cased), in turn id order.
+
+    Example:
+        >>> recs = {"t1": TurnRecords(facts=(TurnFact("fact:a", "SUPERSEDED", subject="person:priya", predicate="drives"),))}
+        >>> [(t, f.status) for t, f in state_facts(recs, "priya", {"drives"})]
+        [('t1', 'SUPERSEDED')]
+    """
+    turns = records.state_turns(predicates) if isinstance(records, TurnRecordMap) else records.keys()
+    out = []
+    for t in sorted(turns):
+        rec = records.get(t)
+        for f in rec.facts if rec is not None else ():
+            name = f.subject.split(":", 1)[-1].split()
+            if f.predicate in predicates and name and name[0] == person:
+                out.append((t, f))
+    return out
+
+
+def state_value_first(turn_ids: Sequence[str], facts: Sequence[tuple[str, TurnFact]],
+                      times: Mapping[str, datetime], tense: str) -> list[str]:
+    """``turn_ids`` for a question about one person's state (``facts``: :func:`state_facts` of the state
+    asked about): for ``tense`` ``"now"``, the first telling of the current value goes first; for
+    ``"before"``, the first telling of the oldest value a later one replaced. Nothing moves when the
+    leading turn already states a value of that status, when it was said on a later day than that
+    telling (for ``"now"``; an earlier day, for ``"before"``: it may tell a change the graph did not
+    read), or when no such turn is in ``times`` (the turns it may come from, with their times).
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> day = lambda d: datetime(2023, 1, d, tzinfo=timezone.utc)
+        >>> facts = [("t1", TurnFact("fact:a", "SUPERSEDED", subject="person:priya", predicate="drives")),
+        ...          ("t6", TurnFact("fact:b", "CURRENT", subject="person:priya", predicate="drives"))]
+        >>> times = {"t1": day(1), "t3": day(3), "t6": day(6)}
+        >>> state_value_first(["t3", "t1"], facts, times, "now"), state_value_first(["t3", "t6"], facts, times, "before")
+        (['t6', 't3', 't1'], ['t1', 't3', 't6'])
+    """
+    want = ClaimStatus.CURRENT if tense == "now" else ClaimStatus.SUPERSEDED
+    ids = list(turn_ids)
+    if ids and any(t == ids[0] and f.status == want for t, f in facts):
+        return ids
+    found = [t for t, f in facts if f.status == want and t in times]
+    if not found:
+        return ids
+    pick = min(found, key=lambda t: times[t])
+    lead = times.get(ids[0]) if ids else None
+    if lead is not None and (lead.date() > times[pick].date() if tense == "now" else lead.date() < times[pick].date()):
+        return ids
+    return [pick] + [t for t in ids if t != pick]
 
 
 def prefer_records(turn_ids: Sequence[str], records: Mapping[str, TurnRecords],

@@ -56,8 +56,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 import networkx as nx
@@ -65,7 +66,8 @@ import networkx as nx
 from langmem_cog.graph.schema import ClaimStatus, EdgeType, NodeType
 
 __all__ = ["reconcile_claims", "reconcile_facts", "fact_slot", "derived_state", "claim_group_key", "claim_group",
-           "natural_key", "ClaimKey", "STANCE_PREDICATES", "FUNCTIONAL_PREDICATES"]
+           "natural_key", "ClaimKey", "STANCE_PREDICATES", "FUNCTIONAL_PREDICATES",
+           "STATE_PREDICATES", "state_predicate"]
 
 logger = logging.getLogger(__name__)
 
@@ -232,8 +234,35 @@ def _pair_groups(G: nx.MultiDiGraph, keys: set[ClaimKey]) -> set[ClaimKey]:
     return out
 
 
-#: Fact predicates a subject holds one value of at a time (a new home retires the old one).
-FUNCTIONAL_PREDICATES = frozenset({"lives_in", "works_as", "works_at"})
+#: The states a person holds one value of at a time, by the Fact predicate that states them (a new home
+#: retires the old one): what the rule extractor reads and what ``LLMExtractor``'s prompt asks for.
+STATE_PREDICATES: Mapping[str, str] = MappingProxyType({
+    "lives_in": "residence", "works_at": "employer", "works_as": "role", "studies": "school", "drives": "vehicle",
+    "diet": "diet", "relationship": "relationship",
+})
+#: Fact predicates a subject holds one value of at a time (the keys of :data:`STATE_PREDICATES`).
+FUNCTIONAL_PREDICATES = frozenset(STATE_PREDICATES)
+# Other names a chat model gives those predicates (snake_case).
+_STATE_ALIASES = {
+    "lives_at": "lives_in", "resides_in": "lives_in", "residence": "lives_in", "home": "lives_in", "moved_to": "lives_in",
+    "lives": "lives_in", "employer": "works_at", "employed_at": "works_at", "employed_by": "works_at",
+    "works_for": "works_at", "job": "works_as", "role": "works_as", "occupation": "works_as", "profession": "works_as",
+    "studies_at": "studies", "studies_in": "studies", "study": "studies", "school": "studies", "attends": "studies",
+    "enrolled_in": "studies", "enrolled_at": "studies", "education": "studies", "drive": "drives", "vehicle": "drives",
+    "car": "drives", "owns_car": "drives", "eats": "diet", "diet_is": "diet", "follows_diet": "diet",
+    "relationship_status": "relationship", "dating": "relationship", "partner": "relationship",
+    "in_relationship_with": "relationship", "married_to": "relationship", "engaged_to": "relationship",
+}
+
+
+def state_predicate(predicate: str) -> str:
+    """The state predicate (:data:`STATE_PREDICATES`) a chat model's fact predicate names, else the predicate.
+
+    Example:
+        >>> state_predicate("resides_in"), state_predicate("vehicle"), state_predicate("allergic_to")
+        ('lives_in', 'drives', 'allergic_to')
+    """
+    return _STATE_ALIASES.get(predicate, predicate)
 #: Fact predicates that are a stance on their object (liking it retires disliking it, and back).
 _STANCE_FACTS = frozenset({"likes", "dislikes"})
 
@@ -267,13 +296,29 @@ def _fact_time(G: nx.MultiDiGraph, node: str) -> datetime | None:
     return _latest_time(G, set(data.get("provenance", ())), data.get("last_seen"))
 
 
+_VALUE_SKIP = frozenset({"a", "an", "the", "my", "our", "his", "her", "their", "new", "old", "little", "with"})
+
+
+def _value_words(value: object) -> frozenset[str]:
+    return frozenset(w for w in re.findall(r"[\w'-]+", str(value or "").casefold()) if w not in _VALUE_SKIP)
+
+
+def _same_value(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two values of a state name the same thing: the words of one hold the other's ("green subaru"
+    and "green subaru forester"; "york" and "a terrace in york")."""
+    return bool(a) and bool(b) and (a <= b or b <= a)
+
+
 def reconcile_facts(G: nx.MultiDiGraph, subjects: Iterable[str] | None = None) -> dict[str, int]:
     """Recompute the status of state facts (:func:`fact_slot`) and their ``SUPERSEDES`` edges, in place.
 
     The facts of one subject and slot are ordered by the time of their latest source turn: those said
     on the newest one's calendar day are ``CURRENT``, every older one ``SUPERSEDED``, with a
     ``SUPERSEDES`` edge (``changed=True``) from the fact right after it. "I live in Leeds" (March),
-    then "I live in York now" (September): Leeds is SUPERSEDED. Facts that are no state get no status.
+    then "I live in York now" (September): Leeds is SUPERSEDED. The current value said earlier in other
+    words ("a little green Subaru Forester" in March, "the green Subaru" in May: the words of one hold the
+    other's) is CURRENT from its first telling on, so the turn that told the change stays current. Facts
+    that are no state get no status.
 
     Args:
         G: The graph.
@@ -310,6 +355,12 @@ def reconcile_facts(G: nx.MultiDiGraph, subjects: Iterable[str] | None = None) -
             continue
         members.sort(key=lambda m: (times[m], natural_key(m)))
         split = _newest_day_split(members, times.__getitem__)
+        newest = [(G.nodes[m].get("predicate"), _value_words(G.nodes[m].get("object"))) for m in members[split:]]
+        for i, m in enumerate(members):
+            value = (G.nodes[m].get("predicate"), _value_words(G.nodes[m].get("object")))
+            if i < split and any(value[0] == p and _same_value(value[1], v) for p, v in newest):
+                split = i  # said again later in other words ("a green Subaru Forester", then "the green Subaru")
+                break
         for i, m in enumerate(members):
             status = ClaimStatus.SUPERSEDED if i < split else ClaimStatus.CURRENT
             G.nodes[m]["status"] = status.value

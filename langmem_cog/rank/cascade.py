@@ -36,12 +36,21 @@ from langmem_cog.checks import positive_int
 from langmem_cog.documents import turn_document
 from langmem_cog.filters import TurnFilter
 from langmem_cog.fusion import zscore_fuse
-from langmem_cog.graph.provenance import TurnRecords, prefer_current, prefer_records
+from langmem_cog.graph.provenance import (
+    TurnRecords,
+    current_state_first,
+    prefer_current,
+    prefer_records,
+    state_facts,
+    state_value_first,
+)
 from langmem_cog.rank.compressor import Candidate, ConvMemoryCompressor
 from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features, first_name, name_tokens
 from langmem_cog.rank.head import head_order
 from langmem_cog.rank.questions import (
+    asked_state,
     asks_judgement,
+    asks_present_state,
     asks_state_now,
     by_tense,
     holder_first,
@@ -314,9 +323,38 @@ class Cascade:
         if tense == "now" and asks_state_now(query):  # a state now: the same person's later word on it first
             docs = self._word_first(docs, pool, signals, fused, hybrid, allowed, "later_word",
                                     lambda ids, turns: echo_first(ids, pool.echoes, turns, holder=holder))
+        if signals is not None and signals.records and signals.window is None:
+            docs = self._state_first(docs, pool, signals, fused, hybrid, allowed, query, tense)
         for r, d in enumerate(docs, 1):
             d.metadata["rank"] = r
         return docs[:k]
+
+    def _state_first(self, docs: list[Document], pool: CandidatePool, signals: GraphSignals, fused: np.ndarray,
+                     hybrid: np.ndarray, allowed: Sequence[int] | None, query: str,
+                     tense: str | None) -> list[Document]:
+        """For a question about a state as it is (or was before): the graph's value first. Where the
+        question names one speaker and one state the graph holds values of (:func:`asked_state`), the
+        first telling of the current value (or of the oldest replaced one) leads
+        (:func:`~langmem_cog.graph.provenance.state_value_first`); else, for a question about a state as
+        it is, a leading turn whose state a later turn replaced gives way to that turn
+        (:func:`~langmem_cog.graph.provenance.current_state_first`)."""
+        records = signals.records
+        present = asks_present_state(query)
+        if not present and tense != "before":
+            return docs
+        predicates = asked_state(query)
+        words = name_tokens(query)
+        named = {n for t in pool.turns if (n := first_name(t.speaker)) and n in words}
+        facts = state_facts(records, next(iter(named)), predicates) if predicates and len(named) == 1 else []
+        if facts:
+            mode = "now" if present else "before"
+            return self._word_first(docs, pool, signals, fused, hybrid, allowed, "state_value",
+                                    lambda ids, turns: state_value_first(ids, facts, {t: v.timestamp for t, v in turns.items()},
+                                                                         mode))
+        if not present:
+            return docs
+        return self._word_first(docs, pool, signals, fused, hybrid, allowed, "current_state",
+                                lambda ids, turns: current_state_first(ids, records, others=turns))
 
     def _word_first(self, docs: list[Document], pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
                     hybrid: np.ndarray, allowed: Sequence[int] | None, placed_by: str,

@@ -36,7 +36,7 @@ from typing import Literal
 from langmem_cog.graph.rules.lexicon import EVAL
 from langmem_cog.rank.features import first_name
 
-__all__ = ["STANCE", "TENSE_WINDOW", "asks_judgement", "asks_state_now", "by_tense", "holder_first", "named_others",
+__all__ = ["STANCE", "TENSE_WINDOW", "asked_state", "asks_judgement", "asks_present_state", "asks_state_now", "by_tense", "holder_first", "named_others",
            "states_stance", "stance_holder", "state_tense", "window_first"]
 
 _F = re.IGNORECASE
@@ -205,6 +205,57 @@ def asks_state_now(query: str) -> bool:
         (True, False)
     """
     return state_tense(query) == "now" and bool(_STATE_NOW_RE.search(query))
+
+
+# Present tense ("Where does Priya live?", "What is Tom's job?") and words that place a question at another time.
+_PRESENT_AUX = re.compile(r"\b(?:is|are|does|do|has|have)\b", _F)
+_OTHER_TIME = re.compile(r"\b(?:did|was|were|had|will|would|used|ago|last|yesterday|tomorrow|once|ever|first|next"
+                         r"|going\s+to|plan(?:s|ning)?)\b|\b(?:19|20)\d\d\b", _F)
+
+
+def asks_present_state(query: str) -> bool:
+    """Whether ``query`` asks how something stands as of now: a word of now ("currently", "still", ...),
+    or the present tense with no word that places it at another time ("Where does Priya live?",
+    "What does Marcus drive?"; not "Where did Priya live in 2023?" or "What will Tom drive?").
+
+    Example:
+        >>> asks_present_state("What does Marcus drive?"), asks_present_state("Which car is Priya driving these days?")
+        (True, True)
+        >>> asks_present_state("What car did Marcus have at first?"), asks_present_state("Where was Ivan living in 2023?")
+        (False, False)
+    """
+    tense = state_tense(query)
+    if tense is not None:
+        return tense == "now"
+    return bool(_PRESENT_AUX.search(query)) and not _OTHER_TIME.search(query)
+
+
+# The words that name each state a person holds one value of at a time (the graph's state predicates).
+_STATE_WORDS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
+    (preds, re.compile(rf"\b(?:{words})\b", _F)) for preds, words in (
+        (("lives_in",), r"live|lives|(?<!for\sa\s)living|home|house|flat|apartment|reside[sd]?|based|moved|neighbou?rhood"),
+        (("works_at", "works_as"), r"work|works|working|job|jobs|employer|employed|career|profession|occupation|for\s+a\s+living"),
+        (("studies",), r"study|studies|studying|degree|school|college|university|course|program|programme|enrolled"
+                       r"|master's|masters|phd|student"),
+        (("drives",), r"car|cars|drive|drives|driving|vehicle|truck"),
+        (("diet",), r"diet|vegetarian|vegan|meat|keto|carbs"),
+        (("relationship",), r"dating|relationship|partner|girlfriend|boyfriend|single|married|engaged|seeing\s+anyone"),
+    )
+)
+
+
+def asked_state(query: str) -> tuple[str, ...] | None:
+    """The state predicates (:data:`~langmem_cog.graph.reconcile.STATE_PREDICATES`) of the one state
+    ``query`` names ("What does Marcus drive?" -> ``("drives",)``), else ``None`` (none, or several).
+
+    Example:
+        >>> asked_state("What does Marcus drive?"), asked_state("Where does Priya live these days?")
+        (('drives',), ('lives_in',))
+        >>> asked_state("What did Tom sell last month?") is None
+        True
+    """
+    found = [preds for preds, rx in _STATE_WORDS if rx.search(query)]
+    return found[0] if len(found) == 1 else None
 
 
 def holder_first(turn_ids: list[str], by_holder: set[str], stances: set[str] | frozenset[str] = frozenset(),

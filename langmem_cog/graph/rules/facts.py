@@ -3,7 +3,8 @@
 Facts are what the speaker states about themself, as (subject, predicate, object) with
 the speaker as subject: job (``works_as``, ``is``) and workplace (``works_at``),
 ``allergic_to``, ``favorite``, pets (``has``), ``lives_in``, ``from``, ``plays``,
-``habit`` and status (``is``). :func:`find_facts` reads them sentence by sentence, each
+``habit``, status (``is``) and the states :mod:`~langmem_cog.graph.rules.states` reads
+(``drives``, ``studies``, ``diet``, ``relationship``). :func:`find_facts` reads them sentence by sentence, each
 pattern behind a cheap test of the sentence's words; :func:`add_fact` records one (the
 claim reader, :mod:`~langmem_cog.graph.rules.claims`, adds ``likes`` / ``dislikes``
 with it) and :func:`dedupe_facts` keeps each triple once. The statement stage
@@ -12,6 +13,7 @@ with it) and :func:`dedupe_facts` keeps each triple once. The statement stage
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from langmem_cog.graph.rules.context import Concept, TurnContext
@@ -23,6 +25,7 @@ from langmem_cog.graph.rules.lexicon import (
     COMMON,
     CONCEPT_FACTS,
     DETERMINERS,
+    DIET_STATUS,
     EVERY_RE,
     FAV_RE,
     FAV_REV_RE,
@@ -48,6 +51,7 @@ from langmem_cog.graph.rules.lexicon import (
     WORK_CATS,
 )
 from langmem_cog.graph.rules.mentions import np_after, time_in
+from langmem_cog.graph.rules.states import find_states, relationship_status
 from langmem_cog.graph.rules.text import lemma
 from langmem_cog.graph.schema import ExtractedFact
 
@@ -127,7 +131,14 @@ def find_facts(ctx: TurnContext, b: int, e: int, facts: list[ExtractedFact]) -> 
             for m in STATUS_RE.finditer(low, b, e):
                 status = " ".join(m.group("st").split())
                 status = status[2:] if status.startswith("a ") else status
-                add_fact(ctx, facts, "is", status, f"{sp} is {status}", m.start(), m.end())
+                if status in DIET_STATUS:
+                    continue  # a diet: read by find_states
+                if relationship_status(status):
+                    if re.match(r"\s+to\s+(?:my|the|a|an|it|this|that|his|her|our|their)\b", low[m.end():e]):
+                        continue  # "married to my job"
+                    add_fact(ctx, facts, "relationship", status, f"{sp} is {status}", m.start(), m.end())
+                else:
+                    add_fact(ctx, facts, "is", status, f"{sp} is {status}", m.start(), m.end())
         if any(a in seg for a in ("usually", "always", "often", "normally", "regularly", "sometimes", "generally",
                                   "typically", "frequently", "occasionally", "tend to")):  # fmt: skip
             for m in HABIT_RE.finditer(low, b, e):
@@ -150,6 +161,7 @@ def find_facts(ctx: TurnContext, b: int, e: int, facts: list[ExtractedFact]) -> 
                     continue
                 obj = f"{v}{m.group('obj')} {m.group('freq')}".strip()
                 add_fact(ctx, facts, "habit", obj, f"{sp} {obj}", m.start(), m.end())
+    find_states(ctx, b, e, facts, add_fact)
     if "favo" in seg:
         for m in FAV_RE.finditer(low, b, e):
             cat = m.group("cat").strip()

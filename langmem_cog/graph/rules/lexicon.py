@@ -42,7 +42,9 @@ __all__ = [
     "SENT_END_RE", "ABBREV_RE", "CLAUSE_SPLIT_RE", "CAPS_RE", "CAP_GAP_RE", "CAP_GAP_LONG_RE", "QUOTED_RE",
     "CHAT_TOKEN_RE", "TRAIL_STRIP", "TRAIL_WORDS", "NORMALIZE", "PRONOUN_THING", "PRONOUN_PERSON", "ADD_E_RE",
     "STEM_FIX", "DOUBLE", "PERSON_NOUNS", "REST_CUT_RE", "GERUND_OBJ_RE", "GERUND_DOBJ_RE", "GENERIC_PEOPLE",
-    "CONCEPT_FACTS", "NOT_NAMES", "UPPER", "LOWER", "LETTER",
+    "CONCEPT_FACTS", "NOT_NAMES", "VEHICLE_MAKES", "VEHICLE_MODELS", "VEHICLE_MODELS_AMBIGUOUS", "VEHICLE_NOUNS", "VEHICLE_WORDS", "DRIVE_RE",
+    "ACQUIRE_RE", "MY_VEHICLE_RE", "STUDY_DEGREES", "STUDY_HEADS", "STUDY_PLACES", "STUDY_RE", "MY_STUDY_RE", "DIET_RE", "DATING_RE", "DATING_PAIR_RE", "BROKE_UP_RE",
+    "RELATIONSHIP_STATUS", "DIET_STATUS", "UPPER", "LOWER", "LETTER",
 ]
 
 _I = re.IGNORECASE
@@ -760,6 +762,78 @@ GERUND_DOBJ_RE = re.compile(r"\s+(?=(?:my|our|his|her|their|the|a|an|this|these|
 GENERIC_PEOPLE = _words(
     "people person guy guys folks everyone everybody someone somebody anyone anybody others one ones"
 )
+
+# States a later statement replaces (:mod:`~langmem_cog.graph.rules.states`): vehicle, school, diet, relationship.
+VEHICLE_MAKES = _words(
+    """toyota honda ford subaru skoda volkswagen vw fiat nissan kia hyundai tesla bmw audi mercedes volvo mazda
+    chevy chevrolet jeep dodge gmc peugeot renault citroen vauxhall opel mini mitsubishi lexus porsche jaguar
+    suzuki dacia cadillac buick chrysler saab polestar rivian yamaha ducati kawasaki vespa"""
+)
+VEHICLE_MODELS = _words(
+    """corolla camry prius rav4 yaris aygo fiesta mondeo f-150 f150 outback forester impreza crosstrek octavia fabia
+    passat tiguan punto micra qashqai silverado tacoma tundra wrangler clio megane corsa astra sportage tucson
+    elantra sienna highlander pathfinder altima sentra miata cx-5"""
+)
+# Models that are also common words ("jazz", "golf", "panda"): a vehicle only after a verb of driving or buying.
+VEHICLE_MODELS_AMBIGUOUS = _words(
+    "civic accord jazz cr-v crv focus mustang ranger superb golf polo beetle panda leaf juke sierra cherokee cooper"
+    " odyssey rogue escape explorer bronco transit caddy volt bolt mini"
+)
+VEHICLE_NOUNS = _words(
+    "car truck pickup van minivan suv hatchback estate wagon campervan camper motorbike motorcycle scooter moped e-bike"
+)
+VEHICLE_WORDS = VEHICLE_MAKES | VEHICLE_MODELS | VEHICLE_MODELS_AMBIGUOUS | VEHICLE_NOUNS
+# "I drive the Panda", "still driving the corolla", "I'm driving a little green Subaru Forester now".
+DRIVE_RE = re.compile(
+    r"(?:\b(?:i|we)(?:'m|'re|'ve\s+been|\s+am|\s+are|\s+have\s+been)?|(?:^|(?<=[.!?]\s)))"
+    r"\s*(?:now\s+|still\s+|currently\s+|mostly\s+|usually\s+|just\s+)?(?:drive|driving|ride|riding)\b"
+)
+# "bought a 2015 Honda Jazz", "got a used 2016 subaru outback", "picked up a grey Skoda estate".
+ACQUIRE_RE = re.compile(
+    r"\b(?:bought|got|picked\s+up|leased|purchased|upgraded\s+to|traded\s+(?:it|her|him|\w+)\s+in\s+for)"
+    r"\s+(?:myself\s+|ourselves\s+)?(?:a|an|the|this)\s"
+)
+# "my Subaru Outback", "my old red Fiesta" (a make or model, not a bare "car").
+MY_VEHICLE_RE = re.compile(
+    r"\b(?:my|our)\s+(?:(?:old|new|little|trusty|beloved|ancient|used|'\d\d|\d{4})\s+)?(?:[a-z]+\s+)?"
+    r"(?P<v>" + _alt(VEHICLE_MAKES | VEHICLE_MODELS) + r")\b"
+)
+STUDY_DEGREES = _words(
+    "master's masters phd doctorate degree diploma mba bachelor's bachelors apprenticeship msc bsc dissertation"
+)
+# A course or class is schooling only with its school named ("at Northgate College", "the Open University ... course").
+STUDY_HEADS = STUDY_DEGREES | _words("course courses program programme class classes certificate certification bootcamp")
+STUDY_PLACES = _words("at college university uni school academy institute polytechnic")
+# "I'm doing the part-time data science master's at York", "I signed up for the accounting night class at
+# Northgate College", "I transferred my master's to McMaster", "I'm on the Open University accounting course".
+STUDY_RE = re.compile(
+    r"\bi(?:'m|\s+am|'ve\s+been|\s+have\s+been)?\s+(?:now\s+|still\s+|currently\s+|just\s+|finally\s+|officially\s+)?"
+    r"(?:doing|studying|taking|on|enrolled\s+(?:in|on|at)|starting|started|began|enrolled|signed\s+up\s+for|"
+    r"transferred|switched|got\s+(?:in|into|accepted\s+(?:in|into|to|on))|applied\s+(?:to|for))\s"
+)
+MY_STUDY_RE = re.compile(r"\bmy\s+(?:[a-z-]+\s+){0,3}?(?P<head>" + _alt(STUDY_HEADS) + r")\b")
+# "I've been vegetarian six years", "still doing keto", "I'm on a low-carb diet", "I eat meat again".
+DIET_STATUS = _words("vegan vegetarian pescatarian pescetarian keto paleo gluten-free dairy-free plant-based teetotal sober")
+DIET_RE = re.compile(
+    r"\b(?:i'm|i\s+am|i've\s+been|i\s+have\s+been|i've\s+gone|i\s+went|i'm\s+going)\s+(?:now\s+|still\s+|fully\s+|"
+    r"strictly\s+|mostly\s+|officially\s+|back\s+to\s+being\s+)?(?:a\s+)?(?P<d>" + _alt(DIET_STATUS) + r")\b"
+    r"|\b(?:(?:i'm|i\s+am)\s+)?(?:still\s+|now\s+)?(?:doing|on)\s+(?:a\s+|the\s+)?(?P<d2>keto|paleo|low-carb|low\s+carb|"
+    r"whole30|low-salt|low-sodium|low-fat|sugar-free|vegan|vegetarian|plant-based)(?:\s+diet)?\b"
+    r"|\bi(?:'m|\s+am)?\s+(?:back\s+to\s+)?eat(?:ing)?\s+(?P<d3>meat|fish|sugar|carbs|bread)\s+again\b"
+)
+RELATIONSHIP_STATUS = _words("married single divorced engaged widowed separated")
+# "I've been seeing Tomasz", "Sam and I have been going out", "my girlfriend Aoife".
+DATING_RE = re.compile(
+    r"\b(?:i've\s+been|i\s+have\s+been|i'm|i\s+am|we've\s+been|we're)\s+(?:\w+\s+)?(?:seeing|dating|going\s+out\s+with)"
+    r"\s+(?P<rest>\S)"
+    r"|\bmy\s+(?:new\s+)?(?:girlfriend|boyfriend|partner|fianc[eé]e?|wife|husband)\s*,?\s+(?P<rest2>\S)"
+)
+# "Sam and I have been going out since Christmas" (the name is the one right before "and I").
+DATING_PAIR_RE = re.compile(
+    r"\band\s+i\s+(?:have\s+been|'ve\s+been|are|'re|started|got)\s+(?:going\s+out|dating|together|seeing\s+each\s+other|engaged|married)\b"
+)
+# "Tomasz and I broke up", "we split up", "I broke up with Sam".
+BROKE_UP_RE = re.compile(r"\b(?:we|i|and\s+i)\s+(?:\w+\s+)?(?:broke\s+up|split\s+up|separated|called\s+it\s+off)\b")
 
 #: Fact predicates whose object is also a concept, with its kind.
 CONCEPT_FACTS = {"likes": "thing", "dislikes": "thing", "allergic_to": "thing", "favorite": "thing",

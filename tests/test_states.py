@@ -1,0 +1,160 @@
+"""States a person holds one value of at a time (vehicle, school, diet, relationship, home, job): what the
+rule extractor reads, how reconciliation orders their values, and how a question about a state gets the
+graph's value (langmem_cog/graph/rules/states.py, reconcile.py, provenance.py; rank/questions.py)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import networkx as nx
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from langmem_cog.graph.llm_extractor import LLMExtractor
+from langmem_cog.graph.prompts import EXTRACTION_SYSTEM
+from langmem_cog.graph.provenance import (
+    TurnFact,
+    TurnRecords,
+    current_state_first,
+    state_facts,
+    state_value_first,
+    turn_records,
+)
+from langmem_cog.graph.reconcile import STATE_PREDICATES, reconcile_facts, state_predicate
+from langmem_cog.graph.rules import RuleExtractor
+from langmem_cog.rank.questions import asked_state, asks_present_state
+from langmem_cog.records import make_turn
+
+T0 = datetime(2023, 1, 2, 9, tzinfo=UTC)
+
+
+def states_of(text: str, speaker: str = "Ann") -> list[tuple[str, str]]:
+    turn = make_turn(id="t", namespace="n", speaker=speaker, text=text, timestamp=T0)
+    [ex] = RuleExtractor().extract([turn])
+    return [(f.predicate, f.object) for f in ex.facts if f.predicate in STATE_PREDICATES]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Traded in the corolla friday, got a used 2016 Subaru Outback with heated seats.", ("drives", "2016 subaru outback")),
+    ("still driving the corolla, still making that grinding noise", ("drives", "corolla")),
+    ("And when it pours I drive over in the Panda.", ("drives", "panda")),
+    ("The check engine light on my Subaru Outback is on again.", ("drives", "subaru outback")),
+    ("I'm driving a little green Subaru Forester now.", ("drives", "green subaru forester")),
+    ("Picked up a grey Skoda estate from a garage in Newport.", ("drives", "grey skoda estate")),
+    ("I'm doing the part-time data science master's at York.", ("studies", "part-time data science master's at york")),
+    ("I signed up for the accounting night class at Northgate College.", ("studies", "accounting night class at northgate college")),
+    ("I've been vegetarian six years this spring.", ("diet", "vegetarian")),
+    ("still doing keto. no bread no rice", ("diet", "keto")),
+    ("I'm eating meat again, sorry.", ("diet", "eats meat")),
+    ("I've been seeing Tomasz, the farrier, for two months.", ("relationship", "with Tomasz")),
+    ("Sam and I have been going out since Christmas.", ("relationship", "with Sam")),
+    ("We broke up last week.", ("relationship", "single")),
+    ("I'm engaged!", ("relationship", "engaged")),
+    ("I live in Leeds.", ("lives_in", "leeds")),
+])
+def test_the_rule_extractor_reads_a_state_the_speaker_states(text: str, expected: tuple[str, str]) -> None:
+    assert expected in states_of(text)
+
+
+@pytest.mark.parametrize("text", [
+    "I bought a golf umbrella and a car seat for the baby.",  # a vehicle word inside another thing
+    "He bought a Tesla last week.",  # someone else's
+    "I got a kayak off Gumtree.",
+    "I'm taking a pottery class on Thursdays.",  # a pastime, not a school
+    "I started a course of antibiotics.",
+    "I'm seeing the dentist tomorrow.",  # no person named
+    "Tell her I'm married to my job.",
+    "I'm not vegetarian.",  # negated
+    "Driving to Leeds was awful.",
+])
+def test_the_rule_extractor_reads_no_state_where_none_is_stated(text: str) -> None:
+    assert states_of(text) == []
+
+
+def _state_graph(values: list[tuple[str, str, int]], predicate: str = "drives") -> nx.MultiDiGraph:
+    """A graph with one state fact per (node, object, day) of Priya, said in turn ``t<day>``."""
+    G = nx.MultiDiGraph(turns={f"t{day}": T0 + timedelta(days=day) for _, _, day in values})
+    for node, obj, day in values:
+        G.add_node(node, type="Fact", subject="person:priya", predicate=predicate, object=obj, provenance={f"t{day}"})
+    return G
+
+
+def test_a_newer_value_of_a_state_supersedes_the_older_and_the_chain_ends_at_the_current_one() -> None:
+    G = _state_graph([("fact:a", "panda", 0), ("fact:b", "2015 honda jazz", 60), ("fact:c", "yaris", 200)])
+    assert reconcile_facts(G) == {"CURRENT": 1, "SUPERSEDED": 2}
+    recs = turn_records(G)
+    assert recs["t0"].facts[0].superseded_by_turn == "t60" and recs["t0"].facts[0].current_turn == "t200"
+    assert recs["t60"].facts[0].current_turn == "t200" and recs["t200"].facts[0].current_turn is None
+    assert (recs["t0"].facts[0].subject, recs["t0"].facts[0].predicate) == ("person:priya", "drives")
+
+
+def test_the_current_value_told_again_in_other_words_stays_current_from_its_first_telling() -> None:
+    G = _state_graph([("fact:a", "silverado", 0), ("fact:b", "little green subaru forester", 60),
+                      ("fact:c", "green subaru", 90)])
+    reconcile_facts(G)
+    assert [G.nodes[n]["status"] for n in ("fact:a", "fact:b", "fact:c")] == ["SUPERSEDED", "CURRENT", "CURRENT"]
+    assert G.has_edge("fact:b", "fact:a", key="SUPERSEDES") and not G.has_edge("fact:c", "fact:b", key="SUPERSEDES")
+
+
+def test_state_facts_read_the_same_from_the_lazy_map_and_from_a_plain_dict() -> None:
+    G = _state_graph([("fact:a", "panda", 0), ("fact:b", "jazz", 60)])
+    reconcile_facts(G)
+    lazy = turn_records(G)
+    assert state_facts(lazy, "priya", {"drives"}) == state_facts(dict(lazy.items()), "priya", {"drives"})
+    assert [t for t, _ in state_facts(lazy, "priya", {"drives"})] == ["t0", "t60"]
+    assert state_facts(lazy, "tom", {"drives"}) == [] and state_facts(lazy, "priya", {"diet"}) == []
+
+
+def _fact(status: str, current: str | None = None) -> TurnFact:
+    return TurnFact(f"fact:{status}", status, current, current, "person:priya", "drives")
+
+
+@pytest.mark.parametrize("ids", [["t1", "t2", "t3"], ["t2", "t1", "t3"], ["t3", "t2", "t1"], ["t2", "t3"]])
+def test_the_state_orderings_only_move_one_turn_to_the_front(ids: list[str]) -> None:
+    recs = {"t1": TurnRecords(facts=(_fact("SUPERSEDED", "t9"),)), "t9": TurnRecords(facts=(_fact("CURRENT"),))}
+    facts = [("t1", _fact("SUPERSEDED", "t9")), ("t9", _fact("CURRENT"))]
+    times = {t: T0 + timedelta(days=int(t[1:])) for t in ("t1", "t2", "t3", "t9")}
+    for out in (current_state_first(ids, recs, others={"t9"}), state_value_first(ids, facts, times, "now"),
+                state_value_first(ids, facts, times, "before")):
+        assert out[1:] == [t for t in ids if t != out[0]]  # the rest keep their order
+        assert set(out) - set(ids) <= {"t9", "t1"}
+
+
+def test_the_graphs_value_does_not_displace_a_leading_turn_said_on_a_later_day() -> None:
+    facts = [("t1", _fact("SUPERSEDED", "t5")), ("t5", _fact("CURRENT"))]
+    times = {"t1": T0, "t5": T0 + timedelta(days=5), "t8": T0 + timedelta(days=8)}
+    assert state_value_first(["t8", "t1"], facts, times, "now") == ["t8", "t1"]  # a change the graph did not read
+    assert state_value_first(["t1", "t8"], facts, times, "now") == ["t5", "t1", "t8"]
+    assert state_value_first(["t5", "t8"], facts, times, "before") == ["t1", "t5", "t8"]
+
+
+@pytest.mark.parametrize(("question", "present", "state"), [
+    ("What does Marcus drive?", True, ("drives",)),
+    ("Which car is Priya driving these days?", True, ("drives",)),
+    ("Where does Priya live?", True, ("lives_in",)),
+    ("What does Tom do for a living at the moment?", True, ("works_at", "works_as")),
+    ("What degree is Elena working toward?", True, None),  # two states named: none chosen
+    ("Is Grace still vegetarian?", True, ("diet",)),
+    ("Is Tom in a relationship right now?", True, ("relationship",)),
+    ("What car did Marcus have at first?", False, ("drives",)),
+    ("Where did Priya live in 2023?", False, ("lives_in",)),
+    ("Who ended up with Ben's bass boat?", False, None),
+    ("What will Tom drive next year?", False, ("drives",)),
+])
+def test_questions_name_their_state_and_their_time(question: str, present: bool, state: tuple[str, ...] | None) -> None:
+    assert asks_present_state(question) is present
+    assert asked_state(question) == state
+
+
+def test_a_chat_models_names_for_a_state_are_read_as_the_state_predicates() -> None:
+    assert {state_predicate(p) for p in ("resides_in", "employer", "vehicle", "dating", "studies_at")} == \
+        {"lives_in", "works_at", "drives", "relationship", "studies"}
+    for predicate in STATE_PREDICATES:  # the prompt asks for every one
+        assert predicate in EXTRACTION_SYSTEM
+    answer = json.dumps({"events": [], "claims": [], "concepts": [], "facts": [
+        {"source_turn_id": "a", "subject": "Ann", "predicate": "resides in", "object": "Leith",
+         "text": "Ann lives in Leith."}]})
+    [ex] = LLMExtractor(FakeListChatModel(responses=[answer])).extract(
+        [make_turn(id="a", namespace="n", speaker="Ann", text="The movers dropped the last boxes in Leith.", timestamp=T0)])
+    assert [(f.predicate, f.object) for f in ex.facts] == [("lives_in", "Leith")]
