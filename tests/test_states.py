@@ -141,6 +141,9 @@ def test_the_graphs_value_does_not_displace_a_leading_turn_said_on_a_later_day()
     ("Where did Priya live in 2023?", False, ("lives_in",)),
     ("Who ended up with Ben's bass boat?", False, None),
     ("What will Tom drive next year?", False, ("drives",)),
+    ("When has Jon lost his job as a banker?", True, None),  # asks for a time, not the state's value
+    ("How often does John work out with his family?", True, None),
+    ("What is Jon working on opening?", True, None),
 ])
 def test_questions_name_their_state_and_their_time(question: str, present: bool, state: tuple[str, ...] | None) -> None:
     assert asks_present_state(question) is present

@@ -44,6 +44,7 @@ from langmem_cog.graph.provenance import (
     state_facts,
     state_value_first,
 )
+from langmem_cog.graph.reconcile import FUNCTIONAL_PREDICATES
 from langmem_cog.rank.compressor import Candidate, ConvMemoryCompressor
 from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features, first_name, name_tokens
 from langmem_cog.rank.head import head_order
@@ -340,19 +341,25 @@ class Cascade:
         (:func:`~langmem_cog.graph.provenance.current_state_first`)."""
         records = signals.records
         present = asks_present_state(query)
-        if not present and tense != "before":
+        if not docs or not (present or tense == "before"):
             return docs
+        ids = [str(d.metadata["turn_id"]) for d in docs]
         predicates = asked_state(query)
-        words = name_tokens(query)
-        named = {n for t in pool.turns if (n := first_name(t.speaker)) and n in words}
-        facts = state_facts(records, next(iter(named)), predicates) if predicates and len(named) == 1 else []
-        if facts:
+        if predicates:
+            words = name_tokens(query)
+            named = {n for d in docs if (n := first_name(str(d.metadata.get("speaker") or ""))) and n in words}
+            facts = state_facts(records, next(iter(named)), predicates) if len(named) == 1 else []
             mode = "now" if present else "before"
-            return self._word_first(docs, pool, signals, fused, hybrid, allowed, "state_value",
-                                    lambda ids, turns: state_value_first(ids, facts, {t: v.timestamp for t, v in turns.items()},
-                                                                         mode))
-        if not present:
-            return docs
+            if facts and not any(t == ids[0] and f.status == ("CURRENT" if present else "SUPERSEDED") for t, f in facts):
+                return self._word_first(docs, pool, signals, fused, hybrid, allowed, "state_value",
+                                        lambda ids, turns: state_value_first(
+                                            ids, facts, {t: turns[t].timestamp for t in [ids[0], *(t for t, _ in facts)]
+                                                         if t in turns}, mode))
+            if facts:
+                return docs
+        if not present or not any(f.status == "SUPERSEDED" and f.predicate in FUNCTIONAL_PREDICATES
+                                  for t in ids[:3] if (rec := records.get(t)) is not None for f in rec.facts):
+            return docs  # no leading turn holds a replaced state: nothing can move
         return self._word_first(docs, pool, signals, fused, hybrid, allowed, "current_state",
                                 lambda ids, turns: current_state_first(ids, records, others=turns))
 

@@ -213,6 +213,12 @@ _OTHER_TIME = re.compile(r"\b(?:did|was|were|had|will|would|used|ago|last|yester
                          r"|going\s+to|plan(?:s|ning)?)\b|\b(?:19|20)\d\d\b", _F)
 
 
+# Questions that ask for a time, a reason, a count or how often, not for a state's value.
+_NOT_A_VALUE = re.compile(r"^\W*(?:when|why|how\s+(?:often|long|many|much|come))\b", _F)
+# Phrasal verbs that name no job: "work out" (exercise), "work on" (a task).
+_NOT_A_JOB = re.compile(r"\b(?:work|works|worked|working)\s+(?:out|on)\b", _F)
+
+
 def asks_present_state(query: str) -> bool:
     """Whether ``query`` asks how something stands as of now: a word of now ("currently", "still", ...),
     or the present tense with no word that places it at another time ("Where does Priya live?",
@@ -246,15 +252,20 @@ _STATE_WORDS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
 
 def asked_state(query: str) -> tuple[str, ...] | None:
     """The state predicates (:data:`~langmem_cog.graph.reconcile.STATE_PREDICATES`) of the one state
-    ``query`` names ("What does Marcus drive?" -> ``("drives",)``), else ``None`` (none, or several).
+    ``query`` names ("What does Marcus drive?" -> ``("drives",)``), else ``None``: none, or several,
+    or a question that asks when, why, how often or how many rather than for the state's value ("work
+    out" and "work on" name no job).
 
     Example:
         >>> asked_state("What does Marcus drive?"), asked_state("Where does Priya live these days?")
         (('drives',), ('lives_in',))
-        >>> asked_state("What did Tom sell last month?") is None
-        True
+        >>> asked_state("What did Tom sell last month?") is None, asked_state("How often does Jo work out?") is None
+        (True, True)
     """
-    found = [preds for preds, rx in _STATE_WORDS if rx.search(query)]
+    if _NOT_A_VALUE.search(query):
+        return None
+    text = _NOT_A_JOB.sub(" ", query)
+    found = [preds for preds, rx in _STATE_WORDS if rx.search(text)]
     return found[0] if len(found) == 1 else None
 
 
