@@ -10,10 +10,18 @@ turns of later sessions. That bounds what a rule that starts from the counterpar
 ``dense``: dense retrieval alone over every turn (``"speaker: text"``) with each embedder, per kind:
 H@1, gold in the top 10 and MRR. Needs all-mpnet-base-v2 (``make models-mpnet``) for ``mpnet``.
 
+``stance``: a stance classifier distilled from the stance lexicon onto the default embedder's vectors
+(logistic regression; positives: turns with a first-person stance or hedge, negatives: turns with no
+stance cue at all, ``--per-class`` of each, 6+ words), trained on the chitchat corpus with the chitchat
+set's 8 pairs left out (needs ``chitchat-dataset``), then read on the half's opinion turns (the belief
+questions' gold) and record turns (the record questions' gold), alone and or-ed with the lexicon
+(:func:`~langmem_cog.rank.questions.states_stance`), at several thresholds.
+
 Usage::
 
     python benchmarks/memset_diagnostics.py echo --split dev
     python benchmarks/memset_diagnostics.py dense --split dev --embedders minilm mpnet
+    python benchmarks/memset_diagnostics.py stance --split dev
 """
 
 from __future__ import annotations
@@ -81,13 +89,62 @@ def dense(split: str, embedders: list[str]) -> None:
                   f"MRR {np.mean(1 / a):.3f}")
 
 
+def stance(split: str, per_class: int) -> None:
+    import random
+    import sys
+    from pathlib import Path
+
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_val_score
+
+    from langmem_cog.config import CogMemConfig
+    from langmem_cog.embeddings import config_embedder
+    from langmem_cog.rank.questions import states_stance
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import chitchat
+
+    corpus = chitchat.load_corpus()
+    held = {k for _, keys in chitchat.select_pairs(corpus) for k in keys}
+    texts = [t for key, rec in corpus.items() if key not in held for _, t in chitchat._turns(rec) if len(t.split()) >= 6]
+    random.Random(0).shuffle(texts)
+    pos = [t for t in texts if states_stance(t, evaluative=False)][:per_class]
+    neg = [t for t in texts if not states_stance(t)][:per_class]
+    emb = config_embedder(CogMemConfig.preset("ephemeral"))
+    X, y = np.asarray(emb.embed_documents(pos + neg)), np.array([1] * len(pos) + [0] * len(neg))
+    clf = LogisticRegression(C=1.0, max_iter=2000)
+    print(f"chitchat corpus, 8 set pairs left out: {len(pos)} stance and {len(neg)} plain turns; "
+          f"3-fold accuracy on the lexicon's labels {cross_val_score(clf, X, y, cv=3).mean():.3f}")
+    clf.fit(X, y)
+    opinions, records = [], []
+    for conv in _convs(split):
+        text = {t.id: t.text for t in conv.turns}
+        for q in conv.questions:
+            (opinions if q.kind == "belief" else records if q.kind == "record" else []).extend(text[e] for e in q.evidence)
+    p = clf.predict_proba(np.asarray(emb.embed_documents(opinions + records)))[:, 1]
+    po, pr = p[: len(opinions)], p[len(opinions):]
+    lo = np.array([states_stance(t) for t in opinions])
+    lr = np.array([states_stance(t) for t in records])
+    print(f"{split}: {len(opinions)} opinion turns, {len(records)} record turns; read as a stance by")
+    print(f"  the lexicon: opinions {lo.mean():.3f}, records {lr.mean():.3f}")
+    for th in (0.3, 0.4, 0.5, 0.6, 0.7):
+        print(f"  classifier > {th}: opinions {(po > th).mean():.3f}, records {(pr > th).mean():.3f};"
+              f" lexicon or classifier: opinions {(lo | (po > th)).mean():.3f}, records {(lr | (pr > th)).mean():.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["echo", "dense"])
+    parser.add_argument("what", choices=["echo", "dense", "stance"])
     parser.add_argument("--split", choices=["dev", "test", "all"], default="dev")
     parser.add_argument("--embedders", nargs="+", default=["minilm", "mpnet"])
+    parser.add_argument("--per-class", type=int, default=6000, help="stance: training turns of each label")
     args = parser.parse_args()
-    echo(args.split) if args.what == "echo" else dense(args.split, args.embedders)
+    if args.what == "echo":
+        echo(args.split)
+    elif args.what == "dense":
+        dense(args.split, args.embedders)
+    else:
+        stance(args.split, args.per_class)
 
 
 if __name__ == "__main__":
