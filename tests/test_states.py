@@ -161,3 +161,31 @@ def test_a_chat_models_names_for_a_state_are_read_as_the_state_predicates() -> N
     [ex] = LLMExtractor(FakeListChatModel(responses=[answer])).extract(
         [make_turn(id="a", namespace="n", speaker="Ann", text="The movers dropped the last boxes in Leith.", timestamp=T0)])
     assert [(f.predicate, f.object) for f in ex.facts] == [("lives_in", "Leith")]
+
+
+def test_a_third_persons_state_read_by_a_chat_model_answers_where_they_live_now_and_before() -> None:
+    from langmem_cog import CogMemConfig, CogMemRetriever
+    from langmem_cog.memory import CogMemory
+
+    filler = ["the bus was late again this morning", "we watched the match at the pub", "my plants are dying",
+              "work has been quiet this week", "i tried that new ramen place", "the weather turned cold"]
+    rows = [(0, "Priya", "Speaking of Arjun, he's still in London, doing accountancy in Canary Wharf.")]
+    rows += [(10 * (1 + i), "Tom" if i % 2 else "Priya", line) for i, line in enumerate(filler * 3)]
+    rows += [(220, "Priya", "And Arjun video-called on New Year's Day from his balcony, a tram going past below.")]
+    turns = [make_turn(id=f"t{i}", namespace="arjun", speaker=who, text=text, position=i, session_id=f"s{day}",
+                       timestamp=T0 + timedelta(days=day)) for i, (day, who, text) in enumerate(rows)]
+    last = turns[-1].id
+    answer = json.dumps({"events": [], "claims": [], "concepts": [], "facts": [  # what a chat model reads
+        {"source_turn_id": "t0", "subject": "Arjun", "predicate": "lives_in", "object": "London",
+         "text": "Arjun lives in London."},
+        {"source_turn_id": last, "subject": "Arjun", "predicate": "resides in", "object": "Lisbon",
+         "text": "Arjun lives in Lisbon."}]})
+    extractor = LLMExtractor(FakeListChatModel(responses=[answer]), batch_size=len(turns))
+    memory = CogMemory(CogMemConfig.preset("ephemeral"), extractor=extractor)
+    memory.add_turns(turns)
+    retriever = CogMemRetriever(memory=memory, namespace="arjun", k=len(turns), now=T0 + timedelta(days=230))
+    docs = retriever.invoke("Where does Priya's brother Arjun live?")
+    assert docs[0].metadata["turn_id"] == last and docs[0].metadata["fact_status"] == "CURRENT"
+    assert docs[0].metadata["placed_by"] == "state_value"  # the graph's value, not the words, put it first
+    assert {d.metadata["turn_id"]: d.metadata.get("fact_status") for d in docs}["t0"] == "SUPERSEDED"
+    assert retriever.invoke("Where did Arjun live before?")[0].metadata["turn_id"] == "t0"

@@ -35,7 +35,7 @@ from langmem_cog.graph.reconcile import FUNCTIONAL_PREDICATES
 from langmem_cog.graph.schema import ClaimStatus, EdgeType, NodeType
 
 __all__ = ["TurnClaim", "TurnEvent", "TurnFact", "TurnRecordMap", "TurnRecords", "current_state_first", "state_facts",
-           "state_value_first", "turn_records",
+           "state_value_first", "subject_name", "turn_records",
            "prefer_current", "prefer_records"]
 
 
@@ -294,9 +294,10 @@ def current_state_first(turn_ids: Sequence[str], records: Mapping[str, TurnRecor
     return ids
 
 
-def state_facts(records: Mapping[str, TurnRecords], person: str, predicates: Collection[str]) -> list[tuple[str, TurnFact]]:
+def state_facts(records: Mapping[str, TurnRecords], person: str | None,
+                predicates: Collection[str]) -> list[tuple[str, TurnFact]]:
     """``(turn id, fact)`` of every state fact of ``predicates`` about the person whose first name is
-    ``person`` (lower-cased), in turn id order.
+    ``person`` (lower-cased; ``None``: anyone), in turn id order.
 
     Example:
         >>> recs = {"t1": TurnRecords(facts=(TurnFact("fact:a", "SUPERSEDED", subject="person:priya", predicate="drives"),))}
@@ -308,10 +309,20 @@ def state_facts(records: Mapping[str, TurnRecords], person: str, predicates: Col
     for t in sorted(turns):
         rec = records.get(t)
         for f in rec.facts if rec is not None else ():
-            name = f.subject.split(":", 1)[-1].split()
-            if f.predicate in predicates and name and name[0] == person:
+            if f.predicate in predicates and (person is None or subject_name(f) == person):
                 out.append((t, f))
     return out
+
+
+def subject_name(fact: TurnFact) -> str:
+    """The lower-cased first name of the person a state fact is about ("person:priya shah" -> "priya").
+
+    Example:
+        >>> subject_name(TurnFact("fact:x", "CURRENT", subject="person:Priya Shah", predicate="drives"))
+        'priya'
+    """
+    words = fact.subject.split(":", 1)[-1].split()
+    return words[0].casefold() if words else ""
 
 
 def state_value_first(turn_ids: Sequence[str], facts: Sequence[tuple[str, TurnFact]],

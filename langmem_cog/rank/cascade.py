@@ -43,6 +43,7 @@ from langmem_cog.graph.provenance import (
     prefer_records,
     state_facts,
     state_value_first,
+    subject_name,
 )
 from langmem_cog.graph.reconcile import FUNCTIONAL_PREDICATES
 from langmem_cog.rank.compressor import Candidate, ConvMemoryCompressor
@@ -57,6 +58,7 @@ from langmem_cog.rank.questions import (
     holder_first,
     named_others,
     stance_holder,
+    state_subject,
     state_tense,
     states_stance,
     window_first,
@@ -334,7 +336,8 @@ class Cascade:
                      hybrid: np.ndarray, allowed: Sequence[int] | None, query: str,
                      tense: str | None) -> list[Document]:
         """For a question about a state as it is (or was before): the graph's value first. Where the
-        question names one speaker and one state the graph holds values of (:func:`asked_state`), the
+        question names one state (:func:`asked_state`) and one person whose values of it the graph holds
+        (:func:`state_subject`: a speaker of the head, or someone a speaker told of), the
         first telling of the current value (or of the oldest replaced one) leads
         (:func:`~langmem_cog.graph.provenance.state_value_first`); else, for a question about a state as
         it is, a leading turn whose state a later turn replaced gives way to that turn
@@ -346,9 +349,10 @@ class Cascade:
         ids = [str(d.metadata["turn_id"]) for d in docs]
         predicates = asked_state(query)
         if predicates:
-            words = name_tokens(query)
-            named = {n for d in docs if (n := first_name(str(d.metadata.get("speaker") or ""))) and n in words}
-            facts = state_facts(records, next(iter(named)), predicates) if len(named) == 1 else []
+            known = state_facts(records, None, predicates)  # of anyone: the speakers and the people they tell of
+            names = {str(d.metadata.get("speaker") or "") for d in docs} | {subject_name(f) for _, f in known}
+            person = state_subject(query, names)
+            facts = [(t, f) for t, f in known if subject_name(f) == person] if person else []
             mode = "now" if present else "before"
             if facts and not any(t == ids[0] and f.status == ("CURRENT" if present else "SUPERSEDED") for t, f in facts):
                 return self._word_first(docs, pool, signals, fused, hybrid, allowed, "state_value",

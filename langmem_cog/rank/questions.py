@@ -33,10 +33,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Literal
 
-from langmem_cog.graph.rules.lexicon import EVAL
+from langmem_cog.graph.rules.lexicon import EVAL, PERSON_NOUNS
 from langmem_cog.rank.features import first_name
 
-__all__ = ["STANCE", "TENSE_WINDOW", "asked_state", "asks_judgement", "asks_present_state", "asks_state_now", "by_tense", "holder_first", "named_others",
+__all__ = ["STANCE", "TENSE_WINDOW", "asked_state", "asks_judgement", "asks_present_state", "state_subject", "asks_state_now", "by_tense", "holder_first", "named_others",
            "states_stance", "stance_holder", "state_tense", "window_first"]
 
 _F = re.IGNORECASE
@@ -267,6 +267,33 @@ def asked_state(query: str) -> tuple[str, ...] | None:
     text = _NOT_A_JOB.sub(" ", query)
     found = [preds for preds, rx in _STATE_WORDS if rx.search(text)]
     return found[0] if len(found) == 1 else None
+
+
+def state_subject(query: str, names: Iterable[str]) -> str | None:
+    """The first name (lower-cased) of the one person of ``names`` whose state ``query`` asks about: the
+    only one it names other than as an owner ("Where does Priya's brother Arjun live?" -> "arjun"), else
+    the only owner, when what is owned is no person ("What is Tom's job?" -> "tom"; "Is Tom's mother
+    still at Boots?" asks about his mother: ``None``), else ``None``.
+
+    Example:
+        >>> state_subject("Where does Priya's brother Arjun live?", ["Priya", "Tom", "Arjun"])
+        'arjun'
+        >>> state_subject("What is Tom's job these days?", ["Priya", "Tom"])
+        'tom'
+        >>> state_subject("Is Tom's mother still working at Boots?", ["Priya", "Tom"]) is None
+        True
+    """
+    mentions = _mentions(query, names)
+    free = {name for _, name, role in mentions if role == "free"}
+    if free:
+        return next(iter(free)) if len(free) == 1 else None
+    owners = {name for _, name, role in mentions if role == "owner"}
+    if len(owners) != 1:
+        return None
+    owner = next(iter(owners))  # "Tom's job" asks about Tom; "Tom's mother" about someone else
+    owned = re.search(rf"\b{re.escape(owner)}'s\s+(?:(?:new|old|current|younger|older|little|big)\s+)?([a-z]+)",
+                      query.replace("\u2019", "'"), _F)
+    return None if owned is None or owned.group(1).lower() in PERSON_NOUNS else owner
 
 
 def holder_first(turn_ids: list[str], by_holder: set[str], stances: set[str] | frozenset[str] = frozenset(),
