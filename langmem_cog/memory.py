@@ -128,7 +128,7 @@ class CogMemory:
                 self.node_vectors.claim(namespace, self._node_texts(namespace))
             return
         texts = self._node_texts(namespace)
-        self._load_node_vectors(namespace)
+        self.node_vectors.load_or_embed(namespace)
         self.node_vectors.warm(texts, namespace=namespace)
         self._save_node_vectors(namespace, texts)
         self._vectors_ready.add(namespace)
@@ -141,7 +141,7 @@ class CogMemory:
         if self.node_vectors.files is not None and self.config.retriever.mode == "cascade":
             self._warm_node_vectors(namespace)
         else:
-            self._load_node_vectors(namespace)
+            self.node_vectors.load_or_embed(namespace)
             self.node_vectors.claim(namespace, self._node_texts(namespace))
         self._vectors_ready.add(namespace)
 
@@ -149,13 +149,6 @@ class CogMemory:
         """The texts of the nodes of the namespace's graph, in the graph's order."""
         G = self.graphs.graph(namespace)
         return [node_text(G, n) for n in G.nodes]
-
-    def _load_node_vectors(self, namespace: str) -> None:
-        try:
-            self.node_vectors.load(namespace)
-        except OSError as exc:  # derived data: the texts are embedded instead
-            logger.warning("namespace %r: cannot read the stored node vectors (%s): they are embedded again",
-                           namespace, exc)
 
     def _save_node_vectors(self, namespace: str, texts: list[str]) -> None:
         """Store the vectors of the namespace's node texts (``texts``, as read before) that its files lack, under

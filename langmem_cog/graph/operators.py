@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -57,6 +58,8 @@ __all__ = [
     "in_window",
     "TimeWindow",
 ]
+
+logger = logging.getLogger(__name__)
 
 EmbedFn = Callable[[list[str]], np.ndarray]
 #: Node-text matrices a :class:`NodeVectors` keeps (per namespace and node-type filter in use), and
@@ -160,6 +163,16 @@ class NodeVectors:
                     held.add(k)
                     self._key_refs[k] = self._key_refs.get(k, 0) + 1
         return len(rows)
+
+    def load_or_embed(self, namespace: str) -> int:
+        """:meth:`load`, where a file error only costs embedding the texts again (the vectors are derived
+        data): the error is logged as a warning and 0 returned."""
+        try:
+            return self.load(namespace)
+        except OSError as exc:
+            logger.warning("namespace %r: cannot read the stored node vectors (%s): they are embedded again",
+                           namespace, exc)
+            return 0
 
     def _dimension(self) -> int:
         """The embedder's dimension: a cached vector's, or (before any) that of a short probe text embedded once,

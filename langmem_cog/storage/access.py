@@ -234,10 +234,7 @@ class DataDirAccess:
         """
         key = str(self.data_dir)
         with _CHROMA_RELOAD_LOCK:
-            self._stop_system()
-            self.make_client()  # registers the new client
-            _CHROMA_EPOCH[key] = _CHROMA_EPOCH.get(key, 0) + 1
-            _CHROMA_LOADS[key] = 0
+            self._new_system(key)
             self._epoch = _CHROMA_EPOCH[key]
             self.client = _CHROMA_CLIENTS.get(key, self.client)
         self._drop_handles()
@@ -279,6 +276,14 @@ class DataDirAccess:
             with _CHROMA_RELOAD_LOCK:
                 _CHROMA_READS[key] -= 1
 
+    def _new_system(self, key: str) -> None:
+        """Stop this store's embedded system and start a new one for the data directory ``key``: a new epoch,
+        its namespace loads counted from 0 (the caller holds the reload lock)."""
+        self._stop_system()
+        self.make_client()  # registers the new client
+        _CHROMA_EPOCH[key] = _CHROMA_EPOCH.get(key, 0) + 1
+        _CHROMA_LOADS[key] = 0
+
     def _stop_system(self) -> None:
         """Stop and unregister the embedded system of this store's client (the caller holds the reload lock)."""
         from chromadb.api.shared_system_client import SharedSystemClient
@@ -297,11 +302,8 @@ class DataDirAccess:
         key = str(self.data_dir)
         with _CHROMA_RELOAD_LOCK:
             if _CHROMA_SYNCED.get(key, -1) < gen:
-                self._stop_system()
-                _CHROMA_SYNCED[key] = gen
-                self.make_client()  # registers the new client
-                _CHROMA_EPOCH[key] = _CHROMA_EPOCH.get(key, 0) + 1
-                _CHROMA_LOADS[key] = 0
+                self._new_system(key)
+                _CHROMA_SYNCED[key] = gen  # after: a failed restart is tried again by the next call
             self.client = _CHROMA_CLIENTS.get(key, self.client)
             self._epoch = _CHROMA_EPOCH.get(key, 0)
 

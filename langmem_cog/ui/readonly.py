@@ -119,10 +119,7 @@ class ReadOnlyMemory:
         """The namespace's graph as :meth:`graph_state` finds it (the stored vectors of its node texts are read
         on first use, never written)."""
         state = self.graph_state(namespace)
-        try:
-            self.node_vectors.load(namespace)
-        except OSError as exc:  # derived data: the loop embeds the texts instead
-            logger.warning("inspector: namespace %r: cannot read the stored node vectors (%s)", namespace, exc)
+        self.node_vectors.load_or_embed(namespace)
         return state.graph
 
     def graph_revision(self, namespace: str) -> int:
