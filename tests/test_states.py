@@ -97,6 +97,13 @@ def test_the_current_value_told_again_in_other_words_stays_current_from_its_firs
     assert G.has_edge("fact:b", "fact:a", key="SUPERSEDES") and not G.has_edge("fact:c", "fact:b", key="SUPERSEDES")
 
 
+def test_a_value_told_again_after_another_is_current_only_from_its_return() -> None:
+    G = _state_graph([("fact:a", "leeds", 0), ("fact:b", "york", 60), ("fact:c", "a flat in leeds", 120)],
+                     predicate="lives_in")
+    reconcile_facts(G)  # Leeds, York, then back to Leeds: York and the first Leeds are both over
+    assert [G.nodes[n]["status"] for n in ("fact:a", "fact:b", "fact:c")] == ["SUPERSEDED", "SUPERSEDED", "CURRENT"]
+
+
 def test_state_facts_read_the_same_from_the_lazy_map_and_from_a_plain_dict() -> None:
     G = _state_graph([("fact:a", "panda", 0), ("fact:b", "jazz", 60)])
     reconcile_facts(G)

@@ -263,6 +263,8 @@ def state_predicate(predicate: str) -> str:
         ('lives_in', 'drives', 'allergic_to')
     """
     return _STATE_ALIASES.get(predicate, predicate)
+
+
 #: Fact predicates that are a stance on their object (liking it retires disliking it, and back).
 _STANCE_FACTS = frozenset({"likes", "dislikes"})
 
@@ -299,14 +301,17 @@ def _fact_time(G: nx.MultiDiGraph, node: str) -> datetime | None:
 _VALUE_SKIP = frozenset({"a", "an", "the", "my", "our", "his", "her", "their", "new", "old", "little", "with"})
 
 
-def _value_words(value: object) -> frozenset[str]:
-    return frozenset(w for w in re.findall(r"[\w'-]+", str(value or "").casefold()) if w not in _VALUE_SKIP)
+def _value(G: nx.MultiDiGraph, node: str) -> tuple[str, frozenset[str]]:
+    """A state fact's predicate and the words of its object (less determiners and words of age)."""
+    d = G.nodes[node]
+    words = re.findall(r"[\w'-]+", str(d.get("object") or "").casefold())
+    return str(d.get("predicate")), frozenset(w for w in words if w not in _VALUE_SKIP)
 
 
-def _same_value(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Whether two values of a state name the same thing: the words of one hold the other's ("green subaru"
-    and "green subaru forester"; "york" and "a terrace in york")."""
-    return bool(a) and bool(b) and (a <= b or b <= a)
+def _same_value(a: tuple[str, frozenset[str]], b: tuple[str, frozenset[str]]) -> bool:
+    """Whether two state facts give the same value: one predicate, and the words of one object hold the
+    other's ("green subaru" and "green subaru forester"; "york" and "a terrace in york")."""
+    return a[0] == b[0] and bool(a[1]) and bool(b[1]) and (a[1] <= b[1] or b[1] <= a[1])
 
 
 def reconcile_facts(G: nx.MultiDiGraph, subjects: Iterable[str] | None = None) -> dict[str, int]:
@@ -316,9 +321,9 @@ def reconcile_facts(G: nx.MultiDiGraph, subjects: Iterable[str] | None = None) -
     on the newest one's calendar day are ``CURRENT``, every older one ``SUPERSEDED``, with a
     ``SUPERSEDES`` edge (``changed=True``) from the fact right after it. "I live in Leeds" (March),
     then "I live in York now" (September): Leeds is SUPERSEDED. The current value said earlier in other
-    words ("a little green Subaru Forester" in March, "the green Subaru" in May: the words of one hold the
-    other's) is CURRENT from its first telling on, so the turn that told the change stays current. Facts
-    that are no state get no status.
+    words right before it ("a little green Subaru Forester" in March, "the green Subaru" in May: the words
+    of one hold the other's) is CURRENT from that first telling on, so the turn that told the change stays
+    current. Facts that are no state get no status.
 
     Args:
         G: The graph.
@@ -355,12 +360,9 @@ def reconcile_facts(G: nx.MultiDiGraph, subjects: Iterable[str] | None = None) -
             continue
         members.sort(key=lambda m: (times[m], natural_key(m)))
         split = _newest_day_split(members, times.__getitem__)
-        newest = [(G.nodes[m].get("predicate"), _value_words(G.nodes[m].get("object"))) for m in members[split:]]
-        for i, m in enumerate(members):
-            value = (G.nodes[m].get("predicate"), _value_words(G.nodes[m].get("object")))
-            if i < split and any(value[0] == p and _same_value(value[1], v) for p, v in newest):
-                split = i  # said again later in other words ("a green Subaru Forester", then "the green Subaru")
-                break
+        newest = [_value(G, m) for m in members[split:]]
+        while split > 0 and any(_same_value(_value(G, members[split - 1]), v) for v in newest):
+            split -= 1  # the current value told before in other words ("a green Subaru Forester", "the green Subaru")
         for i, m in enumerate(members):
             status = ClaimStatus.SUPERSEDED if i < split else ClaimStatus.CURRENT
             G.nodes[m]["status"] = status.value

@@ -46,6 +46,7 @@ from langmem_cog.graph.provenance import (
     subject_name,
 )
 from langmem_cog.graph.reconcile import FUNCTIONAL_PREDICATES
+from langmem_cog.graph.schema import ClaimStatus
 from langmem_cog.rank.compressor import Candidate, ConvMemoryCompressor
 from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features, first_name, name_tokens
 from langmem_cog.rank.head import head_order
@@ -353,25 +354,27 @@ class Cascade:
             names = {str(d.metadata.get("speaker") or "") for d in docs} | {subject_name(f) for _, f in known}
             person = state_subject(query, names)
             facts = [(t, f) for t, f in known if subject_name(f) == person] if person else []
-            mode = "now" if present else "before"
-            if facts and not any(t == ids[0] and f.status == ("CURRENT" if present else "SUPERSEDED") for t, f in facts):
+            mode, wanted = ("now", ClaimStatus.CURRENT) if present else ("before", ClaimStatus.SUPERSEDED)
+            if facts and not any(t == ids[0] and f.status == wanted for t, f in facts):
                 return self._word_first(docs, pool, signals, fused, hybrid, allowed, "state_value",
-                                        lambda ids, turns: state_value_first(
-                                            ids, facts, {t: turns[t].timestamp for t in [ids[0], *(t for t, _ in facts)]
-                                                         if t in turns}, mode))
+                                        lambda order, turns: state_value_first(
+                                            order, facts, {t: turns[t].timestamp for t in [order[0], *(t for t, _ in facts)]
+                                                           if t in turns}, mode))
             if facts:
                 return docs
-        if not present or not any(f.status == "SUPERSEDED" and f.predicate in FUNCTIONAL_PREDICATES
+        if not present or not any(f.status == ClaimStatus.SUPERSEDED and f.predicate in FUNCTIONAL_PREDICATES
                                   for t in ids[:3] if (rec := records.get(t)) is not None for f in rec.facts):
             return docs  # no leading turn holds a replaced state: nothing can move
         return self._word_first(docs, pool, signals, fused, hybrid, allowed, "current_state",
-                                lambda ids, turns: current_state_first(ids, records, others=turns))
+                                lambda order, turns: current_state_first(order, records, others=turns))
 
     def _word_first(self, docs: list[Document], pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
                     hybrid: np.ndarray, allowed: Sequence[int] | None, placed_by: str,
                     reorder: Callable[[list[str], dict[str, Turn]], list[str]]) -> list[Document]:
-        """The turn ``reorder`` puts first (:func:`~langmem_cog.rank.updates.echo_first` or
-        :func:`~langmem_cog.rank.updates.reaction_first`), as a new document when it ranked below the
+        """The turn ``reorder`` puts first (:func:`~langmem_cog.rank.updates.echo_first`,
+        :func:`~langmem_cog.rank.updates.reaction_first`, or the state's value,
+        :func:`~langmem_cog.graph.provenance.state_value_first` /
+        :func:`~langmem_cog.graph.provenance.current_state_first`), as a new document when it ranked below the
         documents at hand, marked ``placed_by``; only a turn the filter allows (``allowed``: the pool
         indices that pass it, ``None``: all) can move."""
         if not docs:

@@ -13,7 +13,6 @@ with it) and :func:`dedupe_facts` keeps each triple once. The statement stage
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 
 from langmem_cog.graph.rules.context import Concept, TurnContext
@@ -45,6 +44,7 @@ from langmem_cog.graph.rules.lexicon import (
     REST_CUT_RE,
     STATIVE,
     STATUS_RE,
+    TO_A_THING_RE,
     TRAIL_STRIP,
     TRAIL_WORDS,
     WORK_AT_RE,
@@ -134,7 +134,7 @@ def find_facts(ctx: TurnContext, b: int, e: int, facts: list[ExtractedFact]) -> 
                 if status in DIET_STATUS:
                     continue  # a diet: read by find_states
                 if relationship_status(status):
-                    if re.match(r"\s+to\s+(?:my|the|a|an|it|this|that|his|her|our|their)\b", low[m.end():e]):
+                    if TO_A_THING_RE.match(low, m.end(), e):
                         continue  # "married to my job"
                     add_fact(ctx, facts, "relationship", status, f"{sp} is {status}", m.start(), m.end())
                 else:

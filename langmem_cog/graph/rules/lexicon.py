@@ -43,7 +43,7 @@ __all__ = [
     "CHAT_TOKEN_RE", "TRAIL_STRIP", "TRAIL_WORDS", "NORMALIZE", "PRONOUN_THING", "PRONOUN_PERSON", "ADD_E_RE",
     "STEM_FIX", "DOUBLE", "PERSON_NOUNS", "REST_CUT_RE", "GERUND_OBJ_RE", "GERUND_DOBJ_RE", "GENERIC_PEOPLE",
     "CONCEPT_FACTS", "NOT_NAMES", "VEHICLE_MAKES", "VEHICLE_MODELS", "VEHICLE_MODELS_AMBIGUOUS", "VEHICLE_NOUNS", "VEHICLE_WORDS", "DRIVE_RE",
-    "ACQUIRE_RE", "MY_VEHICLE_RE", "STUDY_DEGREES", "STUDY_HEADS", "STUDY_PLACES", "STUDY_RE", "MY_STUDY_RE", "DIET_RE", "DATING_RE", "DATING_PAIR_RE", "BROKE_UP_RE",
+    "ACQUIRE_RE", "MY_VEHICLE_RE", "STUDY_DEGREES", "STUDY_HEADS", "STUDY_PLACES", "STUDY_RE", "MY_STUDY_RE", "DIET_RE", "DATING_RE", "DATING_PAIR_RE", "BROKE_UP_RE", "TO_A_THING_RE",
     "RELATIONSHIP_STATUS", "DIET_STATUS", "UPPER", "LOWER", "LETTER",
 ]
 
@@ -832,6 +832,8 @@ DATING_RE = re.compile(
 DATING_PAIR_RE = re.compile(
     r"\band\s+i\s+(?:have\s+been|'ve\s+been|are|'re|started|got)\s+(?:going\s+out|dating|together|seeing\s+each\s+other|engaged|married)\b"
 )
+# A status said of a thing, not a person ("I'm married to my job").
+TO_A_THING_RE = re.compile(r"\s+to\s+(?:my|the|a|an|it|this|that|his|her|our|their)\b")
 # "Tomasz and I broke up", "we split up", "I broke up with Sam".
 BROKE_UP_RE = re.compile(r"\b(?:we|i|and\s+i)\s+(?:\w+\s+)?(?:broke\s+up|split\s+up|separated|called\s+it\s+off)\b")
 
