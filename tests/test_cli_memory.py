@@ -266,7 +266,7 @@ def test_search_system_runs_the_named_mode(system: str, mode: str, tmp_path: Pat
 
 
 def _doc(turn_id: str, score: float, *, rerank: float | None = None, claim: str | None = None,
-         placed_by: str | None = None) -> object:
+         placed_by: str | None = None, state: str | None = None) -> object:
     from langchain_core.documents import Document
 
     meta = {"turn_id": turn_id, "timestamp": "2024-05-01T09:30:00+00:00", "speaker": "Maya", "stage": "raw+graph",
@@ -276,6 +276,8 @@ def _doc(turn_id: str, score: float, *, rerank: float | None = None, claim: str 
         meta["claim_status"] = claim
     if placed_by:
         meta["placed_by"] = placed_by
+    if state:
+        meta["fact_status"] = state
     return Document(page_content=f"Maya: turn {turn_id}", metadata=meta)
 
 
@@ -294,6 +296,9 @@ def _doc(turn_id: str, score: float, *, rerank: float | None = None, claim: str 
         # the holder's reaction to someone else's news, placed first
         ([_doc("t7", 0.3, placed_by="reaction"), _doc("t4", 0.9, rerank=1.804)],
          ["(#2 by score; placed as the reaction)", "(#1 by score)"]),
+        # the graph's value of the state asked about, placed first; the old value's turn says it was replaced
+        ([_doc("t6", 0.2, placed_by="state_value", state="CURRENT"), _doc("t2", 0.9, rerank=1.2, state="SUPERSEDED")],
+         ["(#2 by score; placed as the state's value)", "(#1 by score)"]),
     ],
 )
 def test_search_rows_show_rank_speaker_claim_status_and_moves(docs: list[object], notes: list[str], tmp_path: Path,
@@ -319,6 +324,7 @@ def test_search_rows_show_rank_speaker_claim_status_and_moves(docs: list[object]
         assert row.startswith(f"{rank:>3}. [{m['turn_id']}] ") and "  Maya" in row and "raw+graph" in row
         assert ("[CURRENT]" in row or "[SUPERSEDED]" in row) == ("claim_status" in m)
         assert "claim_status" not in m or f"  Maya  [{m['claim_status']}]  " in row
+        assert ("[state " in row) == ("fact_status" in m) and ("fact_status" not in m or f"[state {m['fact_status']}]" in row)
         # a reranked turn shows the score that ordered it; the tail, its first-stage score (never the stand-in)
         assert (f"rerank {m['relevance_score']:.3f}" if m["reranked"] else f"score {m['score']:.3f}") in row
         assert row.endswith(note) and ("by score" in row) == bool(note)
@@ -326,6 +332,7 @@ def test_search_rows_show_rank_speaker_claim_status_and_moves(docs: list[object]
         any("claim rule" in n for n in notes)
     assert ("later word: for a question about a state now" in out) == any("later word" in n for n in notes)
     assert ("reaction: for a question about what a named person thinks" in out) == any("reaction" in n for n in notes)
+    assert ("state's value: for a question about a person's state" in out) == any("state's value" in n for n in notes)
 
 
 def test_trace_loads_the_models_before_the_traced_query(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

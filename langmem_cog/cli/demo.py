@@ -65,6 +65,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             m = d.metadata
             mark = "*" if m["turn_id"] in gold else " "
             claim = f" [{m['claim_status']}]" if m.get("claim_status") else ""
+            claim += f" [state {m['fact_status']}]" if m.get("fact_status") else ""
             print(f"  {mark} [{m['turn_id']:>6}] {m['timestamp'][:10]}  {m['stage']:<9}{claim}  {d.page_content[:100]}")
         print()
     print(f"evidence turn (*) in the top {args.k} for {hits_at_k} of {len(conv.qa)} questions")

@@ -74,17 +74,24 @@ _LATER_WORD = ("later word: for a question about a state now, the cascade puts t
                "matter (one that echoes a leading turn, from another session) first, whatever its score")
 _REACTION = ("reaction: for a question about what a named person thinks, the cascade puts that person's stance on "
              "what someone else told (the turn most like a leading turn of the other's) first, whatever its score")
-_PLACED = {"later_word": ("placed as the later word", _LATER_WORD), "reaction": ("placed as the reaction", _REACTION)}
+_STATE_VALUE = ("state's value: for a question about a person's state as it is (or was), the cascade puts the turn "
+                "that first told the graph's current (or earliest) value first, whatever its score")
+_CURRENT_STATE = ("current state: for a question about a state as it is, the cascade puts the turn that replaced a "
+                  "leading turn's state first, whatever its score")
+_PLACED = {"later_word": ("placed as the later word", _LATER_WORD), "reaction": ("placed as the reaction", _REACTION),
+           "state_value": ("placed as the state's value", _STATE_VALUE),
+           "current_state": ("placed as the current state", _CURRENT_STATE)}
 
 
 def _search_rows(docs: Sequence[Any]) -> list[str]:
     """The lines ``search`` prints for the retriever's documents, in the retriever's order.
 
     Each row shows its rank in that order, the turn id, time, speaker, claim status (metadata
-    ``claim_status``, where the graph holds a claim from the turn), stage and the score that ordered
-    it: ``rerank`` for a turn the cross-encoder reordered, else the first-stage ``score``. A row away
-    from its place by that score also shows the place, and which rule placed it (metadata
-    ``placed_by``: the later word on the matter, or the holder's reaction; else, where it holds a
+    ``claim_status``, where the graph holds a claim from the turn), state status (``fact_status``, where
+    it holds a state fact: ``[state SUPERSEDED]``), stage and the score that ordered it: ``rerank`` for a
+    turn the cross-encoder reordered, else the first-stage ``score``. A row away from its place by that
+    score also shows the place, and which rule placed it (metadata ``placed_by``: the later word on the
+    matter, the holder's reaction, the state's value or the current state; else, where it holds a
     claim, the claim rule); a note on each rule that placed a row then follows the rows.
     """
     def ordering(m: dict[str, Any]) -> tuple[int, float]:
@@ -98,6 +105,7 @@ def _search_rows(docs: Sequence[Any]) -> list[str]:
         m = d.metadata
         score = f"rerank {m['relevance_score']:.3f}" if m.get("reranked") else f"score {m['score']:.3f}"
         status = f"  [{m['claim_status']}]" if m.get("claim_status") else ""
+        state = f"  [state {m['fact_status']}]" if m.get("fact_status") else ""
         note = ""
         if place[rank - 1] != rank:
             rule = _PLACED.get(str(m.get("placed_by")))
@@ -106,7 +114,7 @@ def _search_rows(docs: Sequence[Any]) -> list[str]:
             claim_moved |= bool(status) and rule is None
             why = f"; {rule[0]})" if rule is not None else "; placed by the claim rule)" if status else ")"
             note = f"  (#{place[rank - 1]} by score{why}"
-        rows.append(f"{rank:>3}. [{m['turn_id']}] {m['timestamp']}  {m['speaker']}{status}  {m['stage']}  "
+        rows.append(f"{rank:>3}. [{m['turn_id']}] {m['timestamp']}  {m['speaker']}{status}{state}  {m['stage']}  "
                     f"{score}{note}\n     {d.page_content}")
     return [*rows, *([_CLAIM_RULE] if claim_moved else []), *placed]
 

@@ -209,7 +209,8 @@ class InspectorAPI:
         retrieved = [{"turn_id": d.metadata["turn_id"], "speaker": d.metadata["speaker"],
                       "timestamp": d.metadata["timestamp"], "text": turns[d.metadata["turn_id"]].text,
                       "stage": d.metadata.get("stage"), "score": d.metadata.get("relevance_score", d.metadata["score"]),
-                      "claim_status": d.metadata.get("claim_status"), "rank": d.metadata.get("rank")}
+                      "claim_status": d.metadata.get("claim_status"), "fact_status": d.metadata.get("fact_status"),
+                      "placed_by": d.metadata.get("placed_by"), "rank": d.metadata.get("rank")}
                      for d in results]
         gold = next((e["evidence"] for e in self.examples.get(ns, []) if e["question"].strip() == query.strip()), None)
         return jsonable({

@@ -133,7 +133,8 @@ function renderSearch(r) {
   }
   $("retrieval-mode").textContent = `(the default retriever: ${r.retrieval})`;
   const results = clear($("results"));
-  for (const e of r.results) results.append(turnItem(e, gold, `${e.stage}${e.claim_status ? " · claim " + e.claim_status : ""}`));
+  for (const e of r.results) results.append(turnItem(e, gold, `${e.stage}${e.claim_status ? " · claim " + e.claim_status : ""}` +
+    `${e.fact_status ? " · state " + e.fact_status : ""}${e.placed_by ? " · placed as " + e.placed_by.replace("_", " ") : ""}`));
   if (!r.results.length) results.append(h("li", { className: "muted" }, "nothing retrieved"));
   const evidence = clear($("evidence"));
   for (const e of r.evidence) evidence.append(turnItem(e, gold, `via ${e.node} (${e.node_type}), step ${e.step}`));
