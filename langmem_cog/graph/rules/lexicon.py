@@ -42,9 +42,11 @@ __all__ = [
     "SENT_END_RE", "ABBREV_RE", "CLAUSE_SPLIT_RE", "CAPS_RE", "CAP_GAP_RE", "CAP_GAP_LONG_RE", "QUOTED_RE",
     "CHAT_TOKEN_RE", "TRAIL_STRIP", "TRAIL_WORDS", "NORMALIZE", "PRONOUN_THING", "PRONOUN_PERSON", "ADD_E_RE",
     "STEM_FIX", "DOUBLE", "PERSON_NOUNS", "REST_CUT_RE", "GERUND_OBJ_RE", "GERUND_DOBJ_RE", "GENERIC_PEOPLE",
-    "CONCEPT_FACTS", "NOT_NAMES", "VEHICLE_MAKES", "VEHICLE_MODELS", "VEHICLE_MODELS_AMBIGUOUS", "VEHICLE_NOUNS", "VEHICLE_WORDS", "DRIVE_RE",
-    "ACQUIRE_RE", "MY_VEHICLE_RE", "STUDY_DEGREES", "STUDY_HEADS", "STUDY_PLACES", "STUDY_RE", "MY_STUDY_RE", "DIET_RE", "DATING_RE", "DATING_PAIR_RE", "BROKE_UP_RE", "TO_A_THING_RE",
-    "RELATIONSHIP_STATUS", "DIET_STATUS", "UPPER", "LOWER", "LETTER",
+    "CONCEPT_FACTS", "NOT_NAMES", "VEHICLE_MAKES", "VEHICLE_MODELS", "VEHICLE_MODELS_AMBIGUOUS", "VEHICLE_NOUNS",
+    "VEHICLE_WORDS", "DRIVE_RE", "ACQUIRE_RE", "MY_VEHICLE_RE", "STUDY_DEGREES", "STUDY_HEADS", "STUDY_PLACES",
+    "STUDY_RE", "MY_STUDY_RE", "DIET_RE", "DATING_RE", "DATING_PAIR_RE", "BROKE_UP_RE", "TO_A_THING_RE",
+    "STATE_LEAD", "STATE_OTHERS", "STATE_STOP", "STATE_TRAIL", "RELATIONSHIP_STATUS", "DIET_STATUS", "UPPER",
+    "LOWER", "LETTER"
 ]
 
 _I = re.IGNORECASE
@@ -832,6 +834,18 @@ DATING_RE = re.compile(
 DATING_PAIR_RE = re.compile(
     r"\band\s+i\s+(?:have\s+been|'ve\s+been|are|'re|started|got)\s+(?:going\s+out|dating|together|seeing\s+each\s+other|engaged|married)\b"
 )
+# Words dropped from the front of a vehicle or course: determiners and what says nothing of which one.
+STATE_LEAD = frozenset({"a", "an", "the", "my", "our", "this", "that", "her", "his", "their", "myself", "ourselves", "used",
+                   "new", "brand-new", "secondhand", "second-hand", "old", "little", "trusty", "over", "around", "in",
+                   "it", "to", "work", "now", "still", "for", "up"})
+STATE_OTHERS = frozenset({"he", "she", "they", "you", "he's", "she's", "they're", "you're"})
+# What a vehicle phrase may run through before its vehicle word (it stops at a clause or a preposition).
+STATE_STOP = frozenset({"from", "off", "at", "with", "which", "that", "and", "but", "so", "because", "on", "for", "since",
+                   "last", "this", "yesterday", "today", "is", "was", "it's"})
+
+
+# What may follow a vehicle inside its phrase ("a little green Subaru Forester now").
+STATE_TRAIL = frozenset({"now", "again", "today", "yesterday", "too", "instead", "finally"})
 # A status said of a thing, not a person ("I'm married to my job").
 TO_A_THING_RE = re.compile(r"\s+to\s+(?:my|the|a|an|it|this|that|his|her|our|their)\b")
 # "Tomasz and I broke up", "we split up", "I broke up with Sam".

@@ -37,6 +37,10 @@ from langmem_cog.graph.rules.lexicon import (
     MY_STUDY_RE,
     MY_VEHICLE_RE,
     RELATIONSHIP_STATUS,
+    STATE_LEAD,
+    STATE_OTHERS,
+    STATE_STOP,
+    STATE_TRAIL,
     STUDY_DEGREES,
     STUDY_HEADS,
     STUDY_PLACES,
@@ -51,18 +55,6 @@ from langmem_cog.graph.schema import ExtractedFact
 __all__ = ["AddFact", "find_states", "relationship_status", "vehicle_at"]
 
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9'-]*|[,.;:!?()]")
-# Words dropped from the front of a vehicle or course: determiners and what says nothing of which one.
-_LEAD = frozenset({"a", "an", "the", "my", "our", "this", "that", "her", "his", "their", "myself", "ourselves", "used",
-                   "new", "brand-new", "secondhand", "second-hand", "old", "little", "trusty", "over", "around", "in",
-                   "it", "to", "work", "now", "still", "for", "up"})
-_OTHERS = frozenset({"he", "she", "they", "you", "he's", "she's", "they're", "you're"})
-# What a vehicle phrase may run through before its vehicle word (it stops at a clause or a preposition).
-_STOP = frozenset({"from", "off", "at", "with", "which", "that", "and", "but", "so", "because", "on", "for", "since",
-                   "last", "this", "yesterday", "today", "is", "was", "it's"})
-
-
-# What may follow a vehicle inside its phrase ("a little green Subaru Forester now").
-_TRAIL = frozenset({"now", "again", "today", "yesterday", "too", "instead", "finally"})
 
 
 def _tokens(low: str, pos: int, end: int, limit: int) -> list[str]:
@@ -82,14 +74,14 @@ def vehicle_at(low: str, pos: int, end: int) -> str | None:
     """
     words: list[str] = []
     for w in _tokens(low, pos, end, 8):
-        if not w[0].isalnum() or (w in _STOP and words):
+        if not w[0].isalnum() or (w in STATE_STOP and words):
             break
         words.append(w)
     last = max((i for i, w in enumerate(words) if w in VEHICLE_WORDS), default=None)
-    if last is None or any(w not in _TRAIL for w in words[last + 1:]):  # "a golf umbrella", "a car seat"
+    if last is None or any(w not in STATE_TRAIL for w in words[last + 1:]):  # "a golf umbrella", "a car seat"
         return None
     kept = words[:last + 1]
-    while kept and kept[0] in _LEAD:
+    while kept and kept[0] in STATE_LEAD:
         kept = kept[1:]
     return " ".join(kept) or None
 
@@ -98,9 +90,9 @@ def _said_by_speaker(ctx: TurnContext, b: int, at: int) -> bool:
     """Whether the clause before ``at`` (from ``b``) has the speaker as its subject: its last subject
     pronoun is "i" / "we", or it has none and names no one."""
     before = _tokens(ctx.low, b, at, 40)
-    subjects = [w for w in before if w in ("i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've") or w in _OTHERS]
+    subjects = [w for w in before if w in ("i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've") or w in STATE_OTHERS]
     if subjects:
-        return subjects[-1] not in _OTHERS
+        return subjects[-1] not in STATE_OTHERS
     return not any(b <= p.start < at for p in ctx.persons)
 
 
@@ -114,13 +106,13 @@ def _study_at(ctx: TurnContext, pos: int, end: int) -> str | None:
         return None  # "a course of antibiotics"
     tail = []
     for w in words[head + 1:]:
-        if not w[0].isalnum() or (w not in ("in", "at", "with", "of", "from") and w in _STOP):
+        if not w[0].isalnum() or (w not in ("in", "at", "with", "of", "from") and w in STATE_STOP):
             break
         tail.append(w)
         if len(tail) == 6:
             break
     kept = words[:head + 1]
-    while kept and kept[0] in _LEAD:
+    while kept and kept[0] in STATE_LEAD:
         kept = kept[1:]
     if words[head] not in STUDY_DEGREES and not STUDY_PLACES & set(kept + tail):
         return None  # "a pottery class": a pastime, not a school
