@@ -62,6 +62,8 @@ def test_the_rule_extractor_reads_a_state_the_speaker_states(text: str, expected
     "He bought a Tesla last week.",  # someone else's
     "I got a kayak off Gumtree.",
     "I'm taking a pottery class on Thursdays.",  # a pastime, not a school
+    "I signed up for a meditation course at a retreat near a lake.",
+    "I'm considering policymaking because of my degree.",  # a degree held, not a school now
     "I started a course of antibiotics.",
     "I'm seeing the dentist tomorrow.",  # no person named
     "Tell her I'm married to my job.",

@@ -805,7 +805,7 @@ STUDY_DEGREES = _words(
 )
 # A course or class is schooling only with its school named ("at Northgate College", "the Open University ... course").
 STUDY_HEADS = STUDY_DEGREES | _words("course courses program programme class classes certificate certification bootcamp")
-STUDY_PLACES = _words("at college university uni school academy institute polytechnic")
+STUDY_PLACES = _words("college university uni school academy institute polytechnic")
 # "I'm doing the part-time data science master's at York", "I signed up for the accounting night class at
 # Northgate College", "I transferred my master's to McMaster", "I'm on the Open University accounting course".
 STUDY_RE = re.compile(

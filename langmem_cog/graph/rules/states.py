@@ -114,7 +114,8 @@ def _study_at(ctx: TurnContext, pos: int, end: int) -> str | None:
     kept = words[:head + 1]
     while kept and kept[0] in STATE_LEAD:
         kept = kept[1:]
-    if words[head] not in STUDY_DEGREES and not STUDY_PLACES & set(kept + tail):
+    clause = words[:next((i for i, w in enumerate(words) if not w[0].isalnum()), len(words))]
+    if words[head] not in STUDY_DEGREES and not STUDY_PLACES & set(clause):
         return None  # "a pottery class": a pastime, not a school
     return " ".join(kept + tail) or None
 
@@ -165,7 +166,7 @@ def find_states(ctx: TurnContext, b: int, e: int, facts: list[ExtractedFact], ad
         for m in MY_STUDY_RE.finditer(low, b, e):
             if _said_by_speaker(ctx, b, m.start()):
                 course = _study_at(ctx, m.start() + 3, e)
-                if course:
+                if course and course.split()[-1] not in STUDY_HEADS:  # "my master's in ecology", not "my degree"
                     add_fact(ctx, facts, "studies", course, f"{sp} studies {course}", m.start(), m.end())
     if "diet" in seg or "vege" in seg or "vegan" in seg or "keto" in seg or "again" in seg or "sober" in seg \
             or "pesc" in seg or "carb" in seg or "paleo" in seg or "free" in seg or "low-" in seg:
