@@ -100,22 +100,26 @@ def _first_turn(G: nx.MultiDiGraph, node: str) -> str | None:
     return min(prov) if prov else None
 
 
+def _superseding(G: nx.MultiDiGraph, node: str, skip: Collection[str] = ()) -> str | None:
+    """The newest node (not in ``skip``) that SUPERSEDES ``node``, or ``None`` when none does."""
+    newer = [u for u, keys in G.pred[node].items() if EdgeType.SUPERSEDES in keys and u not in skip]
+    return max(newer) if newer else None
+
+
 def _superseded_by(G: nx.MultiDiGraph, node: str) -> str | None:
     """The first turn of the newest node that SUPERSEDES ``node`` (``None`` when none does)."""
-    newer = [u for u, keys in G.pred[node].items() if EdgeType.SUPERSEDES in keys]
-    return _first_turn(G, max(newer)) if newer else None
+    newer = _superseding(G, node)
+    return _first_turn(G, newer) if newer is not None else None
 
 
 def _current_of(G: nx.MultiDiGraph, node: str) -> str | None:
     """The first turn of the CURRENT node at the end of ``node``'s chain of ``SUPERSEDES`` edges (newest
     first at each step), or ``None`` when the chain ends at no CURRENT node."""
     seen = {node}
-    while True:
-        newer = [u for u, keys in G.pred[node].items() if EdgeType.SUPERSEDES in keys and u not in seen]
-        if not newer:
-            return _first_turn(G, node) if G.nodes[node].get("status") == ClaimStatus.CURRENT else None
-        node = max(newer)
+    while (newer := _superseding(G, node, seen)) is not None:
+        node = newer
         seen.add(node)
+    return _first_turn(G, node) if G.nodes[node].get("status") == ClaimStatus.CURRENT else None
 
 
 def turn_records(G: nx.MultiDiGraph) -> TurnRecordMap:
@@ -142,10 +146,11 @@ class TurnRecordMap(Mapping[str, TurnRecords]):
         for node, d in G.nodes(data=True):
             kind = d.get("type")
             if kind == NodeType.CLAIM or kind == NodeType.EVENT or (kind == NodeType.FACT and d.get("status")):
-                for t in d.get("provenance") or ():
-                    self._nodes.setdefault(str(t), []).append(node)
+                turns = [str(t) for t in d.get("provenance") or ()]
+                for t in turns:
+                    self._nodes.setdefault(t, []).append(node)
                 if kind == NodeType.FACT:
-                    self._states.setdefault(str(d.get("predicate")), set()).update(str(t) for t in d.get("provenance") or ())
+                    self._states.setdefault(str(d.get("predicate")), set()).update(turns)
         self._done: dict[str, TurnRecords] = {}
         self._made: dict[Any, TurnClaim | TurnEvent | TurnFact] = {}
 

@@ -354,14 +354,12 @@ class Cascade:
             names = {str(d.metadata.get("speaker") or "") for d in docs} | {subject_name(f) for _, f in known}
             person = state_subject(query, names)
             facts = [(t, f) for t, f in known if subject_name(f) == person] if person else []
-            mode, wanted = ("now", ClaimStatus.CURRENT) if present else ("before", ClaimStatus.SUPERSEDED)
-            if facts and not any(t == ids[0] and f.status == wanted for t, f in facts):
+            if facts:  # the graph holds this person's values of the state: it decides (nothing moves if it leads)
+                mode = "now" if present else "before"
                 return self._word_first(docs, pool, signals, fused, hybrid, allowed, "state_value",
                                         lambda order, turns: state_value_first(
                                             order, facts, {t: turns[t].timestamp for t in [order[0], *(t for t, _ in facts)]
                                                            if t in turns}, mode))
-            if facts:
-                return docs
         if not present or not any(f.status == ClaimStatus.SUPERSEDED and f.predicate in FUNCTIONAL_PREDICATES
                                   for t in ids[:3] if (rec := records.get(t)) is not None for f in rec.facts):
             return docs  # no leading turn holds a replaced state: nothing can move
