@@ -230,3 +230,28 @@ def test_a_state_the_graph_read_answers_a_present_tense_question_and_labels_both
     assert retriever.invoke("What car did Marcus have at first?")[0].metadata["turn_id"] == "t0"
     # the moved turn obeys the filter
     assert retriever.invoke("What does Marcus drive?", exclude_ids=[new])[0].metadata["turn_id"] != new
+
+
+def _truck_chat() -> list[tuple[int, str, str]]:
+    """Sam tells of a third person's venture; Jo first only asks about it, and two months on says what she
+    expects of it and then asks a rhetorical question."""
+    rows = [(0, "Sam", "big family news, my cousin Dave quit his job at the bank to open a taco truck by the harbour"),
+            (0, "Jo", "Dave? the Dave who burnt the toast at your birthday party?")]
+    rows += [(20 * (1 + i // 4), "Jo" if i % 2 else "Sam", line) for i, line in enumerate(FILLER)]
+    rows += [(90, "Jo", "I keep thinking about Dave and the taco truck. I think he will be broke by the summer, "
+                        "a harbour this quiet in winter. Who is going to queue for tacos in the rain?")]
+    return rows
+
+
+def test_the_holders_word_on_a_third_persons_matter_ranks_first_though_it_ends_with_a_question() -> None:
+    memory, turns = _remember(_truck_chat(), "truck")
+    take = turns[-1].id
+    question = "How does Jo expect Dave's taco truck to turn out?"  # Dave is no speaker: Sam told of him
+    pool, _ = Cascade(store=memory.store, memory=memory).candidates("truck", question)
+    assert any(e.anchor == "t0" and e.turn == take for e in pool.reactions)
+    retriever = CogMemRetriever(memory=memory, namespace="truck", k=5, now=T0 + timedelta(days=100))
+    docs = retriever.invoke(question)
+    assert docs[0].metadata["turn_id"] == take
+    assert docs[0].metadata.get("placed_by") in (None, "reaction")
+    # Jo's first reply only asks: it states no view, whatever its likeness to the news
+    assert docs[0].metadata["turn_id"] != "t1"

@@ -22,6 +22,7 @@ Each result's ``metadata["stage"]`` says where it came from: ``raw`` (raw retrie
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -66,7 +67,9 @@ from langmem_cog.rank.questions import (
 )
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.settings import FEATURE_POOL_MAX, CascadeSettings
+from langmem_cog.rank.stance import StanceModel, shipped_stance_model
 from langmem_cog.rank.updates import ECHO_ANCHORS, Echo, echo_first, find_echoes, find_reactions, reaction_first
+from langmem_cog.storage.identity import embedder_identity
 
 if TYPE_CHECKING:
     from langmem_cog.memory import CogMemory
@@ -98,6 +101,9 @@ class Cascade:
         settings: Its sizes (:class:`~langmem_cog.rank.settings.CascadeSettings`: rerank depth, raw
             protection, pool cut); ``None``: the store's ``CogMemConfig.cascade``, which is what a
             :class:`~langmem_cog.retriever.CogMemRetriever` passes.
+        stance: The learned stance reader of the turns a question's holder said after another's matter
+            (:class:`~langmem_cog.rank.stance.StanceModel`, beside the stance lexicon); ``None``: the
+            shipped one where it fits the store's embedder, else the lexicon alone.
 
     Example:
         >>> import uuid
@@ -124,8 +130,10 @@ class Cascade:
     compressor: BaseDocumentCompressor | None = None
     use_graph: bool = True
     settings: CascadeSettings | None = None
+    stance: StanceModel | None = None
     _retrieval: Any = field(default=None, init=False, repr=False)
     _warned_context: bool = field(default=False, init=False, repr=False)
+    _stance_checked: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.settings is None:
@@ -192,23 +200,36 @@ class Cascade:
         turns = self.store.get_turns(namespace, ids)
         pool = CandidatePool(turns=turns, dense=dense, lexical=lexical, context=context_s,
                              context_lexical=context_lexical)
-        if asks_state_now(query):  # a state now: the same person's later word on the matter
-            pool.echoes = self._later_words(namespace, pool)
-        if asks_judgement(query):  # what a named person thinks of another's matter: their word on it
-            speakers = {t.speaker for t in pool.turns}
-            holder = stance_holder(query, speakers)
-            others = [] if holder is None else named_others(query, speakers, holder)
-            if holder is not None and others:
-                pool.reactions = self._later_words(namespace, pool, holder, set(others))
+        speakers = {t.speaker for t in pool.turns}
+        holder = stance_holder(query, speakers)
+        if asks_state_now(query):  # a state now: the same person's later word on the matter (for a stance
+            # question, the holder's stance: read only then)
+            pool.echoes = self._later_words(namespace, pool, pool.hybrid(self.store.config.search.lexical_weight),
+                                            read_stance=holder is not None)
+        if holder is not None and asks_judgement(query):  # what a person thinks of a matter another told
+            # the others the question names, else every other speaker (a third person's matter, "Does Mei
+            # expect Niamh's engagement to work out?", is told by one of them); anchored on the others'
+            # turns the fusion ranks best
+            others = set(named_others(query, speakers, holder)) or {first_name(s) for s in speakers} - {holder}
+            pool.reactions = self._later_words(namespace, pool, self.fuse(pool, query, signals), holder, others)
         return pool, signals
 
-    def _later_words(self, namespace: str, pool: CandidatePool, holder: str | None = None,
-                     others: set[str] | None = None) -> tuple[Echo, ...]:
+    def _stance_reader(self) -> StanceModel | None:
+        """``stance``, or the shipped stance model where it fits the store's embedder (else ``None``)."""
+        if self.stance is None and not self._stance_checked:
+            model = shipped_stance_model()
+            self._stance_checked = True
+            self.stance = model if model.fits(embedder_identity(self.store.embeddings)) else None
+        return self.stance
+
+    def _later_words(self, namespace: str, pool: CandidatePool, score: np.ndarray, holder: str | None = None,
+                     others: set[str] | None = None, *, read_stance: bool = True) -> tuple[Echo, ...]:
         """Without a ``holder``: the echoes (:func:`~langmem_cog.rank.updates.find_echoes`) of the pool's
-        best :data:`~langmem_cog.rank.updates.ECHO_ANCHORS` hybrid candidates; with one: the holder's
-        reactions (:func:`~langmem_cog.rank.updates.find_reactions`) to the best as many that the
-        ``others`` (first names) said. Both among the pool's turns."""
-        order = np.argsort(-pool.hybrid(self.store.config.search.lexical_weight), kind="stable")
+        best :data:`~langmem_cog.rank.updates.ECHO_ANCHORS` candidates by ``score`` (aligned with the pool);
+        with one: the holder's reactions (:func:`~langmem_cog.rank.updates.find_reactions`) to the best as
+        many that the ``others`` (first names) said. Both among the pool's turns; with ``read_stance``, each
+        marked ``stance`` where the stance model (:meth:`_stance_reader`) reads its stored vector as a stance."""
+        order = np.argsort(-np.asarray(score), kind="stable")
         anchors = [pool.turns[int(i)] for i in order
                    if holder is None or first_name(pool.turns[int(i)].speaker) in (others or ())][:ECHO_ANCHORS]
         vectors = self.store.stored_vectors(namespace, [a.id for a in anchors])
@@ -222,6 +243,12 @@ class Cascade:
             mine = [(at[t], float(z)) for t, z in zip(ps.ids, likeness, strict=True) if t in at]
             turns, z = [pool.turns[i] for i, _ in mine], np.array([z for _, z in mine])
             out.extend(find_echoes(anchor, turns, z) if holder is None else find_reactions(anchor, turns, z, holder))
+        model = self._stance_reader() if read_stance else None
+        if model is not None and out:
+            said = self.store.stored_vectors(namespace, {e.turn for e in out})
+            ids = list(said)
+            reads = dict(zip(ids, model.reads(np.stack([said[t] for t in ids])).tolist(), strict=True)) if ids else {}
+            out = [dataclasses.replace(e, stance=bool(reads.get(e.turn, False))) for e in out]
         return tuple(out)
 
     def first_stage(self, namespace: str, query: str, *, now: datetime | str | None = None,

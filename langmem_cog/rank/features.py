@@ -89,11 +89,14 @@ class Echo:
         anchor: The anchor's turn id.
         turn: The echo's turn id.
         z: Its likeness to the anchor (the hybrid score of a search for the anchor's text).
+        stance: Whether the learned stance reader (:class:`~langmem_cog.rank.stance.StanceModel`) reads
+            the echo as a stance (``False`` where none applies: the stance lexicon still may).
     """
 
     anchor: str
     turn: str
     z: float
+    stance: bool = False
 
 
 @dataclass

@@ -43,6 +43,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -52,7 +53,7 @@ from langmem_cog.rank.questions import states_stance
 from langmem_cog.records import Turn
 
 __all__ = ["ECHO_ANCHORS", "ECHO_LEAD", "ECHO_THRESHOLD", "Echo", "echo_first", "find_echoes", "find_reactions",
-           "reaction_first"]
+           "only_asks", "reaction_first"]
 
 #: How many of the best hybrid candidates are anchors (the leading turns of the final ranking are
 #: usually among them).
@@ -89,13 +90,29 @@ def find_echoes(anchor: Turn, turns: Sequence[Turn], likeness: np.ndarray, *,
     return tuple(sorted(found, key=lambda e: -e.z)[:keep])
 
 
-def _says(turn: Turn, holder: str | None) -> bool:
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+
+
+def only_asks(text: str) -> bool:
+    """Whether a turn only asks: every sentence of it is a question (a turn that says something and then
+    asks, "I think he'll burn through his savings. How is he going to run a company?", says something).
+
+    Example:
+        >>> only_asks("Dariusz? The one who delivered a fridge to the wrong town?"), only_asks(
+        ...     "I think it'll work. Who knows?"), only_asks("Great news")
+        (True, False, False)
+    """
+    sentences = [m.group().strip() for m in _SENTENCE.finditer(text) if m.group().strip(" \n\t.!?")]
+    return bool(sentences) and all(s.endswith("?") for s in sentences)
+
+
+def _says(echo: Echo, turn: Turn, holder: str | None) -> bool:
     """Whether an echo can stand for a change of state: a statement (not a question) of some length,
-    and, for a stance question, the holder's stance."""
+    and, for a stance question, the holder's stance (read by the stance model or the lexicon)."""
     text = turn.text.strip()
-    if text.endswith("?") or len(text.split()) < ECHO_MIN_WORDS:
+    if only_asks(text) or len(text.split()) < ECHO_MIN_WORDS:
         return False
-    return holder is None or (first_name(turn.speaker) == holder and states_stance(turn.text))
+    return holder is None or (first_name(turn.speaker) == holder and (echo.stance or states_stance(turn.text)))
 
 
 def echo_first(turn_ids: list[str], echoes: Sequence[Echo], turns: Mapping[str, Turn], *,
@@ -121,7 +138,7 @@ def echo_first(turn_ids: list[str], echoes: Sequence[Echo], turns: Mapping[str, 
     leader = turns.get(turn_ids[0])
     for anchor in turn_ids[:lead]:
         best = next((e for e in strongest if e.anchor == anchor and e.z >= threshold and e.turn in turns
-                     and _says(turns[e.turn], holder)), None)
+                     and _says(e, turns[e.turn], holder)), None)
         if best is not None:
             echo = turns[best.turn]
             if leader is not None and (echo.timestamp <= leader.timestamp or echo.session_id == leader.session_id):
@@ -165,8 +182,8 @@ def reaction_first(turn_ids: list[str], reactions: Sequence[Echo], turns: Mappin
                    threshold: float = ECHO_THRESHOLD, lead: int = ECHO_LEAD) -> list[str]:
     """For a question about where a named person stands on something: the strongest of the holder's
     reactions to the leading ``lead`` turns that reaches ``threshold``, says something rather than
-    asks it and states a stance (:func:`~langmem_cog.rank.questions.states_stance`) moves to the
-    front, the others keeping their order. Without one, or when a strong reaction that states the
+    asks it and states a stance (``Echo.stance``, the learned reading, or
+    :func:`~langmem_cog.rank.questions.states_stance`) moves to the front, the others keeping their order. Without one, or when a strong reaction that states the
     holder's stance in the first person leads already, the list is left as it is.
 
     Args:
@@ -189,7 +206,7 @@ def reaction_first(turn_ids: list[str], reactions: Sequence[Echo], turns: Mappin
     anchors = set(turn_ids[:lead])
     strong = [e for e in sorted(reactions, key=lambda e: -e.z)
               if e.anchor in anchors and e.z >= threshold and e.turn in turns
-              and not turns[e.turn].text.strip().endswith("?") and states_stance(turns[e.turn].text)]
+              and not only_asks(turns[e.turn].text) and (e.stance or states_stance(turns[e.turn].text))]
     if not strong or strong[0].turn == turn_ids[0]:
         return list(turn_ids)
     leader = turns.get(turn_ids[0])

