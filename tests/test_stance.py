@@ -137,3 +137,5 @@ def test_the_cascade_reads_stance_only_where_the_model_fits_its_embedder() -> No
     assert Cascade(store=fake.store, memory=fake)._stance_reader() is None
     own = _model(weights=np.ones(16))
     assert Cascade(store=fake.store, memory=fake, stance=own)._stance_reader() is own
+    packaged = CogMemory(CogMemConfig.preset("ephemeral"))
+    assert Cascade(store=packaged.store, memory=packaged)._stance_reader() is shipped_stance_model()

@@ -247,8 +247,11 @@ def test_the_holders_word_on_a_third_persons_matter_ranks_first_though_it_ends_w
     memory, turns = _remember(_truck_chat(), "truck")
     take = turns[-1].id
     question = "How does Jo expect Dave's taco truck to turn out?"  # Dave is no speaker: Sam told of him
-    pool, _ = Cascade(store=memory.store, memory=memory).candidates("truck", question)
+    cascade = Cascade(store=memory.store, memory=memory)
+    pool, _ = cascade.candidates("truck", question)
     assert any(e.anchor == "t0" and e.turn == take for e in pool.reactions)
+    # a question about Jo's own matter names no third person: no reactions to Sam's turns are sought
+    assert cascade.candidates("truck", "How does Jo feel about the pottery class?")[0].reactions == ()
     retriever = CogMemRetriever(memory=memory, namespace="truck", k=5, now=T0 + timedelta(days=100))
     docs = retriever.invoke(question)
     assert docs[0].metadata["turn_id"] == take

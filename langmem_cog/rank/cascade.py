@@ -59,6 +59,7 @@ from langmem_cog.rank.questions import (
     by_tense,
     holder_first,
     named_others,
+    names_third_person,
     stance_holder,
     state_subject,
     state_tense,
@@ -207,15 +208,19 @@ class Cascade:
             pool.echoes = self._later_words(namespace, pool, pool.hybrid(self.store.config.search.lexical_weight),
                                             read_stance=holder is not None)
         if holder is not None and asks_judgement(query):  # what a person thinks of a matter another told
-            # the others the question names, else every other speaker (a third person's matter, "Does Mei
-            # expect Niamh's engagement to work out?", is told by one of them); anchored on the others'
-            # turns the fusion ranks best
-            others = set(named_others(query, speakers, holder)) or {first_name(s) for s in speakers} - {holder}
-            pool.reactions = self._later_words(namespace, pool, self.fuse(pool, query, signals), holder, others)
+            # the others the question names, else, for a third person's matter ("Does Mei expect Niamh's
+            # engagement to work out?"), every other speaker (one of them told of it); anchored on the
+            # others' turns the fusion ranks best
+            others = set(named_others(query, speakers, holder))
+            if not others and names_third_person(query, speakers):
+                others = {first_name(s) for s in speakers} - {holder}
+            if others:
+                pool.reactions = self._later_words(namespace, pool, self.fuse(pool, query, signals), holder, others)
         return pool, signals
 
     def _stance_reader(self) -> StanceModel | None:
-        """``stance``, or the shipped stance model where it fits the store's embedder (else ``None``)."""
+        """``stance``, or the shipped stance model where it fits the store's embedder (else ``None``: the
+        lexicon alone)."""
         if self.stance is None and not self._stance_checked:
             model = shipped_stance_model()
             self._stance_checked = True

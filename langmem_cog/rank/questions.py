@@ -37,7 +37,7 @@ from langmem_cog.graph.rules.lexicon import EVAL, PERSON_NOUNS
 from langmem_cog.rank.features import first_name
 
 __all__ = ["STANCE", "TENSE_WINDOW", "asked_state", "asks_judgement", "asks_present_state", "state_subject", "asks_state_now", "by_tense", "holder_first", "named_others",
-           "states_stance", "stance_holder", "state_tense", "window_first"]
+           "names_third_person", "states_stance", "stance_holder", "state_tense", "window_first"]
 
 _F = re.IGNORECASE
 #: Words of stance: what someone thinks, feels, expects or judges (verbs, nouns and adjectives).
@@ -184,6 +184,24 @@ def named_others(query: str, speakers: Iterable[str], holder: str) -> list[str]:
         []
     """
     return list(dict.fromkeys(name for _, name, _ in _mentions(query, speakers) if name != holder))
+
+
+_OWNER = re.compile(r"\b([A-Z][\w-]*)['\u2019]s\b")
+
+
+def names_third_person(query: str, speakers: Iterable[str]) -> bool:
+    """Whether ``query`` names, as the owner of a matter, a person who is none of ``speakers``
+    ("Niamh's engagement", "Dariusz's courier venture"): a matter that one of the speakers told of.
+
+    Example:
+        >>> names_third_person("Does Mei expect Niamh's engagement to work out?", ["Mei", "Daniel"])
+        True
+        >>> names_third_person("How did Mei feel after the accident?", ["Mei", "Daniel"]), names_third_person(
+        ...     "What does Mei think of Daniel's stream?", ["Mei", "Daniel"])
+        (False, False)
+    """
+    known = {first_name(n) for n in speakers}
+    return any(m.group(1).lower() not in known for m in _OWNER.finditer(query))
 
 
 def state_tense(query: str) -> Literal["now", "before"] | None:

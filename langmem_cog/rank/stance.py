@@ -13,7 +13,7 @@ Example:
     >>> import numpy as np
     >>> model = StanceModel(weights=np.array([2.0, -2.0]), bias=0.0, threshold=0.6, embedder_sha256="x")
     >>> model.probability(np.array([[1.0, 0.0], [0.0, 1.0]])).round(3).tolist()
-    [0.982, 0.018]
+    [0.881, 0.119]
     >>> model.reads(np.array([[1.0, 0.0], [0.0, 1.0]])).tolist()
     [True, False]
 """

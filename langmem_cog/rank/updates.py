@@ -36,7 +36,7 @@ Example:
     ...          Turn(id="c", namespace="n", speaker="Jo", text="nice car", timestamp=day(9), session_id="2")]
     >>> found = find_echoes(turns[0], turns, np.array([4.1, 3.2, -0.4]))
     >>> found
-    (Echo(anchor='a', turn='b', z=3.2),)
+    (Echo(anchor='a', turn='b', z=3.2, stance=False),)
     >>> echo_first(["a", "c", "b"], found, {t.id: t for t in turns})
     ['b', 'a', 'c']
 """
@@ -170,7 +170,7 @@ def find_reactions(anchor: Turn, turns: Sequence[Turn], likeness: np.ndarray, ho
         >>> take = Turn(id="b", namespace="n", speaker="Jo", text="Selling your car was a mistake, I think",
         ...             timestamp=day(9), session_id="2")
         >>> find_reactions(sold, [sold, take], np.array([6.0, 3.4]), "jo")
-        (Echo(anchor='a', turn='b', z=3.4),)
+        (Echo(anchor='a', turn='b', z=3.4, stance=False),)
     """
     z = np.asarray(likeness, dtype=np.float64)
     found = [Echo(anchor.id, t.id, float(score)) for t, score in zip(turns, z, strict=True)
