@@ -82,14 +82,15 @@ Does Ana eat meat? -> food"""
 
 
 class Teacher:
-    """Next-token label scores from a GGUF chat model (llama-cpp-python), the shared prompt prefix cached."""
+    """Next-token label scores (softmax over ``labels``' first tokens) from a GGUF chat model
+    (llama-cpp-python), the shared prompt prefix cached; ``benchmarks/stance_teacher.py`` uses it too."""
 
-    def __init__(self, model: str) -> None:
-        from llama_cpp import Llama  # optional: only this script needs it
+    def __init__(self, model: str, labels: tuple[str, ...] = LABELS) -> None:
+        from llama_cpp import Llama  # optional: only these scripts need it
 
         self.llm = Llama(model_path=model, n_ctx=1024, n_threads=2, n_batch=256, verbose=False)
-        self.ids = [self.llm.tokenize(label.encode(), add_bos=False)[0] for label in LABELS]
-        if len(set(self.ids)) != len(LABELS):
+        self.ids = [self.llm.tokenize(label.encode(), add_bos=False)[0] for label in labels]
+        if len(set(self.ids)) != len(labels):
             raise SystemExit("the labels' first tokens collide in this model's vocabulary")
 
     def probs(self, system: str, message: str) -> list[float]:

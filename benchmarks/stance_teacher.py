@@ -77,27 +77,17 @@ Answer with yes or no only."""
 
 
 class Teacher:
-    """Next-token yes/no scores from a GGUF chat model (llama-cpp-python), the shared prompt prefix cached."""
+    """The probability of "yes" (over "yes" and "no") a GGUF chat model gives as its next token
+    (``slot_teacher.Teacher``: the shared prompt prefix cached)."""
 
     def __init__(self, model: str) -> None:
-        from llama_cpp import Llama  # optional: only this script needs it
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import slot_teacher
 
-        self.llm = Llama(model_path=model, n_ctx=1024, n_threads=2, n_batch=256, verbose=False)
-        self.ids = [self.llm.tokenize(label.encode(), add_bos=False)[0] for label in ("yes", "no")]
+        self.scores = slot_teacher.Teacher(model, labels=("yes", "no"))
 
     def p_yes(self, message: str, system: str = SYSTEM) -> float:
-        prompt = (f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{message[:600]}<|im_end|>\n"
-                  "<|im_start|>assistant\n")
-        tokens = self.llm.tokenize(prompt.encode(), add_bos=False, special=True)
-        done = self.llm.input_ids[: self.llm.n_tokens].tolist()
-        n = 0
-        while n < min(len(done), len(tokens) - 1) and done[n] == tokens[n]:
-            n += 1
-        self.llm.n_tokens = n  # keep the cached prefix; eval() drops the rest of the KV cache
-        self.llm.eval(tokens[n:])
-        logits = np.ctypeslib.as_array(self.llm._ctx.get_logits(), shape=(self.llm._n_vocab,))[self.ids]
-        p = np.exp(logits - logits.max())
-        return round(float(p[0] / p.sum()), 4)
+        return round(float(self.scores.probs(system, message)[0]), 4)
 
 
 def _dev_convs() -> list:
