@@ -20,10 +20,11 @@ the other person's telling of the matter ("I sold my car last week"), and the ho
 shares its words ("selling your car right before winter was a mistake"):
 
 * :func:`find_reactions` (at the candidate stage, for a judgement question that names another speaker,
-  for the best hybrid candidates that speaker said): the holder's turns, said then or later, most like
-  each of them.
+  or a third person whom one of the speakers told of, for the best candidates by the fused score that
+  those speakers said): the holder's turns, said then or later, most like each of them.
 * :func:`reaction_first` (at the last step): the strongest reaction to a leading turn that is strong
-  enough and states a stance moves to the front.
+  enough, does not only ask (:func:`only_asks`) and states a stance (the stance lexicon, or the learned
+  reader's ``Echo.stance``) moves to the front.
 
 Example:
     >>> from datetime import datetime, timezone
@@ -55,8 +56,8 @@ from langmem_cog.records import Turn
 __all__ = ["ECHO_ANCHORS", "ECHO_LEAD", "ECHO_THRESHOLD", "Echo", "echo_first", "find_echoes", "find_reactions",
            "only_asks", "reaction_first"]
 
-#: How many of the best hybrid candidates are anchors (the leading turns of the final ranking are
-#: usually among them).
+#: How many of the best candidates are anchors (by the hybrid score for echoes, by the fused score for
+#: reactions; the leading turns of the final ranking are usually among them).
 ECHO_ANCHORS = 3
 #: How many of the leading turns of the final ranking are tried as anchors, in order.
 ECHO_LEAD = 3
@@ -107,8 +108,9 @@ def only_asks(text: str) -> bool:
 
 
 def _says(echo: Echo, turn: Turn, holder: str | None) -> bool:
-    """Whether an echo can stand for a change of state: a statement (not a question) of some length,
-    and, for a stance question, the holder's stance (read by the stance model or the lexicon)."""
+    """Whether an echo can stand for a change of state: a statement of some length (not only questions,
+    :func:`only_asks`), and, for a stance question, the holder's stance (read by the stance model or the
+    lexicon)."""
     text = turn.text.strip()
     if only_asks(text) or len(text.split()) < ECHO_MIN_WORDS:
         return False
@@ -182,9 +184,10 @@ def reaction_first(turn_ids: list[str], reactions: Sequence[Echo], turns: Mappin
                    threshold: float = ECHO_THRESHOLD, lead: int = ECHO_LEAD) -> list[str]:
     """For a question about where a named person stands on something: the strongest of the holder's
     reactions to the leading ``lead`` turns that reaches ``threshold``, says something rather than
-    asks it and states a stance (``Echo.stance``, the learned reading, or
-    :func:`~langmem_cog.rank.questions.states_stance`) moves to the front, the others keeping their order. Without one, or when a strong reaction that states the
-    holder's stance in the first person leads already, the list is left as it is.
+    only asks it (:func:`only_asks`) and states a stance (``Echo.stance``, the learned reading, or
+    :func:`~langmem_cog.rank.questions.states_stance`) moves to the front, the others keeping their
+    order. Without one, or when a strong reaction that states the holder's stance in the first person
+    leads already, the list is left as it is.
 
     Args:
         turn_ids: The ranking, best first.
