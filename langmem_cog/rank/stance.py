@@ -34,9 +34,9 @@ from langmem_cog.loading import load_once
 __all__ = ["StanceModel", "shipped_stance_model"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class StanceModel:
-    """A linear stance reader over an embedder's vectors.
+    """A linear stance reader over an embedder's vectors (compared by identity: its weights are an array).
 
     Attributes:
         weights: One weight per vector dimension.
@@ -50,11 +50,11 @@ class StanceModel:
         InvalidInputError: If ``weights`` is empty or not finite, or ``threshold`` is outside (0, 1).
     """
 
-    weights: np.ndarray
+    weights: np.ndarray = field(repr=False)
     bias: float
     threshold: float
     embedder_sha256: str
-    provenance: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         w = np.asarray(self.weights, dtype=np.float64)
