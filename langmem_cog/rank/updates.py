@@ -44,11 +44,11 @@ Example:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from langmem_cog.graph.rules.text import split_sentences
 from langmem_cog.rank.features import Echo, first_name
 from langmem_cog.rank.questions import states_stance
 from langmem_cog.records import Turn
@@ -91,9 +91,6 @@ def find_echoes(anchor: Turn, turns: Sequence[Turn], likeness: np.ndarray, *,
     return tuple(sorted(found, key=lambda e: -e.z)[:keep])
 
 
-_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
-
-
 def only_asks(text: str) -> bool:
     """Whether a turn only asks: every sentence of it is a question (a turn that says something and then
     asks, "I think he'll burn through his savings. How is he going to run a company?", says something).
@@ -103,7 +100,7 @@ def only_asks(text: str) -> bool:
         ...     "I think it'll work. Who knows?"), only_asks("Great news")
         (True, False, False)
     """
-    sentences = [m.group().strip() for m in _SENTENCE.finditer(text) if m.group().strip(" \n\t.!?")]
+    sentences = [text[b:e].rstrip("\"')]") for b, e in split_sentences(text)]
     return bool(sentences) and all(s.endswith("?") for s in sentences)
 
 
