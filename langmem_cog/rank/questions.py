@@ -197,11 +197,13 @@ def names_third_person(query: str, speakers: Iterable[str]) -> bool:
         >>> names_third_person("Does Mei expect Niamh's engagement to work out?", ["Mei", "Daniel"])
         True
         >>> names_third_person("How did Mei feel after the accident?", ["Mei", "Daniel"]), names_third_person(
-        ...     "What does Mei think of Daniel's stream?", ["Mei", "Daniel"])
-        (False, False)
+        ...     "What does Mei think of Daniel's stream?", ["Mei", "Daniel"]), names_third_person(
+        ...     "What's Mei's take on the stream?", ["Mei", "Daniel"])
+        (False, False, False)
     """
     known = {first_name(n) for n in speakers}
-    return any(m.group(1).lower() not in known for m in _OWNER.finditer(query))
+    start = len(query) - len(query.lstrip())  # the first word's "'s" is a contraction ("What's", "How's")
+    return any(m.group(1).lower() not in known and m.start() > start for m in _OWNER.finditer(query))
 
 
 def state_tense(query: str) -> Literal["now", "before"] | None:
