@@ -201,13 +201,16 @@ class Cascade:
         turns = self.store.get_turns(namespace, ids)
         pool = CandidatePool(turns=turns, dense=dense, lexical=lexical, context=context_s,
                              context_lexical=context_lexical)
+        state_now, judgement = asks_state_now(query), asks_judgement(query)
+        if not (state_now or judgement):
+            return pool, signals
         speakers = {t.speaker for t in pool.turns}
         holder = stance_holder(query, speakers)
-        if asks_state_now(query):  # a state now: the same person's later word on the matter (for a stance
-            # question, the holder's stance: read only then)
+        if state_now:  # a state now: the same person's later word on the matter (for a stance question, the
+            # holder's stance: read only then)
             pool.echoes = self._later_words(namespace, pool, pool.hybrid(self.store.config.search.lexical_weight),
                                             read_stance=holder is not None)
-        if holder is not None and asks_judgement(query):  # what a person thinks of a matter another told
+        if holder is not None and judgement:  # what a person thinks of a matter another told
             # the others the question names, else, for a third person's matter ("Does Mei expect Niamh's
             # engagement to work out?"), every other speaker (one of them told of it); anchored on the
             # others' turns the fusion ranks best
