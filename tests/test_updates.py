@@ -258,3 +258,15 @@ def test_the_holders_word_on_a_third_persons_matter_ranks_first_though_it_ends_w
     assert docs[0].metadata.get("placed_by") in (None, "reaction")
     # Jo's first reply only asks: it states no view, whatever its likeness to the news
     assert docs[0].metadata["turn_id"] != "t1"
+
+
+def test_a_judgement_question_is_fused_once_and_ranks_as_a_fresh_fusion(monkeypatch: pytest.MonkeyPatch) -> None:
+    memory, _ = _remember(_truck_chat(), "truck-once")
+    question = "How does Jo expect Dave's taco truck to turn out?"  # reactions anchored on the fused ranking
+    cascade = Cascade(store=memory.store, memory=memory)
+    calls = []
+    fuse = Cascade.fuse
+    monkeypatch.setattr(Cascade, "fuse", lambda self, *a, **kw: calls.append(1) or fuse(self, *a, **kw))
+    pool, signals, fused = cascade.first_stage("truck-once", question)
+    assert pool.reactions and len(calls) == 1  # the anchors' fusion is the one handed on
+    np.testing.assert_array_equal(fused, fuse(cascade, pool, question, signals))

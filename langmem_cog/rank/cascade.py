@@ -171,6 +171,15 @@ class Cascade:
         candidates and the grounded turns; with an active ``where``, the best hybrid candidates that pass
         it are kept too.
         """
+        pool, signals, _ = self._candidates(namespace, query, now=now, query_vector=query_vector, context=context,
+                                            where=where)
+        return pool, signals
+
+    def _candidates(self, namespace: str, query: str, *, now: datetime | str | None, query_vector: np.ndarray | None,
+                    context: bool | None, where: TurnFilter | None,
+                    ) -> tuple[CandidatePool, GraphSignals | None, np.ndarray | None]:
+        """:meth:`candidates`, with the pool's fused score (:meth:`fuse`) where it was computed on the way
+        (the anchors of a judgement question's reactions), else ``None``."""
         scorer = self.scorer or FusionScorer.untrained()
         # Context vectors cost an embedding per turn on a namespace's first query: only for a scorer that uses them.
         wants_context = scorer.uses_context if context is None else context
@@ -203,7 +212,7 @@ class Cascade:
                              context_lexical=context_lexical)
         state_now, judgement = asks_state_now(query), asks_judgement(query)
         if not (state_now or judgement):
-            return pool, signals
+            return pool, signals, None
         speakers = {t.speaker for t in pool.turns}
         holder = stance_holder(query, speakers)
         if state_now:  # a state now: the same person's later word on the matter (for a stance question, the
@@ -218,8 +227,10 @@ class Cascade:
             if not others and names_third_person(query, speakers):
                 others = {first_name(s) for s in speakers} - {holder}
             if others:
-                pool.reactions = self._later_words(namespace, pool, self.fuse(pool, query, signals), holder, others)
-        return pool, signals
+                fused = self.fuse(pool, query, signals)
+                pool.reactions = self._later_words(namespace, pool, fused, holder, others)
+                return pool, signals, fused
+        return pool, signals, None
 
     def _stance_reader(self) -> StanceModel | None:
         """``stance``, or the shipped stance model where it fits the store's embedder (else ``None``: the
@@ -263,8 +274,9 @@ class Cascade:
                     query_vector: np.ndarray | None = None,
                     where: TurnFilter | None = None) -> tuple[CandidatePool, GraphSignals | None, np.ndarray]:
         """The candidate pool (:meth:`candidates`), the graph signals and the fused score of every candidate."""
-        pool, signals = self.candidates(namespace, query, now=now, query_vector=query_vector, where=where)
-        return pool, signals, self.fuse(pool, query, signals)
+        pool, signals, fused = self._candidates(namespace, query, now=now, query_vector=query_vector, context=None,
+                                                where=where)
+        return pool, signals, self.fuse(pool, query, signals) if fused is None else fused
 
     def fuse(self, pool: CandidatePool, query: str, signals: GraphSignals | None) -> np.ndarray:
         """The fused score of every candidate of a pool (the scorer over its features, computed with the
