@@ -11,6 +11,7 @@ import pytest
 
 from langmem_cog import CogMemConfig, CogMemRetriever
 from langmem_cog.memory import CogMemory
+from langmem_cog.rank import slots
 from langmem_cog.rank.cascade import Cascade
 from langmem_cog.rank.updates import Echo, echo_first, find_echoes, find_reactions, reaction_first
 from langmem_cog.records import Turn, make_turn
@@ -137,12 +138,17 @@ def _remember(rows: list[tuple[int, str, str]], namespace: str) -> tuple[CogMemo
     return memory, turns
 
 
-def test_a_change_told_without_the_questions_words_ranks_first_for_now_and_the_old_state_for_before() -> None:
+def test_a_change_told_without_the_questions_words_ranks_first_for_now_and_the_old_state_for_before(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     memory, turns = _remember(_chat(), "cars")
     new = next(t.id for t in turns if "outback" in t.text)
     retriever = CogMemRetriever(memory=memory, namespace="cars", k=5, now=T0 + timedelta(days=340))
-    first = retriever.invoke("What does Marcus drive now?")[0]
-    assert first.metadata["turn_id"] == new and first.metadata["placed_by"] == "later_word"
+    assert retriever.invoke("What does Marcus drive now?")[0].metadata["turn_id"] == new
+    with monkeypatch.context() as patch:  # without the state statements' lift, the later word moves it first
+        patch.setattr(slots, "STATE_WEIGHT", 0.0)
+        first = CogMemRetriever(memory=memory, namespace="cars", k=5,
+                                now=T0 + timedelta(days=340)).invoke("What does Marcus drive now?")[0]
+        assert first.metadata["turn_id"] == new and first.metadata["placed_by"] == "later_word"
     assert retriever.invoke("What car did Marcus drive at first?")[0].metadata["turn_id"] == "t0"
     # a filter holds for the moved turn too
     assert retriever.invoke("What does Marcus drive now?", exclude_ids=[new])[0].metadata["turn_id"] != new

@@ -68,6 +68,7 @@ from langmem_cog.rank.questions import (
 )
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.settings import FEATURE_POOL_MAX, CascadeSettings
+from langmem_cog.rank.slots import STATE_STATEMENTS, StateStatements, state_lift
 from langmem_cog.rank.stance import StanceModel, shipped_stance_model
 from langmem_cog.rank.updates import ECHO_ANCHORS, Echo, echo_first, find_echoes, find_reactions, reaction_first
 from langmem_cog.storage.identity import embedder_identity
@@ -135,6 +136,7 @@ class Cascade:
     _retrieval: Any = field(default=None, init=False, repr=False)
     _warned_context: bool = field(default=False, init=False, repr=False)
     _stance_checked: bool = field(default=False, init=False, repr=False)
+    _statements: StateStatements | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.settings is None:
@@ -210,10 +212,11 @@ class Cascade:
         turns = self.store.get_turns(namespace, ids)
         pool = CandidatePool(turns=turns, dense=dense, lexical=lexical, context=context_s,
                              context_lexical=context_lexical)
+        speakers = {t.speaker for t in pool.turns}
+        pool.state_match = self._state_match(namespace, pool, query, speakers, signals)
         state_now, judgement = asks_state_now(query), asks_judgement(query)
         if not (state_now or judgement):
             return pool, signals, None
-        speakers = {t.speaker for t in pool.turns}
         holder = stance_holder(query, speakers)
         if state_now:  # a state now: the same person's later word on the matter (for a stance question, the
             # holder's stance: read only then)
@@ -231,6 +234,29 @@ class Cascade:
                 pool.reactions = self._later_words(namespace, pool, fused, holder, others)
                 return pool, signals, fused
         return pool, signals, None
+
+    def _state_match(self, namespace: str, pool: CandidatePool, query: str, speakers: set[str],
+                     signals: GraphSignals | None) -> np.ndarray | None:
+        """For a question about one state (:func:`asked_state`) of one speaker (:func:`state_subject`) at a
+        time (a word of now or before, :func:`state_tense`, or a time window the operator loop routed:
+        "Where did Marcus work in summer 2022?"), not about where someone stands (:func:`stance_holder`):
+        the likeness of that speaker's turns to plain statements of the state
+        (:meth:`~langmem_cog.rank.slots.StateStatements.match`, on their stored vectors), else ``None``."""
+        if state_tense(query) is None and (signals is None or signals.window is None):
+            return None
+        state = asked_state(query)
+        if state is None or state[0] not in STATE_STATEMENTS or stance_holder(query, speakers) is not None:
+            return None  # no one state asked, or where someone stands on it ("How does Jo feel about college?")
+        subject = state_subject(query, speakers)
+        mine = np.array([first_name(t.speaker) == subject for t in pool.turns], dtype=bool)
+        if subject is None or not mine.any():
+            return None
+        vectors = self.store.stored_vectors(namespace, [t.id for t in pool.turns])
+        if len(vectors) != len(pool.turns):  # a turn without a stored vector: nothing to compare
+            return None
+        if self._statements is None:
+            self._statements = StateStatements.embed(self.store.embeddings)
+        return self._statements.match(state[0], np.stack([vectors[t.id] for t in pool.turns]), mine)
 
     def _stance_reader(self) -> StanceModel | None:
         """``stance``, or the shipped stance model where it fits the store's embedder (else ``None``: the
@@ -284,7 +310,10 @@ class Cascade:
         scorer = self.scorer or FusionScorer.untrained()
         X = candidate_features(pool, query, signals, lexical_weight=scorer.lexical_weight,
                                only=scorer.active_features)  # a zero-weight column is never computed
-        return scorer.score(X)
+        score = scorer.score(X)
+        if pool.state_match is None:
+            return score
+        return score + state_lift(score, pool.state_match)
 
     def rank(self, namespace: str, query: str, k: int = 10, *, now: datetime | str | None = None,
              where: TurnFilter | None = None) -> CascadeResult:

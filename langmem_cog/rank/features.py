@@ -116,6 +116,9 @@ class CandidatePool:
             similar later turns of other sessions (:func:`~langmem_cog.rank.updates.find_echoes`).
         reactions: For a question about a named person's judgement, that person's turns most like the
             best candidates someone else said (:func:`~langmem_cog.rank.updates.find_reactions`).
+        state_match: For a question about one named person's state, how much more like a plain statement
+            of that state each turn is (:meth:`~langmem_cog.rank.slots.StateStatements.match`; 0 for the
+            other people's turns), else ``None``.
     """
 
     turns: Sequence[Turn]
@@ -125,6 +128,7 @@ class CandidatePool:
     context_lexical: np.ndarray | None = None
     echoes: tuple[Echo, ...] = ()
     reactions: tuple[Echo, ...] = ()
+    state_match: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.dense = np.asarray(self.dense, dtype=np.float64)
@@ -135,6 +139,11 @@ class CandidatePool:
             self.context_lexical = np.asarray(self.context_lexical, dtype=np.float64)
         n_context = len(self.turns) if self.context is None else len(self.context)
         n_context_lexical = len(self.turns) if self.context_lexical is None else len(self.context_lexical)
+        if self.state_match is not None:
+            self.state_match = np.asarray(self.state_match, dtype=np.float64)
+            if len(self.state_match) != len(self.turns):
+                raise InvalidInputError(f"candidate pool is misaligned: {len(self.turns)} turns and "
+                                        f"{len(self.state_match)} state matches; pass one per turn")
         if not (len(self.turns) == len(self.dense) == len(self.lexical) == n_context == n_context_lexical):
             raise InvalidInputError(
                 f"candidate pool is misaligned: {len(self.turns)} turns, {len(self.dense)} dense, "
