@@ -248,8 +248,10 @@ class Cascade:
         if state is None or state[0] not in STATE_STATEMENTS or stance_holder(query, speakers) is not None:
             return None  # no one state asked, or where someone stands on it ("How does Jo feel about college?")
         subject = state_subject(query, speakers)
+        if subject is None:
+            return None
         mine = np.array([first_name(t.speaker) == subject for t in pool.turns], dtype=bool)
-        if subject is None or not mine.any():
+        if not mine.any():
             return None
         vectors = self.store.stored_vectors(namespace, [t.id for t in pool.turns])
         if len(vectors) != len(pool.turns):  # a turn without a stored vector: nothing to compare
