@@ -87,6 +87,14 @@ def select_pairs(corpus: dict) -> list[tuple[tuple[str, str], list[str]]]:
     return eligible[:SAMPLES]
 
 
+def unheld_turns(corpus: dict | None = None) -> list[tuple[str, str]]:
+    """Every ``(sender, text)`` turn of the corpus's conversations outside the chosen pairs, in corpus
+    order: text to learn from that never touches the chitchat set."""
+    corpus = load_corpus() if corpus is None else corpus
+    held = {k for _, keys in select_pairs(corpus) for k in keys}
+    return [turn for key, record in corpus.items() if key not in held for turn in _turns(record)]
+
+
 def _date(stamp: str) -> str:
     when = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")
     return f"{when.hour % 12 or 12}:{when.minute:02d} {'am' if when.hour < 12 else 'pm'} on {when.day} {when:%B}, {when.year}"

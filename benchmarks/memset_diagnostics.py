@@ -104,9 +104,7 @@ def stance(split: str, per_class: int) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import chitchat
 
-    corpus = chitchat.load_corpus()
-    held = {k for _, keys in chitchat.select_pairs(corpus) for k in keys}
-    texts = [t for key, rec in corpus.items() if key not in held for _, t in chitchat._turns(rec) if len(t.split()) >= 6]
+    texts = [t for _, t in chitchat.unheld_turns() if len(t.split()) >= 6]
     random.Random(0).shuffle(texts)
     pos = [t for t in texts if states_stance(t, evaluative=False)][:per_class]
     neg = [t for t in texts if not states_stance(t)][:per_class]

@@ -100,10 +100,7 @@ def _corpus_turns(n: int) -> list[tuple[str, str]]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import chitchat
 
-    corpus = chitchat.load_corpus()
-    held = {k for _, keys in chitchat.select_pairs(corpus) for k in keys}
-    turns = [(speaker, text) for key, rec in corpus.items() if key not in held
-             for speaker, text in chitchat._turns(rec) if len(text.split()) >= 6]
+    turns = [(speaker, text) for speaker, text in chitchat.unheld_turns() if len(text.split()) >= 6]
     random.Random(0).shuffle(turns)
     names = ("Alex", "Sam", "Jordan", "Chris", "Taylor", "Morgan")  # the corpus names senders by opaque ids
     return [(names[i % len(names)], text) for i, (_, text) in enumerate(turns[:n])]
@@ -116,9 +113,7 @@ def _corpus_questions(n: int) -> list[str]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import chitchat
 
-    corpus = chitchat.load_corpus()
-    held = {k for _, keys in chitchat.select_pairs(corpus) for k in keys}
-    found = {m.group().strip() for key, rec in corpus.items() if key not in held for _, text in chitchat._turns(rec)
+    found = {m.group().strip() for _, text in chitchat.unheld_turns()
              for m in re.finditer(r"[^.!?]+\?", text) if len(m.group().split()) >= 4}
     questions = sorted(found)
     random.Random(0).shuffle(questions)
