@@ -143,6 +143,9 @@ def test_the_graphs_value_does_not_displace_a_leading_turn_said_on_a_later_day()
     ("Which car is Priya driving these days?", True, ("drives",)),
     ("Where does Priya live?", True, ("lives_in",)),
     ("What does Tom do for a living at the moment?", True, ("works_at", "works_as")),
+    ("How does Rosa's brother Leo earn a living?", True, ("works_at", "works_as")),  # a living is a job, not a home
+    ("Is Sam living with his parents?", True, ("lives_in",)),
+    ("What does Joanna recommend to make a living room comfy?", True, None),
     ("What degree is Elena working toward?", True, None),  # two states named: none chosen
     ("Is Grace still vegetarian?", True, ("diet",)),
     ("Is Tom in a relationship right now?", True, ("relationship",)),

@@ -259,8 +259,9 @@ def asks_present_state(query: str) -> bool:
 # The words that name each state a person holds one value of at a time (the graph's state predicates).
 _STATE_WORDS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
     (preds, re.compile(rf"\b(?:{words})\b", _F)) for preds, words in (
-        (("lives_in",), r"live|lives|(?<!for\sa\s)living|home|house|flat|apartment|reside[sd]?|based|moved|neighbou?rhood"),
-        (("works_at", "works_as"), r"work|works|working|job|jobs|employer|employed|career|profession|occupation|for\s+a\s+living"),
+        (("lives_in",), r"live|lives|(?<!\ba\s)living|home|house|flat|apartment|reside[sd]?|based|moved|neighbou?rhood"),
+        (("works_at", "works_as"), r"work|works|working|job|jobs|employer|employed|career|profession|occupation"
+                                   r"|(?:for|earns?|earning|earned|makes?|making|made)\s+a\s+living(?!\s+rooms?\b)"),
         (("studies",), r"study|studies|studying|degree|school|college|university|course|program|programme|enrolled"
                        r"|master's|masters|phd|student"),
         (("drives",), r"car|cars|drive|drives|driving|vehicle|truck"),
