@@ -145,6 +145,8 @@ def test_the_graphs_value_does_not_displace_a_leading_turn_said_on_a_later_day()
     ("What does Tom do for a living at the moment?", True, ("works_at", "works_as")),
     ("How does Rosa's brother Leo earn a living?", True, ("works_at", "works_as")),  # a living is a job, not a home
     ("Is Sam living with his parents?", True, ("lives_in",)),
+    ("How does Daniel make his living these days?", True, ("works_at", "works_as")),
+    ("What type of dog was Audrey looking to adopt based on her living space?", False, ("lives_in",)),
     ("What does Joanna recommend to make a living room comfy?", True, None),
     ("What degree is Elena working toward?", True, None),  # two states named: none chosen
     ("Is Grace still vegetarian?", True, ("diet",)),

@@ -237,6 +237,10 @@ _OTHER_TIME = re.compile(r"\b(?:did|was|were|had|will|would|used|ago|last|yester
 _NOT_A_VALUE = re.compile(r"^\W*(?:when|why|how\s+(?:often|long|many|much|come))\b", _F)
 # Phrasal verbs that name no job: "work out" (exercise), "work on" (a task).
 _NOT_A_JOB = re.compile(r"\b(?:work|works|worked|working)\s+(?:out|on)\b", _F)
+# "For a living", "earn her living" name a job; a living room names no state.
+_A_LIVING = re.compile(r"\b(?:for|earns?|earning|earned|makes?|making|made)\s+(?:a|my|your|his|her|our|their)\s+living\b"
+                       r"(?!\s+rooms?\b)", _F)
+_LIVING_ROOM = re.compile(r"\bliving\s+(?=rooms?\b)", _F)
 
 
 def asks_present_state(query: str) -> bool:
@@ -259,9 +263,8 @@ def asks_present_state(query: str) -> bool:
 # The words that name each state a person holds one value of at a time (the graph's state predicates).
 _STATE_WORDS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
     (preds, re.compile(rf"\b(?:{words})\b", _F)) for preds, words in (
-        (("lives_in",), r"live|lives|(?<!\ba\s)living|home|house|flat|apartment|reside[sd]?|based|moved|neighbou?rhood"),
-        (("works_at", "works_as"), r"work|works|working|job|jobs|employer|employed|career|profession|occupation"
-                                   r"|(?:for|earns?|earning|earned|makes?|making|made)\s+a\s+living(?!\s+rooms?\b)"),
+        (("lives_in",), r"live|lives|living|home|house|flat|apartment|reside[sd]?|based|moved|neighbou?rhood"),
+        (("works_at", "works_as"), r"work|works|working|job|jobs|employer|employed|career|profession|occupation"),
         (("studies",), r"study|studies|studying|degree|school|college|university|course|program|programme|enrolled"
                        r"|master's|masters|phd|student"),
         (("drives",), r"car|cars|drive|drives|driving|vehicle|truck"),
@@ -285,7 +288,7 @@ def asked_state(query: str) -> tuple[str, ...] | None:
     """
     if _NOT_A_VALUE.search(query):
         return None
-    text = _NOT_A_JOB.sub(" ", query)
+    text = _LIVING_ROOM.sub(" ", _A_LIVING.sub(" job ", _NOT_A_JOB.sub(" ", query)))
     found = [preds for preds, rx in _STATE_WORDS if rx.search(text)]
     return found[0] if len(found) == 1 else None
 
