@@ -213,11 +213,11 @@ class Cascade:
         pool = CandidatePool(turns=turns, dense=dense, lexical=lexical, context=context_s,
                              context_lexical=context_lexical)
         speakers = {t.speaker for t in pool.turns}
-        pool.state_match = self._state_match(namespace, pool, query, speakers, signals)
+        holder = stance_holder(query, speakers)
+        pool.state_match = self._state_match(namespace, pool, query, speakers, holder, signals)
         state_now, judgement = asks_state_now(query), asks_judgement(query)
         if not (state_now or judgement):
             return pool, signals, None
-        holder = stance_holder(query, speakers)
         if state_now:  # a state now: the same person's later word on the matter (for a stance question, the
             # holder's stance: read only then)
             pool.echoes = self._later_words(namespace, pool, pool.hybrid(self.store.config.search.lexical_weight),
@@ -235,17 +235,18 @@ class Cascade:
                 return pool, signals, fused
         return pool, signals, None
 
-    def _state_match(self, namespace: str, pool: CandidatePool, query: str, speakers: set[str],
+    def _state_match(self, namespace: str, pool: CandidatePool, query: str, speakers: set[str], holder: str | None,
                      signals: GraphSignals | None) -> np.ndarray | None:
         """For a question about one state (:func:`asked_state`) of one speaker (:func:`state_subject`) at a
         time (a word of now or before, :func:`state_tense`, or a time window the operator loop routed:
-        "Where did Marcus work in summer 2022?"), not about where someone stands (:func:`stance_holder`):
+        "Where did Marcus work in summer 2022?"), not about where someone stands (``holder``, the question's
+        :func:`stance_holder`, is ``None``):
         the likeness of that speaker's turns to plain statements of the state
         (:meth:`~langmem_cog.rank.slots.StateStatements.match`, on their stored vectors), else ``None``."""
         if state_tense(query) is None and (signals is None or signals.window is None):
             return None
         state = asked_state(query)
-        if state is None or state[0] not in STATE_STATEMENTS or stance_holder(query, speakers) is not None:
+        if state is None or state[0] not in STATE_STATEMENTS or holder is not None:
             return None  # no one state asked, or where someone stands on it ("How does Jo feel about college?")
         subject = state_subject(query, speakers)
         if subject is None:

@@ -38,6 +38,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langmem_cog.errors import InvalidInputError
+from langmem_cog.fusion import zscore
 
 __all__ = ["STATE_FLOOR", "STATE_STATEMENTS", "STATE_WEIGHT", "StateStatements", "state_lift"]
 
@@ -122,9 +123,7 @@ class StateStatements:
         if mine.shape != (len(rows),):
             raise InvalidInputError(f"{len(mine)} flags for {len(rows)} vectors: pass one flag per vector")
         best = (_unit(rows) @ self.vectors[state].T).max(axis=1)
-        sd = best.std()
-        z = (best - best.mean()) / sd if sd > 0 else np.zeros_like(best)
-        return np.where(mine, z, 0.0)
+        return np.where(mine, zscore(best), 0.0)
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
