@@ -4,7 +4,7 @@ through the default retriever, and the attribution-and-currency set's runner (la
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -13,6 +13,8 @@ from langmem_cog import CogMemConfig, CogMemRetriever
 from langmem_cog.bench.memset import load_memset, run_memset, split_ids
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.memory import CogMemory
+from langmem_cog.rank import cascade as cascade_module
+from langmem_cog.rank.cascade import Cascade
 from langmem_cog.rank.questions import (
     asks_judgement,
     by_tense,
@@ -21,6 +23,7 @@ from langmem_cog.rank.questions import (
     state_tense,
     states_stance,
     window_first,
+    without_names,
 )
 from langmem_cog.records import make_turn
 
@@ -74,6 +77,40 @@ def test_state_tense(question: str, tense: str | None) -> None:
 ])
 def test_asks_judgement(question: str, judgement: bool) -> None:
     assert asks_judgement(question) is judgement
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("What does Leo do for a living?", "What does they do for a living?"),
+    ("How does Jo feel about Sam's new job?", "How does they feel about they new job?"),
+    ("what does leo do?", "what does they do?"),            # a name typed in lower case
+    ("Where is Leonard?", "Where is Leonard?"),              # a longer name is not the speaker's
+    ("Where is Oslo?", "Where is Oslo?"),                    # names no speaker: unchanged
+])
+def test_without_names_replaces_each_speakers_first_name(question: str, expected: str) -> None:
+    assert without_names(question, ["Leo Park", "Jo", "Sam"]) == expected
+    assert without_names(question, []) == question
+
+
+def test_a_named_question_is_scored_by_what_it_asks_not_by_whom(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A turn is embedded as "Speaker: text", so by the question as asked the dense stage puts Leo's short
+    # turns first; the cosine to the question without the name lifts the turn about his job.
+    t0 = datetime(2024, 3, 1, 18, tzinfo=UTC)
+    lines = [("Maya", "Leo! How have you been?"), ("Leo", "Tired but good."), ("Maya", "Still at the school?"),
+             ("Leo", "Yep, still teaching chemistry to sophomores at Westbrook High, still setting things on fire."),
+             ("Maya", "Ha, sounds about right."), ("Leo", "Now I need to know."), ("Maya", "Know what?"),
+             ("Leo", "Finally. You deserve that."), ("Maya", "Thanks, it was a long week."), ("Leo", "Why now?"),
+             ("Maya", "The landlord raised the rent again."), ("Leo", "Oof."), ("Leo", "Everyone's fine, really.")]
+    memory = _memory([(t0 + timedelta(minutes=i), who, text) for i, (who, text) in enumerate(lines)], "nf")
+
+    def dense_rank(question: str) -> int:
+        pool = Cascade(store=memory.store, memory=memory).candidates("nf", question)[0]
+        by_dense = sorted(range(len(pool.turns)), key=lambda i: -pool.dense[i])
+        return [pool.turns[i].id for i in by_dense].index("t3")
+
+    blended = dense_rank("What does Leo do for a living?")
+    monkeypatch.setattr(cascade_module, "NAME_FREE_WEIGHT", 0.0)
+    as_asked = dense_rank("What does Leo do for a living?")
+    assert blended < as_asked
 
 
 def test_window_first_puts_the_best_turn_said_in_the_window_first() -> None:

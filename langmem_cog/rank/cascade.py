@@ -65,6 +65,7 @@ from langmem_cog.rank.questions import (
     state_tense,
     states_stance,
     window_first,
+    without_names,
 )
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.settings import FEATURE_POOL_MAX, CascadeSettings
@@ -78,9 +79,14 @@ if TYPE_CHECKING:
     from langmem_cog.records import Turn
     from langmem_cog.store import TurnStore
 
-__all__ = ["Cascade", "CascadeResult", "CascadeSettings", "FEATURE_POOL_MAX", "annotate_records", "pool_documents"]
+__all__ = ["NAME_FREE_WEIGHT", "Cascade", "CascadeResult", "CascadeSettings", "FEATURE_POOL_MAX", "annotate_records",
+           "pool_documents"]
 
 logger = logging.getLogger(__name__)
+
+#: For a question that names a speaker, how much of each candidate's dense score is its cosine to the
+#: question without the names (:meth:`Cascade.candidates`; 0: the question as asked only).
+NAME_FREE_WEIGHT = 0.5
 
 @dataclass
 class CascadeResult:
@@ -210,6 +216,7 @@ class Cascade:
             context_s = None if context_s is None else context_s[sel]
             context_lexical = None if context_lexical is None else context_lexical[sel]
         turns = self.store.get_turns(namespace, ids)
+        dense = self._name_free_dense(namespace, query, turns, dense)
         pool = CandidatePool(turns=turns, dense=dense, lexical=lexical, context=context_s,
                              context_lexical=context_lexical)
         speakers = {t.speaker for t in pool.turns}
@@ -234,6 +241,23 @@ class Cascade:
                 pool.reactions = self._later_words(namespace, pool, fused, holder, others)
                 return pool, signals, fused
         return pool, signals, None
+
+    def _name_free_dense(self, namespace: str, query: str, turns: Sequence[Turn], dense: np.ndarray) -> np.ndarray:
+        """For a question that names a speaker of ``turns``: each turn's cosine to the question blended with
+        its cosine to the question without the names (:func:`~langmem_cog.rank.questions.without_names`),
+        :data:`NAME_FREE_WEIGHT` of the latter; else ``dense`` as it is. A turn is stored with its speaker's
+        name before its text, so a question that names someone is otherwise nearest to that person's
+        shortest turns ("Leo: Now I need to know." for "What does Leo do for a living?"), and the turn
+        that answers it ("the glamorous life of a high school chemistry teacher") far below them."""
+        if not NAME_FREE_WEIGHT:
+            return dense
+        free = without_names(query, {t.speaker for t in turns})
+        if free == query:
+            return dense
+        cosine = self.store.dense_scores(namespace, [t.id for t in turns], self.store.embed_query(free))
+        named = np.asarray(dense, dtype=np.float64)
+        other = np.array([cosine.get(t.id, float(d)) for t, d in zip(turns, named, strict=True)])
+        return (1.0 - NAME_FREE_WEIGHT) * named + NAME_FREE_WEIGHT * other
 
     def _state_match(self, namespace: str, pool: CandidatePool, query: str, speakers: set[str], holder: str | None,
                      signals: GraphSignals | None) -> np.ndarray | None:

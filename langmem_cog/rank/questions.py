@@ -37,7 +37,7 @@ from langmem_cog.graph.rules.lexicon import EVAL, PERSON_NOUNS
 from langmem_cog.rank.features import first_name
 
 __all__ = ["STANCE", "TENSE_WINDOW", "asked_state", "asks_judgement", "asks_present_state", "state_subject", "asks_state_now", "by_tense", "holder_first", "named_others",
-           "names_third_person", "states_stance", "stance_holder", "state_tense", "window_first"]
+           "names_third_person", "states_stance", "stance_holder", "state_tense", "window_first", "without_names"]
 
 _F = re.IGNORECASE
 #: Words of stance: what someone thinks, feels, expects or judges (verbs, nouns and adjectives).
@@ -125,6 +125,23 @@ def _is_stance(m: re.Match[str], query: str) -> bool:
         return False
     before = query[:m.start()].split()
     return not (word.lower() == "like" and before and before[-1].lower() in _LIKE_AS_PREPOSITION)
+
+
+def without_names(query: str, speakers: Iterable[str]) -> str:
+    """``query`` with each speaker's first name, and its possessive, replaced by "they": what the question
+    asks, without whom it asks it of.
+
+    Example:
+        >>> without_names("What does Leo do for a living?", ["Leo Park", "Maya"])
+        'What does they do for a living?'
+        >>> without_names("Is Maya's knee better?", ["Leo", "Maya"]), without_names("Where is Oslo?", ["Leo"])
+        ('Is they knee better?', 'Where is Oslo?')
+    """
+    names = sorted({first_name(s) for s in speakers} - {""}, key=len, reverse=True)
+    if not names:
+        return query
+    alternatives = "|".join(re.escape(n) for n in names)
+    return re.sub(rf"\b(?:{alternatives})(?:'s|\u2019s)?\b", "they", query, flags=_F)
 
 
 def stance_holder(query: str, speakers: Iterable[str]) -> str | None:
