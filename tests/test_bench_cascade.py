@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -13,9 +14,14 @@ from langmem_cog.errors import InvalidInputError
 from langmem_cog.rank.training import TrainConfig
 
 
-def test_augmented_fits_on_train_and_scores_test(two_conversations: Path, tmp_path: Path) -> None:
+def test_augmented_fits_on_train_and_scores_test(two_conversations: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "pools.pkl"
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     run = run_cascade(two_conversations, "augmented", run=CascadeRun(seeds=[7], pool_cache=cache, latency_sample=3))
+    assert not list(scratch.glob("lmc-cascade-*"))  # no work_dir: the scratch folder is removed after the run
     assert cache.exists()
     assert run.summary["system"] == "augmented" and run.summary["n_rows"] == 14
     assert {r["sample_id"] for r in run.rows} == {run.rows[0]["sample_id"]}  # one test conversation

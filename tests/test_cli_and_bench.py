@@ -142,6 +142,17 @@ def recipe_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     return run
 
 
+def test_train_models_fusion_only_refuses_a_folder_without_a_cross_encoder(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "locomo.json"
+    data.write_text("[]", encoding="utf-8")
+    (tmp_path / "m").mkdir()
+    assert main(["train-models", "--fusion-only", "--datasets", "locomo", "--locomo", str(data),
+                 "--out", str(tmp_path / "m")]) == 2
+    assert "no cascade.json or reranker" in capsys.readouterr().err
+    assert list((tmp_path / "m").iterdir()) == []  # nothing written
+
+
 def test_train_models_passes_the_scoring_length_to_the_recipe(recipe_seen) -> None:
     from langmem_cog.bench.recipe import SHIPPED_RECIPE
 

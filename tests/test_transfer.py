@@ -10,7 +10,7 @@ import pytest
 
 from langmem_cog import CogMemConfig, CogMemRetriever
 from langmem_cog.bench.pools import collect_pools
-from langmem_cog.bench.recipe import PoolSource, Recipe, dropped_features, rank_pools, train_models
+from langmem_cog.bench.recipe import PoolSource, Recipe, dropped_features, rank_pools, refit_fusion, train_models
 from langmem_cog.bench.transfer import run_transfer
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.rank.defaults import default_compressor, default_scorer
@@ -96,6 +96,31 @@ def test_train_models_writes_a_folder_the_default_retriever_uses(two_conversatio
     assert all(scorer.weights[i] == 0.0 for i, f in enumerate(scorer.features) if f.startswith("context_"))
     with pytest.raises(InvalidInputError, match="unknown dataset"):
         train_models({"nope": two_conversations}, out, recipe=recipe, work_dir=tmp_path / "w2")
+
+
+def test_refit_fusion_keeps_the_cross_encoder_and_blend_of_the_folder(two_conversations: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from langmem_cog.rank.defaults import models_path
+    from langmem_cog.rank.manifest import check_models
+
+    folder = tmp_path / "models"
+    shutil.copytree(models_path(), folder, ignore=shutil.ignore_patterns("__pycache__"))
+    kept = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*")
+            if p.is_file() and p.name not in ("fusion.json", "manifest.json")}
+    done = refit_fusion({"locomo": two_conversations}, folder, pools=PoolSource(tmp_path / "pools"),
+                        command="langmem-cog train-models --fusion-only --datasets locomo")
+    assert {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*")
+            if p.is_file() and p.name not in ("fusion.json", "manifest.json")} == kept
+    scorer = json.loads((folder / "fusion.json").read_text())
+    assert scorer["trained_on"] == done["trained_on"] == "locomo (28 questions)"
+    assert scorer["meta"]["refitted_alone"] and scorer["meta"]["data"]["locomo"]["questions"] == 28
+    assert not _machine_paths(scorer, str(Path.home()))
+    check_models(folder)  # the manifest was written again: loading accepts the folder
+    assert default_scorer(folder).weights.tolist() == scorer["weights"]
+    (folder / "cascade.json").unlink()
+    with pytest.raises(InvalidInputError, match="no cascade.json"):
+        refit_fusion({"locomo": two_conversations}, folder, pools=PoolSource(tmp_path / "pools"))
 
 
 @pytest.fixture(scope="module")

@@ -207,9 +207,16 @@ def _pools(data: str | Path, cfg: CogMemConfig, progress: Progress, cache: str |
 
 def _run(data: str | Path, ps: PoolSet, cfg: CogMemConfig, system: str, recipe: CascadeRecipe, fit: CascadeFit,
          run: CascadeRun) -> LocomoRun:
+    if run.work_dir:
+        return _run_in(Path(run.work_dir), data, ps, cfg, system, recipe, fit, run)
+    with tempfile.TemporaryDirectory(prefix="lmc-cascade-") as work:  # the per-seed checkpoints, removed after
+        return _run_in(Path(work), data, ps, cfg, system, recipe, fit, run)
+
+
+def _run_in(work: Path, data: str | Path, ps: PoolSet, cfg: CogMemConfig, system: str, recipe: CascadeRecipe,
+            fit: CascadeFit, run: CascadeRun) -> LocomoRun:
     drop = dropped_columns(fit.drop_features)
     mats = pool_matrices(ps, cfg.search.lexical_weight, drop)
-    work = Path(run.work_dir) if run.work_dir else Path(tempfile.mkdtemp(prefix="lmc-cascade-"))
     rows: list[dict[str, Any]] = []
     input_rows: list[dict[str, Any]] = []
     params: dict[str, Any] = {"scorer": {}, "reranker": {}}

@@ -44,7 +44,7 @@ from langmem_cog.rank.manifest import write_manifest
 from langmem_cog.rank.scorer import FusionScorer
 from langmem_cog.rank.training import TrainConfig
 
-__all__ = ["Recipe", "FittedModels", "PoolSource", "SHIPPED_RECIPE", "TRANSFER_FEATURES", "fit_recipe", "training_lists", "write_models", "sha256_of", "git_commit", "git_dirty",
+__all__ = ["Recipe", "FittedModels", "PoolSource", "SHIPPED_RECIPE", "TRANSFER_FEATURES", "fit_recipe", "refit_fusion", "training_lists", "write_models", "sha256_of", "git_commit", "git_dirty",
            "dropped_features"]
 
 logger = logging.getLogger(__name__)
@@ -497,6 +497,71 @@ class PoolSource:
         return load_or_collect_pools(dataset, data, cache=cache, lme_limit=self.lme_limit, progress=progress)
 
 
+def _labelled_pools(datasets: dict[str, Path], pools: PoolSource, progress: Progress | None) -> tuple[list[Any], dict[str, Any]]:
+    """Every labelled pool of ``datasets``, and the provenance of the data they came from."""
+    prog = progress or (lambda it, _d, _n: it)
+    qps: list[Any] = []
+    counts: dict[str, int] = {}
+    embedders: dict[str, str] = {}
+    for name, path in datasets.items():
+        ps = pools.load(name, path, prog)
+        part = [qp for group in ps.by_sample.values() for qp in group]
+        counts[name] = len(part)
+        embedders[name] = ps.embedder or "not recorded"  # caches written before the field hold ""
+        qps += part
+    provenance = {
+        "data": {name: {"file": Path(p).name, "sha256": sha256_of(p), "questions": counts[name]}
+                 for name, p in datasets.items()},
+        "lme_limit": pools.lme_limit,
+        "pool_embedder": embedders,
+        "git_commit": git_commit(Path(__file__).parent),
+        "git_dirty": git_dirty(Path(__file__).parent),  # fitted from uncommitted changes to that commit
+        "trained_on": " + ".join(f"{name} ({n} questions)" for name, n in counts.items()),
+    }
+    return qps, provenance
+
+
+def refit_fusion(datasets: dict[str, Path], models_dir: str | Path, *, recipe: Recipe = SHIPPED_RECIPE,
+                 pools: PoolSource = PoolSource(), command: str = "", progress: Progress | None = None) -> dict[str, Any]:
+    """Refit the fusion scorer of the models folder ``models_dir`` on the labelled pools of ``datasets``,
+    in place: its cross-encoder and blend (``reranker/``, ``cascade.json``) are kept as they are, and its
+    manifest is written again.
+
+    For a change to the candidate stage (what the pools hold) that the cross-encoder does not see: the
+    fusion's weights follow the new features without the cross-encoder's retraining. The provenance
+    (command, data hashes, git commit) goes to ``fusion.json``'s ``meta``.
+
+    Args:
+        datasets: As for :func:`train_models`.
+        models_dir: A models folder written by :func:`train_models` (or the package's).
+        recipe: The recipe whose fusion settings (dropped features, L2) are fitted with.
+        pools: Where the labelled pools come from.
+        command: The command line, recorded.
+        progress: Optional progress wrapper.
+
+    Returns:
+        The provenance written.
+
+    Raises:
+        InvalidInputError: If ``models_dir`` holds no cross-encoder and blend to keep, or the recipe fits
+            no fusion scorer.
+    """
+    folder = Path(models_dir)
+    missing = [name for name in ("cascade.json", "reranker") if not (folder / name).exists()]
+    if missing:
+        raise InvalidInputError(f"{folder} holds no {' or '.join(missing)}: refit the fusion of a models folder "
+                                "that train-models wrote, or run train-models without --fusion-only")
+    if not recipe.fit_fusion:
+        raise InvalidInputError("the recipe fits no fusion scorer (--prior): drop --prior or --fusion-only")
+    qps, provenance = _labelled_pools(datasets, pools, progress)
+    scorer, _, _ = fit_scorer(qps, recipe, trained_on=provenance["trained_on"])
+    scorer.meta.update(command=command, refitted_alone=True,
+                       **{k: v for k, v in provenance.items() if k != "trained_on"})
+    (folder / "fusion.json").write_text(json.dumps(scorer.to_dict(), indent=2) + "\n", encoding="utf-8")
+    write_manifest(folder)
+    return {**provenance, "command": command}
+
+
 def train_models(datasets: dict[str, Path], out_dir: str | Path, *, recipe: Recipe = SHIPPED_RECIPE,
                  work_dir: str | Path, pools: PoolSource = PoolSource(), command: str = "",
                  progress: Progress | None = None, reuse: bool = False) -> dict[str, Any]:
@@ -516,27 +581,8 @@ def train_models(datasets: dict[str, Path], out_dir: str | Path, *, recipe: Reci
     Returns:
         The ``training.json`` dict.
     """
-    prog = progress or (lambda it, _d, _n: it)
-    qps: list[Any] = []
-    counts: dict[str, int] = {}
-    embedders: dict[str, str] = {}
-    for name, path in datasets.items():
-        ps = pools.load(name, path, prog)
-        part = [qp for group in ps.by_sample.values() for qp in group]
-        counts[name] = len(part)
-        embedders[name] = ps.embedder or "not recorded"  # caches written before the field hold ""
-        qps += part
-    trained_on = " + ".join(f"{name} ({n} questions)" for name, n in counts.items())
-    models = fit_recipe(qps, recipe, work_dir, progress=progress, trained_on=trained_on, reuse=reuse)
-    provenance = {
-        "command": command,
-        "data": {name: {"file": Path(p).name, "sha256": sha256_of(p), "questions": counts[name]}
-                 for name, p in datasets.items()},
-        "lme_limit": pools.lme_limit,
-        "pool_embedder": embedders,
-        "git_commit": git_commit(Path(__file__).parent),
-        "git_dirty": git_dirty(Path(__file__).parent),  # fitted from uncommitted changes to that commit
-        "trained_on": trained_on,
-    }
+    qps, provenance = _labelled_pools(datasets, pools, progress)
+    models = fit_recipe(qps, recipe, work_dir, progress=progress, trained_on=provenance["trained_on"], reuse=reuse)
+    provenance = {"command": command, **provenance}
     write_models(models, out_dir, recipe=recipe, provenance=provenance)
     return {**models.report, **provenance}

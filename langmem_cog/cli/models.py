@@ -4,6 +4,7 @@ fusion scorer and cross-encoder), ``models install`` and ``models manifest``."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import sys
@@ -19,7 +20,7 @@ def cmd_train_models(args: argparse.Namespace) -> int:
     import tempfile
 
     from langmem_cog.bench.locomo import default_locomo_path
-    from langmem_cog.bench.recipe import SHIPPED_RECIPE, PoolSource, train_models
+    from langmem_cog.bench.recipe import SHIPPED_RECIPE, PoolSource, refit_fusion, train_models
 
     paths = {"locomo": Path(args.locomo) if args.locomo else default_locomo_path(),
              "longmemeval": Path(args.longmemeval) if args.longmemeval else default_longmemeval()}
@@ -46,11 +47,17 @@ def cmd_train_models(args: argparse.Namespace) -> int:
                                             ("lr", args.lr), ("max_length", args.max_length),
                                             ("prior_weight", args.prior_weight), ("num_layers", args.num_layers))
             if value is not None}))
-    work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="lmc-models-"))
     command = " ".join(shlex.quote(a) for a in ["langmem-cog", *sys.argv[1:]]).replace(str(Path.home()), "~")
-    report = train_models(datasets, args.out, recipe=recipe, work_dir=work,
-                          pools=PoolSource(args.pool_cache_dir, args.lme_limit), command=command, progress=progress,
-                          reuse=args.reuse)
+    pools = PoolSource(args.pool_cache_dir, args.lme_limit)
+    if args.fusion_only:
+        done = refit_fusion(datasets, args.out, recipe=recipe, pools=pools, command=command, progress=progress)
+        print(f"refitted the fusion scorer on {done['trained_on']}; kept the cross-encoder and blend; wrote {args.out}")
+        return 0
+    with contextlib.ExitStack() as stack:  # no --work-dir: the checkpoints go to a folder removed after
+        work = Path(args.work_dir) if args.work_dir else Path(stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="lmc-models-")))
+        report = train_models(datasets, args.out, recipe=recipe, work_dir=work, pools=pools, command=command,
+                              progress=progress, reuse=args.reuse)
     print(f"trained on {report['trained_on']}: {report.get('examples')} lists, {report.get('steps')} steps, "
           f"{report.get('seconds', 0):.0f} s; last-epoch loss {report.get('final_epoch_loss', float('nan')):.4f} "
           f"(uniform {report.get('uniform_loss', float('nan')):.4f}); blend weight {report.get('cross_encoder_weight')} "
@@ -124,6 +131,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     tr.add_argument("--work-dir", help="where the cross-encoder trains (default: a temporary folder)")
     tr.add_argument("--pool-cache-dir", help="read / write the labelled pools here (DATASET-pools[-N].pkl)")
     tr.add_argument("--reuse", action="store_true", help="reuse a checkpoint in --work-dir trained on the same pools")
+    tr.add_argument("--fusion-only", action="store_true",
+                    help="refit only the fusion scorer of the models folder --out, in place; keep its cross-encoder "
+                         "and blend (for a change to the candidate stage that the cross-encoder does not see)")
     tr.add_argument("--drop-features", nargs="*",
                     help="features (or groups: a feature family such as graph, style, context, or nontransfer) held at zero (default: the "
                          "recipe's, nontransfer; pass none to fit every feature)")

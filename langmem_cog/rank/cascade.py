@@ -6,7 +6,10 @@ plain hybrid search is on:
 1. **Candidates**: every turn of the namespace scored by the raw store (dense cosine and BM25),
    and, when a :class:`~langmem_cog.memory.CogMemory` is given and the graph stage is on, the turns
    the operator loop grounds from memory records (Facts, Claims, Events, ...). Raw evidence is never
-   dropped for memory records: a grounded turn only gains features.
+   dropped for memory records: a grounded turn only gains features. A turn is embedded as
+   "Speaker: text", so for a question that names a speaker the dense score is blended with the
+   cosine to the question without the names (:data:`NAME_FREE_WEIGHT`): the question is then
+   scored by what it asks, and whom it asks about is left to the ``speaker_match`` feature.
 2. **Fusion**: :class:`~langmem_cog.rank.scorer.FusionScorer` over
    :func:`~langmem_cog.rank.features.candidate_features` (learned, or the untrained fallback).
 3. **Compressor**: any ``BaseDocumentCompressor``; normally
