@@ -100,7 +100,8 @@ scale: setup
 	    --postgres-url "$$PG_URL" --out results/scale-minilm.json --plot docs/scale.png
 
 # The shipped cascade models from ../shared/data (LoCoMo + LongMemEval-S dev); MODELS_ARGS=--lme-limit 80 for a
-# shorter run, --datasets locomo (or longmemeval) --out DIR for a leave-one-dataset-out check (docs/BENCHMARKS.md).
+# shorter run, --datasets locomo (or longmemeval) --out DIR for a leave-one-dataset-out check, --fusion-only to
+# refit the fusion scorer alone and keep the cross-encoder and blend (docs/BENCHMARKS.md).
 models: setup
 	$(CLI) train-models --out langmem_cog/models --work-dir results/models-work --pool-cache-dir results/cache $(MODELS_ARGS)
 
