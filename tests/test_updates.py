@@ -11,6 +11,7 @@ import pytest
 
 from langmem_cog import CogMemConfig, CogMemRetriever
 from langmem_cog.memory import CogMemory
+from langmem_cog.rank import cascade as cascade_module
 from langmem_cog.rank import slots
 from langmem_cog.rank.cascade import Cascade
 from langmem_cog.rank.updates import Echo, echo_first, find_echoes, find_reactions, reaction_first
@@ -144,8 +145,9 @@ def test_a_change_told_without_the_questions_words_ranks_first_for_now_and_the_o
     new = next(t.id for t in turns if "outback" in t.text)
     retriever = CogMemRetriever(memory=memory, namespace="cars", k=5, now=T0 + timedelta(days=340))
     assert retriever.invoke("What does Marcus drive now?")[0].metadata["turn_id"] == new
-    with monkeypatch.context() as patch:  # without the state statements' lift, the later word moves it first
-        patch.setattr(slots, "STATE_WEIGHT", 0.0)
+    with monkeypatch.context() as patch:  # without the state statements' lift (and the question scored as
+        patch.setattr(slots, "STATE_WEIGHT", 0.0)  # asked, names and all), the later word moves it first
+        patch.setattr(cascade_module, "NAME_FREE_WEIGHT", 0.0)
         first = CogMemRetriever(memory=memory, namespace="cars", k=5,
                                 now=T0 + timedelta(days=340)).invoke("What does Marcus drive now?")[0]
         assert first.metadata["turn_id"] == new and first.metadata["placed_by"] == "later_word"
