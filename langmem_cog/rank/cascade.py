@@ -219,10 +219,10 @@ class Cascade:
             context_s = None if context_s is None else context_s[sel]
             context_lexical = None if context_lexical is None else context_lexical[sel]
         turns = self.store.get_turns(namespace, ids)
-        dense = self._name_free_dense(namespace, query, turns, dense)
+        speakers = {t.speaker for t in turns}
+        dense = self._name_free_dense(namespace, query, turns, speakers, dense)
         pool = CandidatePool(turns=turns, dense=dense, lexical=lexical, context=context_s,
                              context_lexical=context_lexical)
-        speakers = {t.speaker for t in pool.turns}
         holder = stance_holder(query, speakers)
         pool.state_match = self._state_match(namespace, pool, query, speakers, holder, signals)
         state_now, judgement = asks_state_now(query), asks_judgement(query)
@@ -245,8 +245,9 @@ class Cascade:
                 return pool, signals, fused
         return pool, signals, None
 
-    def _name_free_dense(self, namespace: str, query: str, turns: Sequence[Turn], dense: np.ndarray) -> np.ndarray:
-        """For a question that names a speaker of ``turns``: each turn's cosine to the question blended with
+    def _name_free_dense(self, namespace: str, query: str, turns: Sequence[Turn], speakers: set[str],
+                         dense: np.ndarray) -> np.ndarray:
+        """For a question that names one of ``speakers`` (those of ``turns``): each turn's cosine to the question blended with
         its cosine to the question without the names (:func:`~langmem_cog.rank.questions.without_names`),
         :data:`NAME_FREE_WEIGHT` of the latter; else ``dense`` as it is. A turn is stored with its speaker's
         name before its text, so a question that names someone is otherwise nearest to that person's
@@ -254,7 +255,7 @@ class Cascade:
         that answers it ("the glamorous life of a high school chemistry teacher") far below them."""
         if not NAME_FREE_WEIGHT:
             return dense
-        free = without_names(query, {t.speaker for t in turns})
+        free = without_names(query, speakers)
         if free == query:
             return dense
         cosine = self.store.dense_scores(namespace, [t.id for t in turns], self.store.embed_query(free))
