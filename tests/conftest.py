@@ -26,6 +26,18 @@ from langmem_cog.config import CogMemConfig  # noqa: E402
 from langmem_cog.store import TurnStore  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _session_environment() -> object:
+    """Each test starts from the session's environment: a test that runs the command line in-process
+    (``langmem_cog.cli.main`` sets defaults such as ``HF_HUB_DISABLE_PROGRESS_BARS``) leaves nothing
+    behind for the tests after it, whichever order or worker runs them."""
+    saved = dict(os.environ)
+    yield
+    if dict(os.environ) != saved:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 @pytest.fixture
 def benchmark_script() -> Callable[[str], object]:
     """Import a script of ``benchmarks/`` by its name (they are scripts, not a package)."""
