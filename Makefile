@@ -11,6 +11,8 @@ export ANONYMIZED_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 
 MODELS_ARGS ?=
+# Test processes (pytest-xdist): 2 for a 2-core machine; PYTEST_WORKERS=0 runs the suite in this process.
+PYTEST_WORKERS ?= 2
 
 .PHONY: models setup demo test reliability lint bench bench-chitchat bench-longmemeval scale bench-mpnet models-mpnet clean ui examples example-chatbot example-agent example-rag example-locomo
 
@@ -35,7 +37,7 @@ lint: setup
 	$(VENV)/bin/mypy langmem_cog
 
 test: lint
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n $(PYTEST_WORKERS)
 
 # Long reliability runs (isolation 10k queries, 50 SIGKILLs, threads/processes, fuzzing, workers sharing a graph
 # in PostgreSQL: a throwaway loopback cluster, its URL in LMC_PG_URL) + a bounded load test.
