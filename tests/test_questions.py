@@ -59,6 +59,9 @@ def test_the_stance_holder_is_the_person_the_stance_word_belongs_to(question: st
     ("What was Sam's first poster about?", None),  # "first" alone is an ordinal, not a tense
     ("Where did Jo work before that?", "before"),
     ("What did Jo do before meeting Sam?", None),  # "before" as a preposition
+    ("What car did Jo use to drive?", "before"), ("Where did Jo and her sister use to live?", "before"),
+    ("Didn't Sam use to smoke?", "before"), ("Did Sam not use to cycle to work?", "before"),
+    ("What does Jo use to cook rice?", None),  # the present: an instrument, no earlier state
 ])
 def test_state_tense(question: str, tense: str | None) -> None:
     assert state_tense(question) == tense

@@ -13,7 +13,7 @@ Two readings the cascade's last step uses (:meth:`~langmem_cog.rank.cascade.Casc
   and :func:`named_others` names whose matter it is ("Sam" in "What does Jo think about Sam selling
   his car?").
 * :func:`state_tense`: the question asks for a state as it is now ("now", "currently", "still",
-  "these days", "anymore") or as it was before ("used to", "before", "originally", "at first").
+  "these days", "anymore") or as it was before ("used to", "did ... use to", "before", "originally", "at first").
 
 Example:
     >>> stance_holder("How does Tom feel about Priya's swallow tattoo?", ["Priya", "Tom"])
@@ -64,8 +64,9 @@ _STATE_NOW = (r"now|nowadays|currently|current|still|these\s+days|at\s+the\s+mom
 _NOW = re.compile(rf"\b(?:{_STATE_NOW}|today|lately|latest|most\s+recent(?:ly)?)\b", _F)
 _STATE_NOW_RE = re.compile(rf"\b(?:{_STATE_NOW})\b", _F)
 # "before" asks for an earlier state only as an adverb ("Where did Jo live before?", "... before that?"), not
-# as a preposition ("What did Jo do before meeting Sam?").
-_BEFORE = re.compile(r"\b(?:used\s+to|before(?=\s*(?:[?.!,;]|$|(?:that|then|this|now)\b))|originally|original"
+# as a preposition ("What did Jo do before meeting Sam?"). "Used to" is also asked as "did Jo use to"
+# ("What car did Jo use to drive?"; an instrument, "What did Jo use to fix it?", reads the same).
+_BEFORE = re.compile(r"\b(?:used\s+to|did(?:n't|n\u2019t|\s+not)?\s+(?:[\w'\u2019-]+\s+){1,4}?use\s+to|before(?=\s*(?:[?.!,;]|$|(?:that|then|this|now)\b))|originally|original"
                      r"|previously|at\s+first|back\s+when|back\s+then|formerly|initially"
                      r"|first\s+(?:impression|reaction|take))\b", _F)
 
