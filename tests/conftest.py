@@ -16,7 +16,7 @@ os.environ["ANONYMIZED_TELEMETRY"] = "False"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import uuid  # noqa: E402
-from collections.abc import Callable  # noqa: E402
+from collections.abc import Callable, Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
@@ -27,7 +27,7 @@ from langmem_cog.store import TurnStore  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
-def _session_environment() -> object:
+def _session_environment() -> Iterator[None]:
     """Each test starts from the session's environment: a test that runs the command line in-process
     (``langmem_cog.cli.main`` sets defaults such as ``HF_HUB_DISABLE_PROGRESS_BARS``) leaves nothing
     behind for the tests after it, whichever order or worker runs them."""

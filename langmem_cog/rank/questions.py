@@ -66,7 +66,8 @@ _STATE_NOW_RE = re.compile(rf"\b(?:{_STATE_NOW})\b", _F)
 # "before" asks for an earlier state only as an adverb ("Where did Jo live before?", "... before that?"), not
 # as a preposition ("What did Jo do before meeting Sam?"). "Used to" is also asked as "did Jo use to"
 # ("What car did Jo use to drive?"; an instrument, "What did Jo use to fix it?", reads the same).
-_BEFORE = re.compile(r"\b(?:used\s+to|did(?:n't|n\u2019t|\s+not)?\s+(?:[\w'\u2019-]+\s+){1,4}?use\s+to|before(?=\s*(?:[?.!,;]|$|(?:that|then|this|now)\b))|originally|original"
+_BEFORE = re.compile(r"\b(?:used\s+to|did(?:n't|n\u2019t|\s+not)?\s+(?:[\w'\u2019-]+\s+){1,4}?use\s+to"
+                     r"|before(?=\s*(?:[?.!,;]|$|(?:that|then|this|now)\b))|originally|original"
                      r"|previously|at\s+first|back\s+when|back\s+then|formerly|initially"
                      r"|first\s+(?:impression|reaction|take))\b", _F)
 
