@@ -84,6 +84,14 @@ def test_train_models_writes_a_folder_the_default_retriever_uses(two_conversatio
     for before, after in zip(runs["input"].rows, runs["default"].rows, strict=True):
         assert set(before["ranked_ids"][:10]) == set(after["ranked_ids"][:10])  # recall@10 preserved
     assert "compressor_vs_input" in runs["default"].summary and "graph_contribution" in runs["default"].summary
+    # The head's share kept for plain hybrid search: the config's 8 unless asked; the pools are reused as they are.
+    eight = run_transfer(out, "locomo", two_conversations, pool_cache=tmp_path / "pools" / "locomo-pools.pkl",
+                         raw_protect=8)
+    assert [r["ranked_ids"] for r in eight["input"].rows] == [r["ranked_ids"] for r in runs["input"].rows]
+    free = run_transfer(out, "locomo", two_conversations, pool_cache=tmp_path / "pools" / "locomo-pools.pkl",
+                        raw_protect=0)
+    assert any(set(a["ranked_ids"][:10]) != set(b["ranked_ids"][:10])
+               for a, b in zip(free["input"].rows, runs["input"].rows, strict=True))
     # Pools without context scores cannot fit a fusion that weighs the context features.
     from langmem_cog.bench.cascade import load_pool_cache
     from langmem_cog.bench.recipe import fit_scorer

@@ -71,7 +71,7 @@ def _summary(on: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, pool_cache: str | Path | None = None,
-                 lme_limit: int | None = None, precision: str = "auto",
+                 lme_limit: int | None = None, precision: str = "auto", raw_protect: int | None = None,
                  progress: Progress = no_progress) -> dict[str, LocomoRun]:
     """Score the default retriever with the models of ``models_dir`` on every question of ``on``.
 
@@ -82,6 +82,8 @@ def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, po
         pool_cache: Read the labelled pools from here if it exists, else build and write them.
         lme_limit: LongMemEval: only the first N scorable questions (bit-reversed order).
         precision: The cross-encoder's arithmetic (``auto``, ``fp32`` or ``int8``, ``CogMemConfig.rerank_precision``).
+        raw_protect: How many of plain hybrid search's best turns the head keeps (``None``: the config's,
+            ``CascadeSettings.raw_protect``); the pools do not depend on it.
         progress: Progress wrapper.
 
     Returns:
@@ -99,7 +101,8 @@ def run_transfer(models_dir: str | Path | None, on: str, data: str | Path, *, po
         raise InvalidInputError(f"on={on!r} is invalid: use 'locomo' or 'longmemeval'")
     ps = load_or_collect_pools(on, data, cache=pool_cache, lme_limit=lme_limit, progress=progress)
     qps = [qp for group in ps.by_sample.values() for qp in group]
-    cfg = CogMemConfig.preset("ephemeral", rerank_precision=precision)
+    cfg = CogMemConfig.preset("ephemeral", rerank_precision=precision,
+                              **({} if raw_protect is None else {"cascade": {"raw_protect": raw_protect}}))
     scorer = default_scorer(models_dir)
     compressor = default_compressor(models_dir=models_dir, backend=cfg.inference_backend,
                                     precision=cfg.rerank_precision, cache_dir=cfg.resolved_cache_dir())

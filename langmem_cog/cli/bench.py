@@ -152,7 +152,7 @@ def cmd_bench_transfer(args: argparse.Namespace) -> int:
 
     data = _dataset_path(args.on, args.data)
     runs = run_transfer(args.models, args.on, data, pool_cache=args.pool_cache, lme_limit=args.lme_limit,
-                        precision=args.rerank_precision, progress=progress)
+                        precision=args.rerank_precision, raw_protect=args.raw_protect, progress=progress)
     for name, run in runs.items():
         write_outputs(run, args.out.replace("{system}", name) if args.out else None,
                       args.rows.replace("{system}", name) if args.rows else None)
@@ -488,6 +488,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     tf.add_argument("--lme-limit", type=int, default=None, help="only the first N LongMemEval questions")
     tf.add_argument("--out", help="summary JSON of the default retriever ({system} is replaced for each run)")
     tf.add_argument("--rows", help="rows JSONL ({system}: default, input, and hybrid where recorded)")
+    tf.add_argument("--raw-protect", type=int, default=None, metavar="N",
+                    help="how many of plain hybrid search's best turns the reranked top 10 keeps (default: the "
+                         "config's, 8; 0: the plain fused order)")
     _precision_arg(tf, "rerank")
     tf.set_defaults(func=cmd_bench_transfer)
     cmp_ = bench.add_parser("compare", help="paired bootstrap of two rows files (B - A)")
