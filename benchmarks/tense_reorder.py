@@ -18,9 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
-import uuid
-from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -30,39 +27,24 @@ FEATURES = ("inv_rank", "blend_z", "dense_z", "lexical_z", "holder", "time", "ti
 
 def dump(out: Path) -> None:
     """Every dev question's top 20 turns of the default retriever, with their metadata, as JSON lines."""
-    from langmem_cog.bench.memset import DEPTH, load_memset, pick_split
+    from langmem_cog.bench.memset import conversation_retrievers, load_memset, pick_split
     from langmem_cog.config import CogMemConfig
     from langmem_cog.memory import CogMemory
-    from langmem_cog.retriever import CogMemRetriever
 
     memory = CogMemory(CogMemConfig.preset("ephemeral"))
-    run = uuid.uuid4().hex[:8]
     with out.open("w") as fh:
-        for conv in pick_split(load_memset(), "dev"):
-            ns = f"memset.{run}.{conv.sample_id}"
-            memory.add_turns([t.model_copy(update={"namespace": ns}) for t in conv.turns])
-            try:
-                now = max(t.timestamp for t in conv.turns) + timedelta(days=1)
-                retriever = CogMemRetriever(memory=memory, namespace=ns, k=DEPTH, now=now)
-                for q in conv.questions:
-                    docs = retriever.invoke(q.question)[:20]
-                    fh.write(json.dumps({
-                        "sample_id": conv.sample_id, "id": q.id, "kind": q.kind, "question": q.question,
-                        "gold": sorted(q.evidence),
-                        "docs": [{"turn_id": d.metadata["turn_id"], "speaker": d.metadata["speaker"],
-                                  "timestamp": d.metadata["timestamp"], "score": d.metadata["score"],
-                                  "relevance_score": d.metadata.get("relevance_score", d.metadata["score"]),
-                                  "dense_score": d.metadata["dense_score"],
-                                  "lexical_score": d.metadata["lexical_score"]} for d in docs],
-                    }) + "\n")
-            finally:
-                memory.forget(ns)
-
-
-def _z(a: list[float]) -> np.ndarray:
-    x = np.asarray(a, float)
-    s = x.std()
-    return (x - x.mean()) / s if s > 0 else x * 0
+        for conv, retriever in conversation_retrievers(pick_split(load_memset(), "dev"), memory):
+            for q in conv.questions:
+                docs = retriever.invoke(q.question)[:20]
+                fh.write(json.dumps({
+                    "sample_id": conv.sample_id, "id": q.id, "kind": q.kind, "question": q.question,
+                    "gold": sorted(q.evidence),
+                    "docs": [{"turn_id": d.metadata["turn_id"], "speaker": d.metadata["speaker"],
+                              "timestamp": d.metadata["timestamp"], "score": d.metadata["score"],
+                              "relevance_score": d.metadata.get("relevance_score", d.metadata["score"]),
+                              "dense_score": d.metadata["dense_score"],
+                              "lexical_score": d.metadata["lexical_score"]} for d in docs],
+                }) + "\n")
 
 
 def _tense(question: str) -> str | None:
@@ -77,17 +59,20 @@ def features(row: dict, k: int) -> tuple[np.ndarray, np.ndarray] | None:
     tense = _tense(row["question"])
     if tense is None:
         return None
+    from langmem_cog.fusion import zscore
+    from langmem_cog.rank.features import first_name, name_tokens
+
     docs = row["docs"][:k]
-    words = set(re.findall(r"[a-z]+", row["question"].lower()))
+    words = name_tokens(row["question"])
     sign = 1.0 if tense == "now" else -1.0
     ts = np.array([np.datetime64(d["timestamp"][:19]).astype("datetime64[s]").astype(float) for d in docs])
     place = ts.argsort().argsort() / max(len(docs) - 1, 1) - 0.5
-    holder = np.array([d["speaker"].split()[0].lower() in words for d in docs], float)
+    holder = np.array([first_name(d["speaker"]) in words for d in docs], float)
     held = ts[holder > 0]
     edge = (max(held) if sign > 0 else min(held)) if len(held) else None
     extreme = np.array([float(holder[i] > 0 and ts[i] == edge) for i in range(len(docs))])
-    X = np.stack([1 / np.arange(1, len(docs) + 1), _z([d["relevance_score"] for d in docs]),
-                  _z([d["dense_score"] for d in docs]), _z([d["lexical_score"] for d in docs]),
+    X = np.stack([1 / np.arange(1, len(docs) + 1), zscore([d["relevance_score"] for d in docs]),
+                  zscore([d["dense_score"] for d in docs]), zscore([d["lexical_score"] for d in docs]),
                   holder, sign * place, sign * place * holder, extreme], 1)
     y = np.array([d["turn_id"] in row["gold"] for d in docs], float)
     return X, y
@@ -114,7 +99,8 @@ def fit(lists: list[tuple[np.ndarray, np.ndarray]], l2: float) -> np.ndarray:
 
 
 def cv(dump_file: Path, k: int) -> None:
-    """First places of the default and of the reorder fitted with each conversation left out, by kind."""
+    """First places of the default and of the reorder fitted with each conversation left out, by kind; where the
+    now-questions' new state stands when the default misses it in the top ``k``; the weights fitted on all."""
     rows = [json.loads(line) for line in dump_file.open()]
     data = [(r, f) for r in rows if (f := features(r, k)) is not None]
     samples = sorted({r["sample_id"] for r, _ in data})
@@ -129,6 +115,13 @@ def cv(dump_file: Path, k: int) -> None:
             base = sum(bool(y[0] > 0) for _, y in ids)
             print(f"l2={l2} {kind}: {len(ids)} questions, gold in the top {k}: {sum(bool(y.sum()) for _, y in ids)}, "
                   f"first: default {base}, reorder {sum(won[i] for i, _ in ids)}")
+    col = {name: i for i, name in enumerate(FEATURES)}
+    missed = [(X, int(np.argmax(y))) for r, (X, y) in data if r["kind"] == "now" and y.sum() and not y[0]]
+    others = sum(X[g, col["holder"]] == 0 for X, g in missed)
+    latest = sum(X[g, col["holder_extreme"]] == 1 for X, g in missed)
+    print(f"now-questions with the new state in the top {k} but not first: {len(missed)}; it is the named speaker's "
+          f"latest turn there in {latest}, another's in {others}, an earlier turn of the named speaker in "
+          f"{len(missed) - latest - others}")
     w = fit([f for _, f in data], 0.1)
     print("weights (all dev, l2=0.1):", {n: round(float(v), 2) for n, v in zip(FEATURES, w, strict=True)})
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from langmem_cog import CogMemConfig, CogMemRetriever
-from langmem_cog.bench.memset import load_memset, run_memset, split_ids
+from langmem_cog.bench.memset import conversation_retrievers, load_memset, run_memset, split_ids
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.memory import CogMemory
 from langmem_cog.rank import cascade as cascade_module
@@ -207,6 +207,24 @@ def test_the_set_runner_scores_each_kind_through_the_retriever(tmp_path: Path) -
     assert res["samples"] == ["ms-90"] and res["mode"] == "cascade"
     assert res["by_kind"]["record"]["n"] == 1 and res["by_kind"]["belief"]["n"] == 1
     assert {d["id"]: d["gold_rank"] for d in res["details"]} == {"q1": 1, "q2": 1}
+
+
+def test_each_conversation_is_asked_in_its_own_namespace_a_day_after_its_last_turn_then_forgotten(
+        tmp_path: Path) -> None:
+    from fakes import FakeEmbeddings
+
+    _write_set(tmp_path, [{"id": "q1", "kind": "record", "group": "p1", "question": "What did Sam sell?",
+                           "evidence": ["D1:1"], "other": [], "holder": "Sam"}])
+    convs = load_memset(tmp_path)
+    memory = CogMemory(CogMemConfig.preset("ephemeral"), embeddings=FakeEmbeddings())
+    seen = []
+    for conv, retriever in conversation_retrievers(convs, memory, mode="hybrid"):
+        assert retriever.namespace.endswith(".ms-90") and memory.store.has_namespace(retriever.namespace)
+        assert retriever.now == max(t.timestamp for t in conv.turns) + timedelta(days=1)
+        assert str(retriever.mode) == "hybrid"
+        assert {d.metadata["turn_id"] for d in retriever.invoke("What did Sam sell?")} == {"D1:1", "D1:2"}
+        seen.append(retriever.namespace)
+    assert len(seen) == 1 and not memory.store.has_namespace(seen[0])
 
 
 def test_the_set_runner_refuses_a_question_that_cites_a_missing_turn(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ dev, score test once per method change.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -31,8 +31,8 @@ from langmem_cog.errors import InvalidInputError
 from langmem_cog.loaders import locomo_turns, read_json
 from langmem_cog.records import Turn
 
-__all__ = ["KINDS", "MemsetConversation", "MemsetQuestion", "default_memset_dir", "load_memset", "pick_split", "run_memset",
-           "split_ids"]
+__all__ = ["KINDS", "MemsetConversation", "MemsetQuestion", "conversation_retrievers", "default_memset_dir", "load_memset",
+           "pick_split", "run_memset", "split_ids"]
 
 #: The kinds of question, in report order.
 KINDS = ("record", "belief", "now", "before")
@@ -144,6 +144,33 @@ def pick_split(convs: list[MemsetConversation], split: Split) -> list[MemsetConv
     return [c for c in convs if c.sample_id in chosen]
 
 
+def conversation_retrievers(convs: Sequence[MemsetConversation], memory: Any, *,
+                            mode: RetrievalMode | None = None) -> Iterator[tuple[MemsetConversation, Any]]:
+    """Each conversation stored in a fresh namespace of ``memory``, with a
+    :class:`~langmem_cog.CogMemRetriever` over it (``k`` = :data:`DEPTH`, ``mode``, dated a day after the
+    conversation's last turn); the namespace is forgotten when the caller moves on.
+
+    Args:
+        convs: The conversations (:func:`load_memset`, :func:`pick_split`).
+        memory: The :class:`~langmem_cog.memory.CogMemory` to store them in.
+        mode: The retrieval path (``None``: the config's, the cascade by default).
+
+    Yields:
+        ``(conversation, retriever)`` in order.
+    """
+    from langmem_cog.retriever import CogMemRetriever
+
+    run = uuid.uuid4().hex[:8]
+    for conv in convs:
+        ns = f"memset.{run}.{conv.sample_id}"
+        memory.add_turns([t.model_copy(update={"namespace": ns}) for t in conv.turns])
+        try:
+            now = max(t.timestamp for t in conv.turns) + timedelta(days=1)
+            yield conv, CogMemRetriever(memory=memory, namespace=ns, k=DEPTH, mode=mode, now=now)
+        finally:
+            memory.forget(ns)
+
+
 def run_memset(config: Any | None = None, *, mode: RetrievalMode | None = None, split: Split = "dev",
                folder: str | Path | None = None, memory: Any | None = None) -> dict[str, Any]:
     """Ask every question of one half of the set through :class:`~langmem_cog.CogMemRetriever`.
@@ -164,29 +191,20 @@ def run_memset(config: Any | None = None, *, mode: RetrievalMode | None = None, 
     """
     from langmem_cog.config import CogMemConfig
     from langmem_cog.memory import CogMemory
-    from langmem_cog.retriever import CogMemRetriever
 
     convs = pick_split(load_memset(folder), split)
     memory = memory or CogMemory(config or CogMemConfig.preset("ephemeral"))
-    run = uuid.uuid4().hex[:8]
     details: list[dict[str, Any]] = []
     used = ""
-    for conv in convs:
-        ns = f"memset.{run}.{conv.sample_id}"
-        memory.add_turns([t.model_copy(update={"namespace": ns}) for t in conv.turns])
-        try:
-            now = max(t.timestamp for t in conv.turns) + timedelta(days=1)
-            retriever = CogMemRetriever(memory=memory, namespace=ns, k=DEPTH, mode=mode, now=now)
-            used = str(retriever.mode)
-            for q in conv.questions:
-                ranked = [d.metadata["turn_id"] for d in retriever.invoke(q.question)]
-                gold = next((i for i, t in enumerate(ranked, 1) if t in q.evidence), None)
-                other = next((i for i, t in enumerate(ranked, 1) if t in q.other), None)
-                details.append({"sample_id": conv.sample_id, "id": q.id, "kind": q.kind, "gold_rank": gold,
-                                "other_rank": other, "first": ranked[0] if ranked else None,
-                                "slot": q.slot, "indirect": q.indirect})
-        finally:
-            memory.forget(ns)
+    for conv, retriever in conversation_retrievers(convs, memory, mode=mode):
+        used = str(retriever.mode)
+        for q in conv.questions:
+            ranked = [d.metadata["turn_id"] for d in retriever.invoke(q.question)]
+            gold = next((i for i, t in enumerate(ranked, 1) if t in q.evidence), None)
+            other = next((i for i, t in enumerate(ranked, 1) if t in q.other), None)
+            details.append({"sample_id": conv.sample_id, "id": q.id, "kind": q.kind, "gold_rank": gold,
+                            "other_rank": other, "first": ranked[0] if ranked else None,
+                            "slot": q.slot, "indirect": q.indirect})
     by_kind = {}
     for kind in KINDS:
         rows = [d for d in details if d["kind"] == kind]
