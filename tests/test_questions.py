@@ -17,6 +17,7 @@ from langmem_cog.rank import cascade as cascade_module
 from langmem_cog.rank.cascade import Cascade
 from langmem_cog.rank.questions import (
     asks_judgement,
+    asks_taste,
     by_tense,
     holder_first,
     stance_holder,
@@ -65,6 +66,20 @@ def test_the_stance_holder_is_the_person_the_stance_word_belongs_to(question: st
 ])
 def test_state_tense(question: str, tense: str | None) -> None:
     assert state_tense(question) == tense
+
+
+@pytest.mark.parametrize(("question", "taste"), [
+    ("Is Grace a fan of Diego's sourdough?", True),
+    ("Does Jo like Sam's new haircut?", True),
+    ("Which sports teams does Morgan like?", True),
+    ("What book did Caroline recommend to Melanie?", False),  # a report of what was said
+    ("What advice did Evan give Sam about finding a passion?", False),
+    ("What does Jo think about Sam selling his car?", False),  # a judgement
+    ("What did Tom sell last month?", False),
+    ("How often does John get to see sunsets like the one he shared with Maria?", False),  # "like" as a preposition
+])
+def test_asks_taste(question: str, taste: bool) -> None:
+    assert asks_taste(question) is taste
 
 
 @pytest.mark.parametrize(("question", "judgement"), [
@@ -145,6 +160,7 @@ def test_orders_keep_every_turn_once() -> None:
     assert by_tense(ids, {"a": 1, "b": 3, "c": 2, "d": 0}, "before", window=3) == ["a", "c", "b", "d"]
     assert by_tense(ids, {"a": 1, "b": 3}, "now", {"a": "Sam", "b": "Jo"}, window=2) == ids  # two people
     assert states_stance("Honestly, I think that was a mistake.") and not states_stance("I sold my car last week.")
+    assert states_stance("I genuinely think it could double as a doorstop.", evaluative=False)  # any -ly adverb
 
 
 def _memory(rows: list[tuple[datetime, str, str]], ns: str) -> CogMemory:

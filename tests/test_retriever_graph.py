@@ -36,7 +36,8 @@ def test_a_present_belief_question_gets_the_current_claim_before_the_superseded_
     assert ids.index("D5:5") < ids.index("D1:15")
     by_id = {d.metadata["turn_id"]: d.metadata for d in docs}
     hate = next(c for c in by_id["D1:15"]["claims"] if c["claim_id"] == "claim:D1:15#0")
-    assert hate == {"claim_id": "claim:D1:15#0", "status": "SUPERSEDED", "polarity": -1, "superseded_by_turn": "D5:5"}
+    assert hate == {"claim_id": "claim:D1:15#0", "status": "SUPERSEDED", "polarity": -1, "superseded_by_turn": "D5:5",
+                    "target": "running"}
     assert by_id["D5:5"]["claim_status"] == "CURRENT"
     # Plain hybrid search, which has no graph, ranks the superseded claim first on the same question.
     hybrid = _ids(CogMemRetriever(memory=memory, namespace=ns, k=10, mode="hybrid").invoke("Does Maya like running now?"))
@@ -80,8 +81,34 @@ def test_the_records_of_each_turn_are_computed_again_only_after_the_graph_change
     assert any(c.status == "SUPERSEDED" and c.superseded_by_turn == "jun" for c in second["jan"].claims)
     docs = CogMemRetriever(memory=memory, namespace="dana").invoke("Does Dana like running now?")
     assert [d.metadata["turn_id"] for d in docs][0] == "jun"
+    for before in ("Did Dana like running before?", "What did Dana think of running at first?"):
+        docs = CogMemRetriever(memory=memory, namespace="dana").invoke(before)  # the superseded view first
+        assert [d.metadata["turn_id"] for d in docs] == ["jan", "jun"]
+        assert docs[0].metadata["claim_status"] == "SUPERSEDED"
     memory.delete_turns("dana", ["jun"])
     assert all(c.status == "CURRENT" for c in memory.turn_records("dana")["jan"].claims)
+
+
+def test_a_turns_status_and_a_change_of_mind_count_only_for_the_target_the_question_names() -> None:
+    from langmem_cog import Turn
+
+    memory = CogMemory(CogMemConfig.preset("ephemeral"))
+    memory.add_turns([Turn(id="jan", namespace="dana", speaker="Dana", text="Honestly I hate running but I love swimming.",
+                           timestamp="2024-01-10T08:00:00Z"),
+                      Turn(id="jun", namespace="dana", speaker="Dana", text="I love running now!",
+                           timestamp="2024-06-03T07:15:00Z")])
+    retriever = CogMemRetriever(memory=memory, namespace="dana")
+
+    def ranked(question: str) -> list[tuple[str, str]]:
+        return [(d.metadata["turn_id"], d.metadata["claim_status"]) for d in retriever.invoke(question)]
+
+    # January's claim about running was superseded: for a question about running the turn is SUPERSEDED
+    assert ranked("Does Dana like running now?") == [("jun", "CURRENT"), ("jan", "SUPERSEDED")]
+    assert ranked("Did Dana like running before?") == [("jan", "SUPERSEDED"), ("jun", "CURRENT")]
+    # its claim about swimming holds: for swimming it is CURRENT, and the change about running moves nothing
+    assert ranked("Does Dana like swimming?")[0] == ("jan", "CURRENT")
+    targets = {c["target"] for d in retriever.invoke("Does Dana like swimming?") for c in d.metadata["claims"]}
+    assert targets == {"running", "swimming"}
 
 
 def test_documents_carry_the_events_resolved_dates(sample) -> None:
@@ -198,6 +225,28 @@ def test_prefer_current_is_a_permutation_that_leads_with_the_newer_side_of_each_
     assert out.index("a2") < out.index("a1")
     assert [t for t in out if t in {"x", "c1", "b1", "y"}] == ["x", "c1", "b1", "y"]  # the rest keep their order
     assert prefer_current(["x", "b1", "y"], recs) == ["x", "b1", "y"]  # one side only: nothing moves
+
+
+def test_prefer_earlier_is_a_permutation_that_leads_with_the_older_side_of_each_change() -> None:
+    from langmem_cog.graph.provenance import TurnClaim, TurnFact, TurnRecords, prefer_earlier
+
+    recs = {
+        "a1": TurnRecords(claims=(TurnClaim("claim:a1", "SUPERSEDED", -1, "a2"),)),  # a1 -> a2 -> a3
+        "a2": TurnRecords(claims=(TurnClaim("claim:a2", "SUPERSEDED", 1, "a3"),)),
+        "a3": TurnRecords(claims=(TurnClaim("claim:a3", "CURRENT", -1),)),
+        "c1": TurnRecords(claims=(TurnClaim("claim:c1", "CONFLICTING", 1),)),
+        "b1": TurnRecords(claims=(TurnClaim("claim:b1", "SUPERSEDED", -1, "b9"),)),  # b9 not in the list
+        "f1": TurnRecords(facts=(TurnFact("fact:f1", "SUPERSEDED", "f2", predicate="lives_in"),)),
+        "f2": TurnRecords(facts=(TurnFact("fact:f2", "CURRENT", None, predicate="lives_in"),)),
+    }
+    ids = ["x", "a3", "c1", "a2", "f2", "b1", "a1", "y", "f1"]
+    out = prefer_earlier(ids, recs)
+    assert sorted(out) == sorted(ids)
+    assert out.index("a1") < out.index("a2") < out.index("a3")  # the chain reads oldest first
+    assert [t for t in out if t in {"x", "c1", "b1", "y"}] == ["x", "c1", "b1", "y"]  # the rest keep their order
+    assert out.index("f2") < out.index("f1")  # state facts only with facts=True
+    assert prefer_earlier(ids, recs, facts=True).index("f1") < prefer_earlier(ids, recs, facts=True).index("f2")
+    assert prefer_earlier(["x", "b1", "y"], recs) == ["x", "b1", "y"]  # one side only: nothing moves
 
 
 def test_the_operator_loop_is_built_with_the_retriever_not_in_its_first_query(sample) -> None:

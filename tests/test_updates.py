@@ -278,3 +278,17 @@ def test_a_judgement_question_is_fused_once_and_ranks_as_a_fresh_fusion(monkeypa
     pool, signals, fused = cascade.first_stage("truck-once", question)
     assert pool.reactions and len(calls) == 1  # the anchors' fusion is the one handed on
     np.testing.assert_array_equal(fused, fuse(cascade, pool, question, signals))
+
+
+def test_whether_someone_likes_another_persons_matter_is_answered_by_their_reaction_to_it() -> None:
+    rows = [(0, "Sam", "I have been baking sourdough every sunday, the starter lives on top of my fridge"),
+            (0, "Jo", "a starter with a name, of course")]
+    rows += [(20 * (1 + i // 4), "Jo" if i % 2 else "Sam", line) for i, line in enumerate(FILLER)]
+    rows += [(120, "Sam", "my brother loves my sourdough, he took two loaves home"),
+             (120, "Jo", "I have had your sunday sourdough three times now and I genuinely think it could double as "
+                         "a doorstop, so please stop baking it and give that starter on your fridge a rest")]
+    memory, turns = _remember(rows, "bread-of-another")
+    take = turns[-1].id
+    retriever = CogMemRetriever(memory=memory, namespace="bread-of-another", k=5, now=T0 + timedelta(days=130))
+    first = retriever.invoke("Is Jo a fan of Sam's sourdough?")[0]
+    assert first.metadata["turn_id"] == take

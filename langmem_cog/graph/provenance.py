@@ -23,7 +23,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from operator import attrgetter
@@ -36,7 +36,7 @@ from langmem_cog.graph.schema import ClaimStatus, EdgeType, NodeType
 
 __all__ = ["TurnClaim", "TurnEvent", "TurnFact", "TurnRecordMap", "TurnRecords", "current_state_first", "state_facts",
            "state_value_first", "subject_name", "turn_records",
-           "prefer_current", "prefer_records"]
+           "prefer_current", "prefer_earlier", "prefer_records"]
 
 
 @dataclass(frozen=True)
@@ -48,10 +48,12 @@ class TurnClaim:
     polarity: int
     #: The turn of the claim that superseded this one (``None`` unless SUPERSEDED).
     superseded_by_turn: str | None = None
+    #: The name of what the claim is about (its ``ABOUT`` edge's target: "running", "Sam"), or ``""``.
+    target: str = ""
 
     def as_dict(self) -> dict[str, object]:
         return {"claim_id": self.claim_id, "status": self.status, "polarity": self.polarity,
-                "superseded_by_turn": self.superseded_by_turn}
+                "superseded_by_turn": self.superseded_by_turn, "target": self.target}
 
 
 @dataclass(frozen=True)
@@ -202,7 +204,9 @@ def _node_record(G: nx.MultiDiGraph, node: Any) -> TurnClaim | TurnEvent | TurnF
     kind = d.get("type")
     if kind == NodeType.CLAIM:
         by = _superseded_by(G, node) if d.get("status") == ClaimStatus.SUPERSEDED else None
-        return TurnClaim(str(node), str(d.get("status") or ""), int(d.get("polarity") or 0), by)
+        about = next((v for _, v, k in G.out_edges(node, keys=True) if k == EdgeType.ABOUT), None)
+        target = "" if about is None else str(G.nodes[about].get("name") or about)
+        return TurnClaim(str(node), str(d.get("status") or ""), int(d.get("polarity") or 0), by, target)
     if kind == NodeType.EVENT:
         return TurnEvent(str(node), _iso(d.get("start")), _iso(d.get("end")))
     subject, predicate = str(d.get("subject") or ""), str(d.get("predicate") or "")
@@ -220,7 +224,18 @@ def _sorted(items: list[Any] | None, key: str) -> tuple[Any, ...]:
     return tuple(sorted(items, key=attrgetter(key)))
 
 
-def prefer_current(turn_ids: Sequence[str], records: Mapping[str, TurnRecords], *, facts: bool = False) -> list[str]:
+def _held(records: Mapping[str, TurnRecords], turn: str, facts: bool,
+          about: Callable[[TurnClaim], bool] | None) -> tuple[TurnClaim | TurnFact, ...]:
+    """A turn's claims (those ``about`` accepts, where given), and with ``facts`` its state facts."""
+    rec = records.get(turn)
+    if rec is None:
+        return ()
+    claims = rec.claims if about is None else tuple(c for c in rec.claims if about(c))
+    return (*claims, *rec.facts) if facts else claims
+
+
+def prefer_current(turn_ids: Sequence[str], records: Mapping[str, TurnRecords], *, facts: bool = False,
+                   about: Callable[[TurnClaim], bool] | None = None) -> list[str]:
     """``turn_ids`` reordered for a question about what someone thinks now (with ``facts``: or about a
     state now, such as where they live).
 
@@ -229,7 +244,9 @@ def prefer_current(turn_ids: Sequence[str], records: Mapping[str, TurnRecords], 
     superseded it), the superseding turns lead (in their relative order): the graph knows the
     belief or state changed, and they hold the current one. Each turn whose records were all
     superseded then sits below the turn of the record that superseded it. Every other turn keeps
-    its relative order, and no turn enters or leaves the list.
+    its relative order, and no turn enters or leaves the list. With ``about``, only the claims it
+    accepts count (those about what the question names: a change of mind about running says nothing
+    to a question about swimming).
 
     Example:
         >>> recs = {"t1": TurnRecords(claims=(TurnClaim("claim:a", "SUPERSEDED", -1, "t9"),)),
@@ -242,8 +259,7 @@ def prefer_current(turn_ids: Sequence[str], records: Mapping[str, TurnRecords], 
     present = set(turn_ids)
 
     def held(t: str) -> tuple[TurnClaim | TurnFact, ...]:
-        rec = records.get(t)
-        return () if rec is None else (*rec.claims, *rec.facts) if facts else rec.claims
+        return _held(records, t, facts, about)
 
     newer = {c.superseded_by_turn for t in turn_ids for c in held(t)
              if c.status == ClaimStatus.SUPERSEDED and c.superseded_by_turn in present}
@@ -259,6 +275,43 @@ def prefer_current(turn_ids: Sequence[str], records: Mapping[str, TurnRecords], 
         j = max(out.index(n) for n in later)
         if j > i:
             out.insert(j, out.pop(i))
+    return out
+
+
+def prefer_earlier(turn_ids: Sequence[str], records: Mapping[str, TurnRecords], *, facts: bool = False,
+                   about: Callable[[TurnClaim], bool] | None = None) -> list[str]:
+    """``turn_ids`` reordered for a question about what someone thought before, or (with ``facts``) how a
+    state stood before: the mirror of :func:`prefer_current`.
+
+    Where the list holds both sides of a reconciled change (a SUPERSEDED claim, with ``facts`` also a
+    SUPERSEDED state fact, and the turn that superseded it), each superseding turn moves to just below the
+    lowest turn it superseded: the earlier belief or state leads, and a chain of changes reads oldest
+    first. Every other turn keeps its relative order, and no turn enters or leaves the list. ``about``
+    as for :func:`prefer_current`.
+
+    Example:
+        >>> recs = {"t1": TurnRecords(claims=(TurnClaim("claim:a", "SUPERSEDED", -1, "t9"),)),
+        ...         "t9": TurnRecords(claims=(TurnClaim("claim:b", "CURRENT", 1),))}
+        >>> prefer_earlier(["t9", "t5", "t1"], recs)
+        ['t5', 't1', 't9']
+        >>> prefer_earlier(["t9", "t5"], recs)  # the older claim is not in the list: nothing moves
+        ['t9', 't5']
+    """
+    out = list(turn_ids)
+    older: dict[str, list[str]] = {}
+    for t in turn_ids:
+        for c in _held(records, t, facts, about):
+            if c.status == ClaimStatus.SUPERSEDED and c.superseded_by_turn in out and c.superseded_by_turn != t:
+                older.setdefault(c.superseded_by_turn, []).append(t)
+    for _ in range(len(out)):  # a chain (a1 -> a2 -> a3) settles in as many passes as it has links
+        moved = False
+        for newer, olds in older.items():
+            i, j = out.index(newer), max(out.index(o) for o in olds)
+            if i < j:
+                out.insert(j, out.pop(i))
+                moved = True
+        if not moved:
+            break
     return out
 
 

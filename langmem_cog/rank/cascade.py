@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -41,9 +41,11 @@ from langmem_cog.documents import turn_document
 from langmem_cog.filters import TurnFilter
 from langmem_cog.fusion import zscore_fuse
 from langmem_cog.graph.provenance import (
+    TurnClaim,
     TurnRecords,
     current_state_first,
     prefer_current,
+    prefer_earlier,
     prefer_records,
     state_facts,
     state_value_first,
@@ -51,6 +53,7 @@ from langmem_cog.graph.provenance import (
 )
 from langmem_cog.graph.reconcile import FUNCTIONAL_PREDICATES
 from langmem_cog.graph.schema import ClaimStatus
+from langmem_cog.lexical import tokenize
 from langmem_cog.rank.compressor import Candidate, ConvMemoryCompressor
 from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_features, first_name, name_tokens
 from langmem_cog.rank.head import head_order
@@ -59,6 +62,7 @@ from langmem_cog.rank.questions import (
     asks_judgement,
     asks_present_state,
     asks_state_now,
+    asks_taste,
     by_tense,
     holder_first,
     named_others,
@@ -83,7 +87,7 @@ if TYPE_CHECKING:
     from langmem_cog.store import TurnStore
 
 __all__ = ["NAME_FREE_WEIGHT", "Cascade", "CascadeResult", "CascadeSettings", "FEATURE_POOL_MAX", "annotate_records",
-           "pool_documents"]
+           "named_claims", "pool_documents"]
 
 logger = logging.getLogger(__name__)
 
@@ -226,13 +230,17 @@ class Cascade:
         holder = stance_holder(query, speakers)
         pool.state_match = self._state_match(namespace, pool, query, speakers, holder, signals)
         state_now, judgement = asks_state_now(query), asks_judgement(query)
-        if not (state_now or judgement):
+        # a judgement, or a taste for another speaker's matter ("Is Grace a fan of Diego's sourdough?")
+        taste = holder is not None and asks_taste(query) and bool(named_others(query, speakers, holder))
+        of_another = holder is not None and (judgement or taste)
+        if not (state_now or of_another):
             return pool, signals, None
         if state_now:  # a state now: the same person's later word on the matter (for a stance question, the
             # holder's stance: read only then)
             pool.echoes = self._later_words(namespace, pool, pool.hybrid(self.store.config.search.lexical_weight),
                                             read_stance=holder is not None)
-        if holder is not None and judgement:  # what a person thinks of a matter another told
+        if holder is not None and of_another:
+            # what a person thinks of (or, for a word of taste, whether they like) a matter another told
             # the others the question names, else, for a third person's matter ("Does Mei expect Niamh's
             # engagement to work out?"), every other speaker (one of them told of it); anchored on the
             # others' turns the fusion ranks best
@@ -414,19 +422,20 @@ class Cascade:
                               {t: str(d.metadata.get("speaker") or "") for t, d in at.items()},
                               {t: str(d.metadata.get("session_id")) for t, d in at.items()})
         if signals is not None and signals.records:
+            about = named_claims(ranked, signals.records, query)
+            if tense == "before":  # what someone thought, or how a state stood, before: the superseded first
+                ranked = prefer_earlier(ranked, signals.records, facts=True, about=about)
             if signals.asks_current_belief or (holder is not None and signals.window is None):
-                # what someone thinks now: a CURRENT claim before the claim it superseded
-                ranked = prefer_current(ranked, signals.records, facts=tense == "now")
+                if tense != "before":  # what someone thinks now: a CURRENT claim before the claim it superseded
+                    ranked = prefer_current(ranked, signals.records, facts=tense == "now", about=about)
             else:
                 if tense == "now":  # a state now: a CURRENT state fact (or claim) before what it superseded
-                    ranked = prefer_current(ranked, signals.records, facts=True)
+                    ranked = prefer_current(ranked, signals.records, facts=True, about=about)
                 if signals.intent != "BELIEF":  # a record about a named person: not someone else's opinion first
                     words = name_tokens(query)
                     named = {t for t, d in at.items()
                              if (n := first_name(str(d.metadata.get("speaker") or ""))) and n in words}
                     ranked = prefer_records(ranked, signals.records, named)
-            for d in docs:
-                annotate_records(d, signals.records.get(d.metadata["turn_id"]))
         docs = [at[t] for t in ranked] + docs[head_size:]
         if holder is not None and pool.reactions:  # the holder's word on the matter another told first
             docs = self._word_first(docs, pool, signals, fused, hybrid, allowed, "reaction",
@@ -436,6 +445,9 @@ class Cascade:
                                     lambda ids, turns: echo_first(ids, pool.echoes, turns, holder=holder))
         if signals is not None and signals.records and signals.window is None:
             docs = self._state_first(docs, pool, signals, fused, hybrid, allowed, query, tense)
+        if signals is not None and signals.records:
+            for d in docs[:k]:
+                annotate_records(d, signals.records.get(d.metadata["turn_id"]), query)
         for r, d in enumerate(docs, 1):
             d.metadata["rank"] = r
         return docs[:k]
@@ -494,8 +506,6 @@ class Cascade:
         first = have.get(moved[0])
         if first is None:
             first = self._documents(pool, signals, fused, [at[moved[0]]], hybrid)[0]
-            if signals is not None and signals.records:
-                annotate_records(first, signals.records.get(moved[0]))
         first.metadata["placed_by"] = placed_by
         return [first] + [d for d in docs if d.metadata["turn_id"] != moved[0]]
 
@@ -537,22 +547,64 @@ def pool_documents(pool: CandidatePool, signals: GraphSignals | None, fused: np.
     return out
 
 
-def annotate_records(doc: Document, records: TurnRecords | None) -> None:
+def named_claims(turn_ids: Sequence[str], records: Mapping[str, TurnRecords],
+                 query: str) -> Callable[[TurnClaim], bool] | None:
+    """A test of the claims about what ``query`` names (a claim's target shares a word with it), where any
+    claim of ``turn_ids`` is such; else ``None``: the question names no claim's target, and every claim
+    counts.
+
+    Example:
+        >>> from langmem_cog.graph.provenance import TurnClaim
+        >>> recs = {"jan": TurnRecords(claims=(TurnClaim("c0", "SUPERSEDED", -1, "jun", "running"),
+        ...                                    TurnClaim("c1", "CURRENT", 1, None, "swimming")))}
+        >>> about = named_claims(["jan"], recs, "Does Dana like swimming?")
+        >>> [c.target for c in recs["jan"].claims if about(c)]
+        ['swimming']
+        >>> named_claims(["jan"], recs, "What is Dana into these days?") is None
+        True
+    """
+    asked = set(tokenize(query))
+    named = {c.claim_id for t in turn_ids if (rec := records.get(t)) is not None for c in rec.claims
+             if c.target and asked & set(tokenize(c.target))}
+    return (lambda c: c.claim_id in named) if named else None
+
+
+def annotate_records(doc: Document, records: TurnRecords | None, query: str | None = None) -> None:
     """Put the graph's records of a document's turn in its metadata: ``claims`` (claim id, status,
-    polarity, the superseding claim's turn), ``claim_status`` (CURRENT if any claim is, else
-    CONFLICTING, else SUPERSEDED), ``event_dates`` (each event's resolved ``[start, end)`` as ISO
-    8601 strings), and for state facts (where someone lives or works, what they like) ``facts``
-    (fact id, status, the superseding fact's turn) and ``fact_status`` (CURRENT if any is, else
-    SUPERSEDED). A turn the graph derived none of these from gets none of these keys."""
+    polarity, the superseding claim's turn, the claim's target), ``claim_status``, ``event_dates`` (each
+    event's resolved ``[start, end)`` as ISO 8601 strings), and for state facts (where someone lives or
+    works, what they drive) ``facts`` (fact id, status, the superseding fact's turn) and ``fact_status``.
+    A turn the graph derived none of these from gets none of these keys.
+
+    ``claim_status`` is CURRENT if any of the claims is, else CONFLICTING, else SUPERSEDED, counting only
+    the claims about what ``query`` names where there are such (a turn whose claim about running was
+    superseded is SUPERSEDED for a question about running, though its claim about swimming is CURRENT);
+    ``fact_status`` likewise over the facts of the state ``query`` asks about
+    (:func:`~langmem_cog.rank.questions.asked_state`), CURRENT if any is, else SUPERSEDED.
+
+    Example:
+        >>> from langmem_cog.graph.provenance import TurnClaim
+        >>> doc = Document(page_content="I hate running but I love swimming.")
+        >>> recs = TurnRecords(claims=(TurnClaim("c0", "SUPERSEDED", -1, "t9", "running"),
+        ...                            TurnClaim("c1", "CURRENT", 1, None, "swimming")))
+        >>> annotate_records(doc, recs, "Does Dana like running now?"); doc.metadata["claim_status"]
+        'SUPERSEDED'
+        >>> annotate_records(doc, recs); doc.metadata["claim_status"]
+        'CURRENT'
+    """
     if records is None:
         return
+    asked = set(tokenize(query)) if query else set()
     if records.claims:
-        statuses = {c.status for c in records.claims}
+        about = [c for c in records.claims if asked & set(tokenize(c.target))]
+        statuses = {c.status for c in about or records.claims}
         doc.metadata["claims"] = [c.as_dict() for c in records.claims]
         doc.metadata["claim_status"] = next(s for s in ("CURRENT", "CONFLICTING", "SUPERSEDED") if s in statuses) \
             if statuses & {"CURRENT", "CONFLICTING", "SUPERSEDED"} else sorted(statuses)[0]
     if records.events:
         doc.metadata["event_dates"] = [[e.start, e.end] for e in records.events if e.start or e.end]
     if records.facts:
+        state = (asked_state(query) or ()) if query else ()
+        facts = [f for f in records.facts if f.predicate in state] or records.facts
         doc.metadata["facts"] = [f.as_dict() for f in records.facts]
-        doc.metadata["fact_status"] = "CURRENT" if any(f.status == "CURRENT" for f in records.facts) else "SUPERSEDED"
+        doc.metadata["fact_status"] = "CURRENT" if any(f.status == "CURRENT" for f in facts) else "SUPERSEDED"

@@ -36,7 +36,7 @@ from typing import Literal
 from langmem_cog.graph.rules.lexicon import EVAL, PERSON_NOUNS
 from langmem_cog.rank.features import first_name
 
-__all__ = ["STANCE", "TENSE_WINDOW", "asked_state", "asks_judgement", "asks_present_state", "state_subject", "asks_state_now", "by_tense", "holder_first", "named_others",
+__all__ = ["STANCE", "TENSE_WINDOW", "asked_state", "asks_judgement", "asks_present_state", "asks_taste", "state_subject", "asks_state_now", "by_tense", "holder_first", "named_others",
            "names_third_person", "states_stance", "stance_holder", "state_tense", "window_first", "without_names"]
 
 _F = re.IGNORECASE
@@ -75,7 +75,7 @@ _BEFORE = re.compile(r"\b(?:used\s+to|did(?:n't|n\u2019t|\s+not)?\s+(?:[\w'\u201
 # A speaker's own stance in a turn: a first-person stance verb, a hedge that marks an opinion, or
 # an evaluative word ("heroic", "a terrible plan", "overrated").
 _FIRST_PERSON_STANCE = re.compile(
-    r"\b(?:i|i'm|i'd|i've|i'll)\s+(?:really\s+|honestly\s+|still\s+|do\s+|just\s+|kind\s+of\s+|would\s+)?"
+    r"\b(?:i|i'm|i'd|i've|i'll)\s+(?:(?:still|do|just|kind\s+of|would|also|even|[a-z]+ly)\s+)?"
     r"(?:think|thought|reckon|bet|feel|felt|believe|expect|guess|suspect|doubt|worry|worried|hope|predict|say|admit"
     r"|love|hate|like|prefer|be\s+honest|bet)\b"
     r"|\bhonestly\b|\bto\s+me\b|\bin\s+my\s+(?:opinion|view|book)\b|\bmy\s+(?:prediction|view|opinion|take|guess|bet)\b",
@@ -167,10 +167,12 @@ def stance_holder(query: str, speakers: Iterable[str]) -> str | None:
 
 
 # Stance words that ask for a taste, or for a report of what was said, rather than a judgement.
-_TASTE_OR_REPORT = frozenset({"like", "likes", "liked", "love", "loves", "loved", "enjoy", "enjoys", "enjoyed", "prefer",
-                              "prefers", "preferred", "hate", "hates", "hated", "dislike", "dislikes", "disliked",
-                              "fan of", "keen on", "mind", "according to", "advice", "advise", "advises", "advised",
-                              "recommend", "recommends", "recommended", "recommendation"})
+_TASTE = frozenset({"like", "likes", "liked", "love", "loves", "loved", "enjoy", "enjoys", "enjoyed", "prefer",
+                    "prefers", "preferred", "hate", "hates", "hated", "dislike", "dislikes", "disliked",
+                    "fan of", "keen on", "mind"})
+_REPORT = frozenset({"according to", "advice", "advise", "advises", "advised", "recommend", "recommends", "recommended",
+                     "recommendation"})
+_TASTE_OR_REPORT = _TASTE | _REPORT
 
 
 def asks_judgement(query: str) -> bool:
@@ -189,6 +191,36 @@ def asks_judgement(query: str) -> bool:
     """
     return any(_is_stance(m, query) and " ".join(m.group(0).lower().split()) not in _TASTE_OR_REPORT
                for m in STANCE.finditer(query))
+
+
+def asks_taste(query: str) -> bool:
+    """Whether ``query`` asks for a taste ("like", "love", "enjoy", "fan of", ...) and holds no word of a
+    report ("recommend", "advice", "according to"): "Is Grace a fan of Diego's sourdough?", not "What book did
+    Tom recommend to Jo?". About another person's matter, a taste is a judgement of it. "Like" after a
+    lower-case word other than an auxiliary or a pronoun is a preposition ("sunsets like the one he
+    shared"), no taste.
+
+    Example:
+        >>> asks_taste("Is Grace a fan of Diego's sourdough?"), asks_taste("What book did Tom recommend to Jo?")
+        (True, False)
+        >>> asks_taste("Does Jo like Sam's haircut?"), asks_taste("How often does Jo see sunsets like the one Sam saw?")
+        (True, False)
+    """
+    words = []
+    for m in STANCE.finditer(query):
+        if not _is_stance(m, query):
+            continue
+        word = " ".join(m.group(0).lower().split())
+        before = query[:m.start()].split()
+        if word == "like" and before and before[-1].islower() and before[-1] not in _BEFORE_LIKED:
+            continue
+        words.append(word)
+    return any(w in _TASTE for w in words) and not any(w in _REPORT for w in words)
+
+
+# The words after which "like" is the verb of a taste, not a preposition ("does Jo like", "would they like").
+_BEFORE_LIKED = frozenset({"do", "does", "did", "would", "will", "to", "i", "you", "he", "she", "we", "they", "really",
+                           "also", "still", "not", "never", "always", "particularly", "especially"})
 
 
 def named_others(query: str, speakers: Iterable[str], holder: str) -> list[str]:
