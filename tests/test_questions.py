@@ -16,6 +16,7 @@ from langmem_cog.memory import CogMemory
 from langmem_cog.rank import cascade as cascade_module
 from langmem_cog.rank.cascade import Cascade
 from langmem_cog.rank.questions import (
+    asks_current_value,
     asks_judgement,
     asks_taste,
     by_tense,
@@ -66,6 +67,18 @@ def test_the_stance_holder_is_the_person_the_stance_word_belongs_to(question: st
 ])
 def test_state_tense(question: str, tense: str | None) -> None:
     assert state_tense(question) == tense
+
+
+@pytest.mark.parametrize(("question", "current"), [
+    ("Where does Priya live?", True), ("Which college is Gabi attending?", True),
+    ("How does Rosa's brother Leo earn a living?", True), ("What car has Jo got?", True),  # a possession
+    ("What are the best and worst cars Casey has driven?", False),  # the present perfect: a history
+    ("Where has Tom lived?", False), ("Where did Priya live?", False),
+    ("Where does Priya live now?", False),  # a word of now: state_tense reads it
+    ("What does Priya think of Leeds?", False),  # no state
+])
+def test_asks_current_value(question: str, current: bool) -> None:
+    assert asks_current_value(question) is current
 
 
 @pytest.mark.parametrize(("question", "taste"), [

@@ -292,3 +292,12 @@ def test_whether_someone_likes_another_persons_matter_is_answered_by_their_react
     retriever = CogMemRetriever(memory=memory, namespace="bread-of-another", k=5, now=T0 + timedelta(days=130))
     first = retriever.invoke("Is Jo a fan of Sam's sourdough?")[0]
     assert first.metadata["turn_id"] == take
+
+
+def test_a_present_tense_question_about_a_state_asks_for_it_as_it_is_now() -> None:
+    memory, turns = _remember(_chat(), "cars-present")
+    new = next(t.id for t in turns if "outback" in t.text)
+    retriever = CogMemRetriever(memory=memory, namespace="cars-present", k=5, now=T0 + timedelta(days=340))
+    # no word of now: the present tense asks for the state as it is, the newer of the person's two tellings
+    assert retriever.invoke("What car does Marcus drive?")[0].metadata["turn_id"] == new
+    assert retriever.invoke("What car did Marcus drive at first?")[0].metadata["turn_id"] == "t0"

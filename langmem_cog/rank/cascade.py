@@ -59,6 +59,7 @@ from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_fea
 from langmem_cog.rank.head import head_order
 from langmem_cog.rank.questions import (
     asked_state,
+    asks_current_value,
     asks_judgement,
     asks_present_state,
     asks_state_now,
@@ -274,12 +275,13 @@ class Cascade:
     def _state_match(self, namespace: str, pool: CandidatePool, query: str, speakers: set[str], holder: str | None,
                      signals: GraphSignals | None) -> np.ndarray | None:
         """For a question about one state (:func:`asked_state`) of one speaker (:func:`state_subject`) at a
-        time (a word of now or before, :func:`state_tense`, or a time window the operator loop routed:
-        "Where did Marcus work in summer 2022?"), not about where someone stands (``holder``, the question's
+        time (a word of now or before, :func:`state_tense`, the simple present, :func:`asks_current_value`:
+        "Where does Priya live?", or a time window the operator loop routed: "Where did Marcus work in summer
+        2022?"), not about where someone stands (``holder``, the question's
         :func:`stance_holder`, is ``None``):
         the likeness of that speaker's turns to plain statements of the state
         (:meth:`~langmem_cog.rank.slots.StateStatements.match`, on their stored vectors), else ``None``."""
-        if state_tense(query) is None and (signals is None or signals.window is None):
+        if state_tense(query) is None and not asks_current_value(query) and (signals is None or signals.window is None):
             return None
         state = asked_state(query)
         if state is None or state[0] not in STATE_STATEMENTS or holder is not None:
@@ -417,6 +419,9 @@ class Cascade:
             ranked = window_first(ranked, {t: datetime.fromisoformat(d.metadata["timestamp"]) for t, d in at.items()},
                                   signals.window)
         tense = state_tense(query) if signals is None or signals.window is None else None
+        if tense is None and holder is None and (signals is None or signals.window is None) \
+                and asks_current_value(query):  # "Where does Priya live?": the state as it is now
+            tense = "now"
         if tense is not None:  # a state now, or before: of the best matches, the latest (or earliest) first
             ranked = by_tense(ranked, {t: d.metadata["timestamp"] for t, d in at.items()}, tense,
                               {t: str(d.metadata.get("speaker") or "") for t, d in at.items()},

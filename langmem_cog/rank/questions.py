@@ -36,7 +36,7 @@ from typing import Literal
 from langmem_cog.graph.rules.lexicon import EVAL, PERSON_NOUNS
 from langmem_cog.rank.features import first_name
 
-__all__ = ["STANCE", "TENSE_WINDOW", "asked_state", "asks_judgement", "asks_present_state", "asks_taste", "state_subject", "asks_state_now", "by_tense", "holder_first", "named_others",
+__all__ = ["STANCE", "TENSE_WINDOW", "asked_state", "asks_judgement", "asks_current_value", "asks_present_state", "asks_taste", "state_subject", "asks_state_now", "by_tense", "holder_first", "named_others",
            "names_third_person", "states_stance", "stance_holder", "state_tense", "window_first", "without_names"]
 
 _F = re.IGNORECASE
@@ -309,6 +309,27 @@ def asks_present_state(query: str) -> bool:
     if tense is not None:
         return tense == "now"
     return bool(_PRESENT_AUX.search(query)) and not _OTHER_TIME.search(query)
+
+
+def asks_current_value(query: str) -> bool:
+    """Whether ``query`` asks for the value of one state (:func:`asked_state`) as it stands now in the
+    simple present, with no word of another time ("Where does Priya live?", "Which college is Gabi
+    attending?"; not "What cars has Casey driven?", which asks for a history, nor "Where did Priya live?").
+
+    Example:
+        >>> asks_current_value("Where does Priya live?"), asks_current_value("What are the best cars Casey has driven?")
+        (True, False)
+    """
+    return (asked_state(query) is not None and asks_present_state(query) and state_tense(query) is None
+            and not _PERFECT.search(query))
+
+
+# The present perfect ("has driven", "have lived", "has come"): a history, not a state as it stands. "Has/have"
+# before a determiner or a noun is a possession ("has a dog"), which is a state.
+_PERFECT = re.compile(r"\b(?:has|have|'ve)\s+(?:(?:ever|always|never|just|already|recently|been)\s+)?"
+                      r"(?:\w+(?:ed|en|wn|ne|un|ung)|had|made|got|been|done|gone|kept|held|taught|bought|brought|thought"
+                      r"|sat|run|come|become|left|lost|met|paid|said|sold|told|heard|felt|built|spent|sent|won|read|put"
+                      r"|set|cut|let|hit)\b", _F)
 
 
 # The words that name each state a person holds one value of at a time (the graph's state predicates).
