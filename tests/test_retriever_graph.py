@@ -208,16 +208,23 @@ def test_the_node_vectors_are_embedded_at_ingest_for_the_cascade_only() -> None:
             memory.forget(ns)
 
 
-def test_prefer_current_is_a_permutation_that_leads_with_the_newer_side_of_each_change() -> None:
-    from langmem_cog.graph.provenance import TurnClaim, TurnRecords, prefer_current
+def _chain_records() -> dict:
+    """Claims a1 -> a2 -> a3 (each superseded by the next), a conflicting c1, and b1 superseded by a turn b9."""
+    from langmem_cog.graph.provenance import TurnClaim, TurnRecords
 
-    recs = {
-        "a1": TurnRecords(claims=(TurnClaim("claim:a1", "SUPERSEDED", -1, "a2"),)),  # a1 -> a2 -> a3
+    return {
+        "a1": TurnRecords(claims=(TurnClaim("claim:a1", "SUPERSEDED", -1, "a2"),)),
         "a2": TurnRecords(claims=(TurnClaim("claim:a2", "SUPERSEDED", 1, "a3"),)),
         "a3": TurnRecords(claims=(TurnClaim("claim:a3", "CURRENT", -1),)),
         "c1": TurnRecords(claims=(TurnClaim("claim:c1", "CONFLICTING", 1),)),
-        "b1": TurnRecords(claims=(TurnClaim("claim:b1", "SUPERSEDED", -1, "b9"),)),  # b9 not in the list
+        "b1": TurnRecords(claims=(TurnClaim("claim:b1", "SUPERSEDED", -1, "b9"),)),
     }
+
+
+def test_prefer_current_is_a_permutation_that_leads_with_the_newer_side_of_each_change() -> None:
+    from langmem_cog.graph.provenance import prefer_current
+
+    recs = _chain_records()  # b9 is not in the list
     ids = ["x", "a1", "c1", "b1", "a2", "y", "a3"]
     out = prefer_current(ids, recs)
     assert sorted(out) == sorted(ids)
@@ -228,14 +235,10 @@ def test_prefer_current_is_a_permutation_that_leads_with_the_newer_side_of_each_
 
 
 def test_prefer_earlier_is_a_permutation_that_leads_with_the_older_side_of_each_change() -> None:
-    from langmem_cog.graph.provenance import TurnClaim, TurnFact, TurnRecords, prefer_earlier
+    from langmem_cog.graph.provenance import TurnFact, TurnRecords, prefer_earlier
 
     recs = {
-        "a1": TurnRecords(claims=(TurnClaim("claim:a1", "SUPERSEDED", -1, "a2"),)),  # a1 -> a2 -> a3
-        "a2": TurnRecords(claims=(TurnClaim("claim:a2", "SUPERSEDED", 1, "a3"),)),
-        "a3": TurnRecords(claims=(TurnClaim("claim:a3", "CURRENT", -1),)),
-        "c1": TurnRecords(claims=(TurnClaim("claim:c1", "CONFLICTING", 1),)),
-        "b1": TurnRecords(claims=(TurnClaim("claim:b1", "SUPERSEDED", -1, "b9"),)),  # b9 not in the list
+        **_chain_records(),  # b9 is not in the list
         "f1": TurnRecords(facts=(TurnFact("fact:f1", "SUPERSEDED", "f2", predicate="lives_in"),)),
         "f2": TurnRecords(facts=(TurnFact("fact:f2", "CURRENT", None, predicate="lives_in"),)),
     }
