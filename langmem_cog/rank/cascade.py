@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -232,8 +232,8 @@ class Cascade:
         pool.state_match = self._state_match(namespace, pool, query, speakers, holder, signals)
         state_now, judgement = asks_state_now(query), asks_judgement(query)
         # a judgement, or a taste for another speaker's matter ("Is Grace a fan of Diego's sourdough?")
-        taste = holder is not None and asks_taste(query) and bool(named_others(query, speakers, holder))
-        of_another = holder is not None and (judgement or taste)
+        named = named_others(query, speakers, holder) if holder is not None else []
+        of_another = holder is not None and (judgement or (bool(named) and asks_taste(query)))
         if not (state_now or of_another):
             return pool, signals, None
         if state_now:  # a state now: the same person's later word on the matter (for a stance question, the
@@ -245,7 +245,7 @@ class Cascade:
             # the others the question names, else, for a third person's matter ("Does Mei expect Niamh's
             # engagement to work out?"), every other speaker (one of them told of it); anchored on the
             # others' turns the fusion ranks best
-            others = set(named_others(query, speakers, holder))
+            others = set(named)
             if not others and names_third_person(query, speakers):
                 others = {first_name(s) for s in speakers} - {holder}
             if others:
@@ -450,9 +450,11 @@ class Cascade:
                                     lambda ids, turns: echo_first(ids, pool.echoes, turns, holder=holder))
         if signals is not None and signals.records and signals.window is None:
             docs = self._state_first(docs, pool, signals, fused, hybrid, allowed, query, tense)
-        if signals is not None and signals.records:
-            for d in docs[:k]:
-                annotate_records(d, signals.records.get(d.metadata["turn_id"]), query)
+        if signals is not None and signals.records:  # what the question names: read once for every document
+            shown = [str(d.metadata["turn_id"]) for d in docs[:k]]
+            about, state = named_claims(shown, signals.records, query), asked_state(query) or ()
+            for d, t in zip(docs[:k], shown, strict=True):
+                annotate_records(d, signals.records.get(t), about=about, state=state)
         for r, d in enumerate(docs, 1):
             d.metadata["rank"] = r
         return docs[:k]
@@ -574,7 +576,8 @@ def named_claims(turn_ids: Sequence[str], records: Mapping[str, TurnRecords],
     return (lambda c: c.claim_id in named) if named else None
 
 
-def annotate_records(doc: Document, records: TurnRecords | None, query: str | None = None) -> None:
+def annotate_records(doc: Document, records: TurnRecords | None, *, about: Callable[[TurnClaim], bool] | None = None,
+                     state: Collection[str] = ()) -> None:
     """Put the graph's records of a document's turn in its metadata: ``claims`` (claim id, status,
     polarity, the superseding claim's turn, the claim's target), ``claim_status``, ``event_dates`` (each
     event's resolved ``[start, end)`` as ISO 8601 strings), and for state facts (where someone lives or
@@ -582,34 +585,34 @@ def annotate_records(doc: Document, records: TurnRecords | None, query: str | No
     A turn the graph derived none of these from gets none of these keys.
 
     ``claim_status`` is CURRENT if any of the claims is, else CONFLICTING, else SUPERSEDED, counting only
-    the claims about what ``query`` names where there are such (a turn whose claim about running was
-    superseded is SUPERSEDED for a question about running, though its claim about swimming is CURRENT);
-    ``fact_status`` likewise over the facts of the state ``query`` asks about
-    (:func:`~langmem_cog.rank.questions.asked_state`), CURRENT if any is, else SUPERSEDED.
+    the claims ``about`` accepts where the turn has such (:func:`named_claims`: those about what the
+    question names; a turn whose claim about running was superseded is SUPERSEDED for a question about
+    running, though its claim about swimming is CURRENT); ``fact_status`` likewise over the facts of the
+    predicates in ``state`` (the state the question asks about, :func:`~langmem_cog.rank.questions.asked_state`),
+    CURRENT if any is, else SUPERSEDED.
 
     Example:
         >>> from langmem_cog.graph.provenance import TurnClaim
         >>> doc = Document(page_content="I hate running but I love swimming.")
         >>> recs = TurnRecords(claims=(TurnClaim("c0", "SUPERSEDED", -1, "t9", "running"),
         ...                            TurnClaim("c1", "CURRENT", 1, None, "swimming")))
-        >>> annotate_records(doc, recs, "Does Dana like running now?"); doc.metadata["claim_status"]
+        >>> about = named_claims(["t0"], {"t0": recs}, "Does Dana like running now?")
+        >>> annotate_records(doc, recs, about=about); doc.metadata["claim_status"]
         'SUPERSEDED'
         >>> annotate_records(doc, recs); doc.metadata["claim_status"]
         'CURRENT'
     """
     if records is None:
         return
-    asked = set(tokenize(query)) if query else set()
     if records.claims:
-        about = [c for c in records.claims if asked & set(tokenize(c.target))]
-        statuses = {c.status for c in about or records.claims}
+        named = [c for c in records.claims if about(c)] if about is not None else []
+        statuses = {c.status for c in named or records.claims}
         doc.metadata["claims"] = [c.as_dict() for c in records.claims]
         doc.metadata["claim_status"] = next(s for s in ("CURRENT", "CONFLICTING", "SUPERSEDED") if s in statuses) \
             if statuses & {"CURRENT", "CONFLICTING", "SUPERSEDED"} else sorted(statuses)[0]
     if records.events:
         doc.metadata["event_dates"] = [[e.start, e.end] for e in records.events if e.start or e.end]
     if records.facts:
-        state = (asked_state(query) or ()) if query else ()
         facts = [f for f in records.facts if f.predicate in state] or records.facts
         doc.metadata["facts"] = [f.as_dict() for f in records.facts]
         doc.metadata["fact_status"] = "CURRENT" if any(f.status == "CURRENT" for f in facts) else "SUPERSEDED"

@@ -189,8 +189,18 @@ def asks_judgement(query: str) -> bool:
         >>> asks_judgement("According to Morgan, when did the announcement come?")
         False
     """
-    return any(_is_stance(m, query) and " ".join(m.group(0).lower().split()) not in _TASTE_OR_REPORT
-               for m in STANCE.finditer(query))
+    return any(w not in _TASTE_OR_REPORT for w, _ in _stance_words(query))
+
+
+def _stance_words(query: str) -> list[tuple[str, re.Match[str]]]:
+    """The stance words of ``query`` (:data:`STANCE` matches that :func:`_is_stance` keeps), lower-cased with
+    single spaces ("fan of"), each with its match."""
+    return [(" ".join(m.group(0).lower().split()), m) for m in STANCE.finditer(query) if _is_stance(m, query)]
+
+
+# The words after which "like" is the verb of a taste, not a preposition ("does Jo like", "would they like").
+_BEFORE_LIKED = frozenset({"do", "does", "did", "would", "will", "to", "i", "you", "he", "she", "we", "they", "really",
+                           "also", "still", "not", "never", "always", "particularly", "especially"})
 
 
 def asks_taste(query: str) -> bool:
@@ -206,21 +216,14 @@ def asks_taste(query: str) -> bool:
         >>> asks_taste("Does Jo like Sam's haircut?"), asks_taste("How often does Jo see sunsets like the one Sam saw?")
         (True, False)
     """
-    words = []
-    for m in STANCE.finditer(query):
-        if not _is_stance(m, query):
-            continue
-        word = " ".join(m.group(0).lower().split())
-        before = query[:m.start()].split()
-        if word == "like" and before and before[-1].islower() and before[-1] not in _BEFORE_LIKED:
-            continue
-        words.append(word)
+    words = [w for w, m in _stance_words(query) if w != "like" or _liked(query[:m.start()].split())]
     return any(w in _TASTE for w in words) and not any(w in _REPORT for w in words)
 
 
-# The words after which "like" is the verb of a taste, not a preposition ("does Jo like", "would they like").
-_BEFORE_LIKED = frozenset({"do", "does", "did", "would", "will", "to", "i", "you", "he", "she", "we", "they", "really",
-                           "also", "still", "not", "never", "always", "particularly", "especially"})
+def _liked(before: list[str]) -> bool:
+    """Whether "like" after the words ``before`` is the verb of a taste: first, or after a capitalised word
+    (a name), an auxiliary or a pronoun (:data:`_BEFORE_LIKED`), not after another lower-case word."""
+    return not before or not before[-1].islower() or before[-1] in _BEFORE_LIKED
 
 
 def named_others(query: str, speakers: Iterable[str], holder: str) -> list[str]:
