@@ -296,6 +296,9 @@ def _doc(turn_id: str, score: float, *, rerank: float | None = None, claim: str 
         # the holder's reaction to someone else's news, placed first
         ([_doc("t7", 0.3, placed_by="reaction"), _doc("t4", 0.9, rerank=1.804)],
          ["(#2 by score; placed as the reaction)", "(#1 by score)"]),
+        # hybrid search's first place, the holder's own opinion, kept first
+        ([_doc("t3", 0.4, placed_by="hybrid_stance"), _doc("t4", 0.9, rerank=1.804)],
+         ["(#2 by score; placed as hybrid's stance)", "(#1 by score)"]),
         # the graph's value of the state asked about, placed first; the old value's turn says it was replaced
         ([_doc("t6", 0.2, placed_by="state_value", state="CURRENT"), _doc("t2", 0.9, rerank=1.2, state="SUPERSEDED")],
          ["(#2 by score; placed as the state's value)", "(#1 by score)"]),

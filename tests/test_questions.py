@@ -21,6 +21,7 @@ from langmem_cog.rank.questions import (
     asks_taste,
     by_tense,
     holder_first,
+    hybrid_stance_first,
     stance_holder,
     state_tense,
     states_stance,
@@ -110,6 +111,24 @@ def test_asks_judgement(question: str, judgement: bool) -> None:
     assert asks_judgement(question) is judgement
 
 
+@pytest.mark.parametrize(("question", "liked"), [
+    ("Does Jo like Sam's new haircut?", True),
+    ("Jo doesn't like Sam's haircut, does she?", True),  # after a negated auxiliary
+    ("Which of Sam's dishes does Jo really like?", True),  # after an adverb
+    ("Would Jo like to see Sam's band?", True),
+    ("How often does Jo see sunsets like the one Sam saw?", False),  # after a noun: a preposition
+    ("Jo, what does space smell like?", False),
+    ("What was Sam's trip like for Jo?", False),
+    ("What do Jo and Sam both like to do on weekends?", False),  # a pair's shared taste is no one's stance
+])
+def test_like_is_read_one_way_for_the_holder_the_taste_and_the_judgement(question: str, liked: bool) -> None:
+    # "like" is the question's only stance word: as a verb it gives a holder and asks a taste (not a
+    # judgement); as a preposition, neither
+    assert (stance_holder(question, SPEAKERS) == "jo") is liked
+    assert asks_taste(question) is liked
+    assert asks_judgement(question) is False
+
+
 @pytest.mark.parametrize(("question", "expected"), [
     ("What does Leo do for a living?", "What does they do for a living?"),
     ("How does Jo feel about Sam's new job?", "How does they feel about they new job?"),
@@ -176,6 +195,18 @@ def test_orders_keep_every_turn_once() -> None:
     assert states_stance("I genuinely think it could double as a doorstop.", evaluative=False)  # any -ly adverb
 
 
+@pytest.mark.parametrize(("text", "stance"), [
+    ("To me, the sequel is better.", True),                          # a hedge that opens the clause
+    ("Lead climbing is terrifying and pointless to me.", True),      # a judgement of how something is, to me
+    ("Eight hundred seems cheap to me, but fine.", True),
+    ("People actually came up to talk to me after the poster.", False),  # "to me" after a verb: whom it was told
+    ("A customer gave it to me this morning.", False),
+    ("Nicest thing anyone has ever said to me.", False),
+])
+def test_to_me_marks_a_stance_only_as_a_hedge(text: str, stance: bool) -> None:
+    assert states_stance(text, evaluative=False) is stance
+
+
 def _memory(rows: list[tuple[datetime, str, str]], ns: str) -> CogMemory:
     memory = CogMemory(CogMemConfig.preset("ephemeral"))
     memory.add_turns([make_turn(id=f"t{i}", namespace=ns, speaker=who, text=text, timestamp=ts, position=i,
@@ -193,6 +224,42 @@ def test_a_belief_question_gets_the_holders_opinion_before_the_news_it_is_about(
     retriever = CogMemRetriever(memory=_memory(rows, "sam-jo"), namespace="sam-jo", k=3)
     assert retriever.invoke("What does Jo think about Sam selling his car?")[0].metadata["turn_id"] == "t4"
     assert retriever.invoke("What did Sam sell last week?")[0].metadata["turn_id"] == "t0"
+
+
+@pytest.mark.parametrize(("ranking", "hybrid_best", "expected"), [
+    (["news", "mine"], "mine", ["mine", "news"]),       # someone else's news led: the holder's stance leads
+    (["told", "mine"], "mine", ["mine", "told"]),       # the holder's plain telling led: the stance leads
+    (["said", "mine"], "mine", ["said", "mine"]),       # the holder's stance already leads
+    (["theirs", "mine"], "mine", ["theirs", "mine"]),   # someone else's plain stance leads (it may report the holder's)
+    (["news", "theirs"], "theirs", ["news", "theirs"]),  # hybrid's best is someone else's stance
+    (["news", "plain"], "plain", ["news", "plain"]),    # hybrid's best states no stance in the first person
+    (["news", "mine"], None, ["news", "mine"]),
+    ([], "mine", []),
+])
+def test_hybrid_searchs_first_place_is_kept_when_it_is_the_holders_plain_stance(
+        ranking: list[str], hybrid_best: str | None, expected: list[str]) -> None:
+    holder, plain, stances = {"mine", "told", "said", "plain"}, {"mine", "theirs", "said"}, {"mine", "theirs", "said"}
+    assert hybrid_stance_first(ranking, hybrid_best, holder, plain, stances) == expected
+
+
+def test_a_belief_question_keeps_hybrid_searchs_first_place_for_the_holders_own_opinion() -> None:
+    # the holder's own news is an Event the memory lifts; the opinion on it, later, is hybrid search's best
+    rows = [(datetime(2024, 3, 5, 18, tzinfo=UTC), "Rosa",
+             "We had to put Mr Henderson's spaniel Bramble to sleep this afternoon. I'd treated her for nine years."),
+            (datetime(2024, 3, 5, 18, 1, tzinfo=UTC), "Ivan", "Oh Rosa, I'm so sorry. Are you alright?"),
+            (datetime(2024, 3, 5, 18, 2, tzinfo=UTC), "Rosa", "Tired. Mr Henderson brought her blanket, which finished me off."),
+            (datetime(2024, 4, 9, 19, tzinfo=UTC), "Ivan", "How was the clinic this week?"),
+            (datetime(2024, 4, 9, 19, 1, tzinfo=UTC), "Rosa",
+             "Busy. But I keep going over Bramble. Honestly, I think we waited too long with her, she had weeks she "
+             "didn't need."),
+            (datetime(2024, 4, 9, 19, 2, tzinfo=UTC), "Ivan", "You did what you could.")]
+    memory = _memory(rows, "rosa")
+    question = "What does Rosa believe about the timing of Bramble's death?"
+    assert CogMemRetriever(memory=memory, namespace="rosa", k=3, mode="hybrid").invoke(question)[0].metadata["turn_id"] == "t4"
+    first = CogMemRetriever(memory=memory, namespace="rosa", k=3).invoke(question)[0]
+    assert (first.metadata["turn_id"], first.metadata["placed_by"]) == ("t4", "hybrid_stance")
+    record = CogMemRetriever(memory=memory, namespace="rosa", k=3).invoke("What happened to Mr Henderson's spaniel?")
+    assert record[0].metadata["turn_id"] == "t0"  # no one's stance asked: the record leads
 
 
 def test_a_now_question_gets_the_newer_of_the_two_best_states() -> None:

@@ -78,9 +78,12 @@ _STATE_VALUE = ("state's value: for a question about a person's state as it is (
                 "that first told the graph's current (or earliest) value first, whatever its score")
 _CURRENT_STATE = ("current state: for a question about a state as it is, the cascade puts the turn that replaced a "
                   "leading turn's state first, whatever its score")
+_HYBRID_STANCE = ("hybrid's stance: for a question about what a named person thinks (not now), the cascade keeps "
+                  "first the turn plain hybrid search ranks first when it is that person's own stated opinion")
 _PLACED = {"later_word": ("placed as the later word", _LATER_WORD), "reaction": ("placed as the reaction", _REACTION),
            "state_value": ("placed as the state's value", _STATE_VALUE),
-           "current_state": ("placed as the current state", _CURRENT_STATE)}
+           "current_state": ("placed as the current state", _CURRENT_STATE),
+           "hybrid_stance": ("placed as hybrid's stance", _HYBRID_STANCE)}
 
 
 def _search_rows(docs: Sequence[Any]) -> list[str]:
@@ -91,8 +94,8 @@ def _search_rows(docs: Sequence[Any]) -> list[str]:
     it holds a state fact: ``[state SUPERSEDED]``), stage and the score that ordered it: ``rerank`` for a
     turn the cross-encoder reordered, else the first-stage ``score``. A row away from its place by that
     score also shows the place, and which rule placed it (metadata ``placed_by``: the later word on the
-    matter, the holder's reaction, the state's value or the current state; else, where it holds a
-    claim, the claim rule); a note on each rule that placed a row then follows the rows.
+    matter, the holder's reaction, the state's value, the current state or hybrid search's first stance;
+    else, where it holds a claim, the claim rule); a note on each rule that placed a row then follows the rows.
     """
     def ordering(m: dict[str, Any]) -> tuple[int, float]:
         # The cross-encoder's head comes before the tail it left in first-stage order.

@@ -66,6 +66,7 @@ from langmem_cog.rank.questions import (
     asks_taste,
     by_tense,
     holder_first,
+    hybrid_stance_first,
     named_others,
     names_third_person,
     stance_holder,
@@ -450,6 +451,9 @@ class Cascade:
                                     lambda ids, turns: echo_first(ids, pool.echoes, turns, holder=holder))
         if signals is not None and signals.records and signals.window is None:
             docs = self._state_first(docs, pool, signals, fused, hybrid, allowed, query, tense)
+        if holder is not None and tense != "now":  # hybrid search's first place, when it is the holder's plain
+            # stance, is kept (not for a stance now: the plainly worded stance is often the one since changed)
+            docs = self._hybrid_stance(docs, pool, signals, fused, hybrid, allowed, holder)
         if signals is not None and signals.records:  # what the question names: read once for every document
             shown = [str(d.metadata["turn_id"]) for d in docs[:k]]
             about, state = named_claims(shown, signals.records, query), asked_state(query) or ()
@@ -491,6 +495,26 @@ class Cascade:
             return docs  # no leading turn holds a replaced state: nothing can move
         return self._word_first(docs, pool, signals, fused, hybrid, allowed, "current_state",
                                 lambda order, turns: current_state_first(order, records, others=turns))
+
+    def _hybrid_stance(self, docs: list[Document], pool: CandidatePool, signals: GraphSignals | None,
+                       fused: np.ndarray, hybrid: np.ndarray, allowed: Sequence[int] | None,
+                       holder: str) -> list[Document]:
+        """For a question about where ``holder`` stands: plain hybrid search's best turn (of those the filter
+        ``allowed``) first when it is the holder's plain stance and the ranking leads neither with a stance
+        of the holder's nor with anyone's plain stance (:func:`~langmem_cog.rank.questions.hybrid_stance_first`)."""
+        at = range(len(pool.turns)) if allowed is None else allowed
+        best = max(at, key=lambda i: hybrid[i], default=None)
+        if not docs or best is None:
+            return docs
+        top = pool.turns[best]
+        if first_name(top.speaker) != holder or not states_stance(top.text, evaluative=False):
+            return docs  # nothing to keep: hybrid search's best is not the holder's plain stance
+        lead, lead_id = docs[0], str(docs[0].metadata["turn_id"])
+        mine = {top.id} | ({lead_id} if first_name(str(lead.metadata.get("speaker") or "")) == holder else set())
+        plain = {top.id} | ({lead_id} if states_stance(lead.page_content, evaluative=False) else set())
+        stances = plain | ({lead_id} if states_stance(lead.page_content) else set())
+        return self._word_first(docs, pool, signals, fused, hybrid, allowed, "hybrid_stance",
+                                lambda ids, turns: hybrid_stance_first(ids, top.id, mine, plain, stances))
 
     def _word_first(self, docs: list[Document], pool: CandidatePool, signals: GraphSignals | None, fused: np.ndarray,
                     hybrid: np.ndarray, allowed: Sequence[int] | None, placed_by: str,

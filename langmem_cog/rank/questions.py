@@ -36,8 +36,8 @@ from typing import Literal
 from langmem_cog.graph.rules.lexicon import EVAL, PERSON_NOUNS
 from langmem_cog.rank.features import first_name
 
-__all__ = ["STANCE", "TENSE_WINDOW", "asked_state", "asks_judgement", "asks_current_value", "asks_present_state", "asks_taste", "state_subject", "asks_state_now", "by_tense", "holder_first", "named_others",
-           "names_third_person", "states_stance", "stance_holder", "state_tense", "window_first", "without_names"]
+__all__ = ["STANCE", "TENSE_WINDOW", "asked_state", "asks_judgement", "asks_current_value", "asks_present_state", "asks_taste", "state_subject", "asks_state_now", "by_tense", "holder_first", "hybrid_stance_first",
+           "named_others", "names_third_person", "states_stance", "stance_holder", "state_tense", "window_first", "without_names"]
 
 _F = re.IGNORECASE
 #: Words of stance: what someone thinks, feels, expects or judges (verbs, nouns and adjectives).
@@ -78,7 +78,9 @@ _FIRST_PERSON_STANCE = re.compile(
     r"\b(?:i|i'm|i'd|i've|i'll)\s+(?:(?:still|do|just|kind\s+of|would|also|even|[a-z]+ly)\s+)?"
     r"(?:think|thought|reckon|bet|feel|felt|believe|expect|guess|suspect|doubt|worry|worried|hope|predict|say|admit"
     r"|love|hate|like|prefer|be\s+honest|bet)\b"
-    r"|\bhonestly\b|\bto\s+me\b|\bin\s+my\s+(?:opinion|view|book)\b|\bmy\s+(?:prediction|view|opinion|take|guess|bet)\b",
+    r"|\bhonestly\b|(?:^|[.!?;:,]\s*)to\s+me\b"
+    r"|\b(?:is|was|are|were|be|been|seems?|seemed|sounds?|sounded|looks?|looked|feels?|felt)"
+    r"(?:\s+[\w'-]+){0,4}?\s+to\s+me\b|\bin\s+my\s+(?:opinion|view|book)\b|\bmy\s+(?:prediction|view|opinion|take|guess|bet)\b",
     _F,
 )
 _WORDS = re.compile(r"[a-z]+")
@@ -113,20 +115,37 @@ def _mentions(query: str, names: Iterable[str]) -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
-# "like" after these is a preposition ("What does space smell like?"), not a stance.
-_LIKE_AS_PREPOSITION = frozenset({"smell", "smells", "smelled", "look", "looks", "looked", "sound", "sounds",
-                                  "sounded", "taste", "tastes", "tasted", "feel", "feels", "felt", "seem", "seems",
-                                  "is", "was", "be", "are", "were"})
+# The words after which "like" is the verb of a taste, not a preposition ("does Jo like", "would they like",
+# "Jo doesn't like"); any -ly adverb also ("Jo really likes").
+_BEFORE_LIKED = frozenset({"do", "does", "did", "would", "will", "to", "i", "you", "he", "she", "we", "they", "not",
+                           "don't", "doesn't", "didn't", "wouldn't", "won't", "dont", "doesnt", "didnt", "still",
+                           "also", "never", "always"})
 
 
 def _is_stance(m: re.Match[str], query: str) -> bool:
     """Whether a :data:`STANCE` match is a stance word here: not a capitalised word inside the question
-    (a name: "the Mt. Hope auction") and not "like" used as a preposition."""
+    (a name: "the Mt. Hope auction") and not "like" used as a preposition (:func:`_liked`)."""
     word = m.group(0)
     if word[0].isupper() and query[:m.start()].strip():
         return False
-    before = query[:m.start()].split()
-    return not (word.lower() == "like" and before and before[-1].lower() in _LIKE_AS_PREPOSITION)
+    return word.lower() != "like" or _liked(query[:m.start()].replace("\u2019", "'").split())
+
+
+def _liked(before: list[str]) -> bool:
+    """Whether "like" after the words ``before`` is the verb of a taste: first, or after a capitalised word
+    (a name), an auxiliary, a pronoun or an adverb (:data:`_BEFORE_LIKED`, a word in -ly); after another
+    lower-case word it is a preposition ("What does space smell like?", "sunsets like the one he shared").
+
+    Example:
+        >>> _liked("Does Jo".split()), _liked("Jo doesn't".split()), _liked("Jo really".split())
+        (True, True, True)
+        >>> _liked("What does space smell".split()), _liked("How often does Jo see sunsets".split())
+        (False, False)
+    """
+    if not before:
+        return True
+    last = before[-1]
+    return not last.islower() or last in _BEFORE_LIKED or last.endswith("ly")
 
 
 def without_names(query: str, speakers: Iterable[str]) -> str:
@@ -198,17 +217,11 @@ def _stance_words(query: str) -> list[tuple[str, re.Match[str]]]:
     return [(" ".join(m.group(0).lower().split()), m) for m in STANCE.finditer(query) if _is_stance(m, query)]
 
 
-# The words after which "like" is the verb of a taste, not a preposition ("does Jo like", "would they like").
-_BEFORE_LIKED = frozenset({"do", "does", "did", "would", "will", "to", "i", "you", "he", "she", "we", "they", "really",
-                           "also", "still", "not", "never", "always", "particularly", "especially"})
-
-
 def asks_taste(query: str) -> bool:
     """Whether ``query`` asks for a taste ("like", "love", "enjoy", "fan of", ...) and holds no word of a
     report ("recommend", "advice", "according to"): "Is Grace a fan of Diego's sourdough?", not "What book did
-    Tom recommend to Jo?". About another person's matter, a taste is a judgement of it. "Like" after a
-    lower-case word other than an auxiliary or a pronoun is a preposition ("sunsets like the one he
-    shared"), no taste.
+    Tom recommend to Jo?". About another person's matter, a taste is a judgement of it. "Like" used as a
+    preposition ("sunsets like the one he shared") is no stance word at all, so no taste.
 
     Example:
         >>> asks_taste("Is Grace a fan of Diego's sourdough?"), asks_taste("What book did Tom recommend to Jo?")
@@ -216,14 +229,8 @@ def asks_taste(query: str) -> bool:
         >>> asks_taste("Does Jo like Sam's haircut?"), asks_taste("How often does Jo see sunsets like the one Sam saw?")
         (True, False)
     """
-    words = [w for w, m in _stance_words(query) if w != "like" or _liked(query[:m.start()].split())]
+    words = [w for w, _ in _stance_words(query)]
     return any(w in _TASTE for w in words) and not any(w in _REPORT for w in words)
-
-
-def _liked(before: list[str]) -> bool:
-    """Whether "like" after the words ``before`` is the verb of a taste: first, or after a capitalised word
-    (a name), an auxiliary or a pronoun (:data:`_BEFORE_LIKED`), not after another lower-case word."""
-    return not before or not before[-1].islower() or before[-1] in _BEFORE_LIKED
 
 
 def named_others(query: str, speakers: Iterable[str], holder: str) -> list[str]:
@@ -432,6 +439,40 @@ def holder_first(turn_ids: list[str], by_holder: set[str], stances: set[str] | f
     else:
         best = next((t for t in mine if t in stances), mine[0] if mine else None)
     return list(turn_ids) if best is None else [best] + [t for t in turn_ids if t != best]
+
+
+def hybrid_stance_first(turn_ids: list[str], hybrid_best: str | None, by_holder: set[str] | frozenset[str],
+                        plain_stances: set[str] | frozenset[str], stances: set[str] | frozenset[str]) -> list[str]:
+    """For a question about a named person's stance: when plain hybrid search ranks first a turn of the
+    holder's that plainly states a stance (``hybrid_best`` in ``plain_stances``), it leads, unless the
+    ranking already leads with a stance of the holder's, or with someone else's plain stance (perhaps
+    reporting the holder's, as :func:`holder_first` leaves it). The reordering of memory may find the
+    holder's word where hybrid search misses it, but does not take the first place from the holder's own
+    opinion that hybrid search put there in favour of news or a plain telling.
+
+    Args:
+        turn_ids: The ranking, best first.
+        hybrid_best: Plain hybrid search's best turn (``None``: none).
+        by_holder: The turns the holder spoke.
+        plain_stances: The turns that state their speaker's stance in the first person
+            (:func:`states_stance` with ``evaluative=False``).
+        stances: The turns that state a stance in any form (:func:`states_stance`).
+
+    Example:
+        >>> hybrid_stance_first(["news", "mine"], "mine", {"mine"}, {"mine"}, {"mine"})  # someone's news led
+        ['mine', 'news']
+        >>> hybrid_stance_first(["told", "mine"], "mine", {"mine", "told"}, {"mine"}, {"mine"})  # their plain telling
+        ['mine', 'told']
+        >>> hybrid_stance_first(["theirs", "mine"], "mine", {"mine"}, {"mine", "theirs"}, {"mine", "theirs"})
+        ['theirs', 'mine']
+    """
+    if not turn_ids or hybrid_best is None or hybrid_best == turn_ids[0]:
+        return list(turn_ids)
+    lead = turn_ids[0]
+    if hybrid_best not in by_holder or hybrid_best not in plain_stances or lead in plain_stances \
+            or (lead in by_holder and lead in stances):
+        return list(turn_ids)
+    return [hybrid_best] + [t for t in turn_ids if t != hybrid_best]
 
 
 #: How many of the best turns :func:`by_tense` orders by time.
