@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from langchain_core.documents import BaseDocumentCompressor, Document
@@ -89,7 +89,7 @@ if TYPE_CHECKING:
     from langmem_cog.store import TurnStore
 
 __all__ = ["NAME_FREE_WEIGHT", "Cascade", "CascadeResult", "CascadeSettings", "FEATURE_POOL_MAX", "annotate_records",
-           "named_claims", "pool_documents"]
+           "asked_tense", "named_claims", "pool_documents"]
 
 logger = logging.getLogger(__name__)
 
@@ -282,7 +282,8 @@ class Cascade:
         :func:`stance_holder`, is ``None``):
         the likeness of that speaker's turns to plain statements of the state
         (:meth:`~langmem_cog.rank.slots.StateStatements.match`, on their stored vectors), else ``None``."""
-        if state_tense(query) is None and not asks_current_value(query) and (signals is None or signals.window is None):
+        windowed = signals is not None and signals.window is not None
+        if not windowed and asked_tense(query, holder, windowed=False) is None:
             return None
         state = asked_state(query)
         if state is None or state[0] not in STATE_STATEMENTS or holder is not None:
@@ -419,10 +420,7 @@ class Cascade:
         if signals is not None and signals.window is not None:  # a time window: a turn said in it first
             ranked = window_first(ranked, {t: datetime.fromisoformat(d.metadata["timestamp"]) for t, d in at.items()},
                                   signals.window)
-        tense = state_tense(query) if signals is None or signals.window is None else None
-        if tense is None and holder is None and (signals is None or signals.window is None) \
-                and asks_current_value(query):  # "Where does Priya live?": the state as it is now
-            tense = "now"
+        tense = asked_tense(query, holder, windowed=signals is not None and signals.window is not None)
         if tense is not None:  # a state now, or before: of the best matches, the latest (or earliest) first
             ranked = by_tense(ranked, {t: d.metadata["timestamp"] for t, d in at.items()}, tense,
                               {t: str(d.metadata.get("speaker") or "") for t, d in at.items()},
@@ -576,6 +574,26 @@ def pool_documents(pool: CandidatePool, signals: GraphSignals | None, fused: np.
                                  lexical_score=float(pool.lexical[i]), rank=0, stage=stage,
                                  max_position=max_pos, reranked=False))
     return out
+
+
+def asked_tense(query: str, holder: str | None, *, windowed: bool) -> Literal["now", "before"] | None:
+    """The time a question asks a state at, as the cascade's rules read it: ``None`` where the operator
+    loop routed a time window (``windowed``: the window decides), else its word of now or before
+    (:func:`~langmem_cog.rank.questions.state_tense`), else ``"now"`` for one state asked in the simple
+    present of no one's stance (``holder`` is ``None``; :func:`~langmem_cog.rank.questions.asks_current_value`:
+    "Where does Priya live?").
+
+    Example:
+        >>> asked_tense("Where does Priya live?", None, windowed=False), asked_tense("Where did Priya live before?",
+        ...     None, windowed=False), asked_tense("Where does Priya live now?", None, windowed=True)
+        ('now', 'before', None)
+    """
+    if windowed:
+        return None
+    tense = state_tense(query)
+    if tense is None and holder is None and asks_current_value(query):
+        return "now"
+    return tense
 
 
 def named_claims(turn_ids: Sequence[str], records: Mapping[str, TurnRecords],
