@@ -14,8 +14,9 @@ from langmem_cog.bench.memset import conversation_retrievers, load_memset, run_m
 from langmem_cog.errors import InvalidInputError
 from langmem_cog.memory import CogMemory
 from langmem_cog.rank import cascade as cascade_module
-from langmem_cog.rank.cascade import Cascade
+from langmem_cog.rank.cascade import Cascade, asked_tense
 from langmem_cog.rank.questions import (
+    asks_before_change,
     asks_current_value,
     asks_judgement,
     asks_taste,
@@ -50,6 +51,16 @@ SPEAKERS = ["Sam", "Jo"]
     ("In Jo's estimation, was the price fair?", "jo"),
     ("What are Sam's goals with regards to his career?", None),  # a speaker named only as an owner
     ("Jo's husband hopes to study where?", None),      # a speaker named only as an owner: someone else's stance
+    ("Is Sam glad he sold the van?", "sam"),            # a feeling said of someone
+    ("How keen is Jo on Sam's plan?", "jo"),
+    ("Is Jo still bitter about the move?", "jo"),
+    ("Does Sam trust Jo's new landlord?", "sam"),
+    ("Does Jo wish Sam had come to the wedding?", "jo"),  # a wish
+    ("What does Jo want to do after college?", None),  # a plan
+    ("What's Jo's honest verdict on Sam's pie?", "jo"),  # a stance noun owned, with a word between
+    ("Did Jo make sure the door was locked?", None),    # the same adjectives said of no one
+    ("What was the content of Sam's email?", None),
+    ("Did Sam cross the border?", None),
 ])
 def test_the_stance_holder_is_the_person_the_stance_word_belongs_to(question: str, holder: str | None) -> None:
     assert stance_holder(question, SPEAKERS) == holder
@@ -347,3 +358,23 @@ def test_documents_carry_the_state_of_a_fact_and_the_turn_that_superseded_it() -
     assert docs[0].metadata["turn_id"] == "t1"
     assert meta["t1"]["fact_status"] == "CURRENT" and meta["t0"]["fact_status"] == "SUPERSEDED"
     assert meta["t0"]["facts"][0]["superseded_by_turn"] == "t1"
+
+
+@pytest.mark.parametrize(("question", "holder", "tense"), [
+    ("Where did Priya live before she moved to Leeds?", None, "before"),  # a state before a change
+    ("Who was Jo dating before she met Sam?", None, "before"),
+    ("What did Jo think of the flat before she moved in?", "jo", "before"),  # a stance before a change
+    ("What did Jo do before meeting Sam?", None, None),  # an event before another: no state, no stance
+    ("Where does Jo live before work?", None, "now"),  # the present tense asks for the state now
+    ("Where did Jo live before?", None, "before"),
+])
+def test_a_state_or_stance_asked_before_a_change_is_a_before_question(question: str, holder: str | None,
+                                                                      tense: str | None) -> None:
+    assert asked_tense(question, holder, windowed=False) == tense
+
+
+def test_before_a_change_is_read_only_in_the_past_and_before_a_clause_or_noun() -> None:
+    assert asks_before_change("Who was Jo dating before she met Sam?")
+    assert asks_before_change("What did Sam drive before the accident?")
+    assert not asks_before_change("Where does Jo live before work?")  # present tense
+    assert not asks_before_change("Where did Jo live before?")  # the adverb: state_tense reads it

@@ -23,7 +23,8 @@ T0 = datetime(2024, 1, 1, 9, tzinfo=UTC)
 
 def test_every_state_the_questions_name_has_statements() -> None:
     for question in ("Where does Jo live?", "What does Jo do for work?", "Which college is Jo at?",
-                     "What does Jo drive?", "Is Jo vegetarian?", "Is Jo dating anyone?"):
+                     "What does Jo drive?", "Is Jo vegetarian?", "Is Jo dating anyone?", "Does Jo have a dog?",
+                     "Does Jo still smoke?"):
         state = asked_state(question)
         assert state is not None and state[0] in STATE_STATEMENTS, question
 

@@ -59,6 +59,7 @@ from langmem_cog.rank.features import CandidatePool, GraphSignals, candidate_fea
 from langmem_cog.rank.head import head_order
 from langmem_cog.rank.questions import (
     asked_state,
+    asks_before_change,
     asks_current_value,
     asks_judgement,
     asks_present_state,
@@ -581,18 +582,24 @@ def asked_tense(query: str, holder: str | None, *, windowed: bool) -> Literal["n
     loop routed a time window (``windowed``: the window decides), else its word of now or before
     (:func:`~langmem_cog.rank.questions.state_tense`), else ``"now"`` for one state asked in the simple
     present of no one's stance (``holder`` is ``None``; :func:`~langmem_cog.rank.questions.asks_current_value`:
-    "Where does Priya live?").
+    "Where does Priya live?"), else ``"before"`` for a state or a stance asked in the past before a change
+    (:func:`~langmem_cog.rank.questions.asks_before_change`: "Where did Priya live before she moved to
+    Leeds?").
 
     Example:
         >>> asked_tense("Where does Priya live?", None, windowed=False), asked_tense("Where did Priya live before?",
         ...     None, windowed=False), asked_tense("Where does Priya live now?", None, windowed=True)
         ('now', 'before', None)
+        >>> asked_tense("Where did Priya live before she moved to Leeds?", None, windowed=False)
+        'before'
     """
     if windowed:
         return None
     tense = state_tense(query)
     if tense is None and holder is None and asks_current_value(query):
         return "now"
+    if tense is None and (holder is not None or asked_state(query) is not None) and asks_before_change(query):
+        return "before"
     return tense
 
 

@@ -36,11 +36,28 @@ from typing import Literal
 from langmem_cog.graph.rules.lexicon import EVAL, PERSON_NOUNS
 from langmem_cog.rank.features import first_name
 
-__all__ = ["STANCE", "TENSE_WINDOW", "asked_state", "asks_judgement", "asks_current_value", "asks_present_state", "asks_taste", "state_subject", "asks_state_now", "by_tense", "holder_first", "hybrid_stance_first",
+__all__ = ["STANCE", "TENSE_WINDOW", "asked_state", "asks_judgement", "asks_current_value", "asks_present_state", "asks_taste", "asks_before_change", "state_subject", "asks_state_now", "by_tense", "holder_first", "hybrid_stance_first",
            "named_others", "names_third_person", "states_stance", "stance_holder", "state_tense", "window_first", "without_names"]
 
 _F = re.IGNORECASE
 #: Words of stance: what someone thinks, feels, expects or judges (verbs, nouns and adjectives).
+# Adjectives of a feeling or attitude; a stance word only where they are said of someone (:func:`_is_stance`:
+# "Is Kavya nervous about ...", "How keen is Li on ...", not "make sure", "a certain shop", "the content").
+_ATTITUDES = ("glad", "nervous", "anxious", "afraid", "scared", "confident", "doubtful", "sure", "unsure", "certain",
+              "bitter", "satisfied", "dissatisfied", "disappointed", "cross", "upset", "angry", "furious", "jealous",
+              "envious", "grateful", "thankful", "relieved", "hopeful", "optimistic", "pessimistic", "ashamed",
+              "embarrassed", "guilty", "sorry", "content", "enthusiastic", "tempted", "keen", "pleased", "displeased",
+              "delighted", "thrilled", "frustrated", "unhappy", "comfortable", "uncomfortable", "opposed", "supportive",
+              "surprised", "shocked", "offended")
+_ATTITUDE_SET = frozenset(_ATTITUDES)
+_ADVERBS = frozenset({"still", "so", "very", "quite", "too", "more", "less", "most", "even", "now", "ever", "always"})
+# The words after which such an adjective is said of someone: a form of "be" or of feeling or seeming, "how"
+# ("How keen is Li"); or a name ("Is Sam glad"). One adverb may come between ("still", "really").
+_BEFORE_ATTITUDE = frozenset({"is", "was", "are", "were", "be", "been", "being", "am", "isn't", "wasn't", "feel",
+                              "feels", "felt", "feeling", "seem", "seems", "seemed", "get", "gets", "got", "getting",
+                              "become", "became", "how", "stay", "stays", "remain", "remains", "sound", "sounds",
+                              "look", "looks"})
+
 STANCE = re.compile(
     r"\b(?:think|thinks|thought|feel|feels|felt|feelings?|believe[sd]?|beliefs?|opinions?|views?"
     r"|verdict|reckons?|reckoned|predict(?:s|ed|ion|ions)?|expect(?:s|ed|ations?)?|worr(?:y|ies|ied)"
@@ -50,13 +67,22 @@ STANCE = re.compile(
     r"|like[sd]?|love[sd]?|hate[sd]?|enjoy(?:s|ed)?|dislike[sd]?|prefer(?:s|red)?|suspicious|skeptical"
     r"|sceptical|proud|annoyed|regret(?:s|ted)?|blame[sd]?|responsible|foresee[sn]?|assess(?:es|ed|ment)?"
     r"|estimation|estimate[sd]?|conclu(?:de[sd]?|sions?)|convinced|on\s+board|make\s+of"
-    r"|suspect(?:s|ed)?|doubt(?:s|ed)?|fear(?:s|ed)?|concerned|reckoning|regard(?:s|ed)?|according\s+to)\b",
+    r"|suspect(?:s|ed)?|doubt(?:s|ed)?|fear(?:s|ed)?|concerned|reckoning|regard(?:s|ed)?|according\s+to"
+    # a feeling held towards something, said of a person (:data:`_ATTITUDES`: "Is Kavya nervous about ...")
+    rf"|{'|'.join(_ATTITUDES)}|happy\s+(?:that|to|in|for)|fed\s+up|tired\s+of|sick\s+of|fond\s+of"
+    r"|hurt\s+by|trust(?:s|ed)?|distrust(?:s|ed)?|forgiven?|forgave|get(?:s|ting)?\s+on\s+with"
+    r"|lean(?:s|ing)?\s+towards?|c[ao]me\s+round|in\s+favou?r\s+of|for\s+or\s+against"
+    # a wish ("Does Jo wish she'd studied law?"; "want" asks as often for a plan: "What does Jo want to do?")
+    r"|wish(?:es|ed)?)\b",
     _F,
 )
-# A stance noun right after an owner: "Tom's view", "Elena's take on", "Priya's verdict".
+# A stance noun owned by a name: "Tom's view", "Elena's take on", "Priya's verdict".
+# Nouns that are no verb may follow a word or two ("Lucia's honest verdict", "Nia's gut feeling"); the others
+# only right after the owner ("Jo's husband hopes ..." owns no stance).
 _OWNED_STANCE = re.compile(
-    r"^'s\s+(?:view|opinion|take|verdict|thoughts?|feelings?|reaction|prediction|advice|attitude|stance|"
-    r"impression|expectations?|worry|worries|hope|hopes|judgement|judgment|estimation|assessment|eyes|mind)\b", _F)
+    r"^'s\s+(?:(?:[a-z-]+\s+){0,2}?(?:view|opinion|take|verdict|thoughts?|feelings?|reaction|prediction|advice"
+    r"|attitude|stance|impression|expectations?|judgement|judgment|estimation|assessment)"
+    r"|worry|worries|hope|hopes|eyes|mind)\b", _F)
 # Words that ask how things stand now; of them, "lately", "today", "latest" and "most recent" ask for
 # what happened last rather than for a state that may have changed.
 _STATE_NOW = (r"now|nowadays|currently|current|still|these\s+days|at\s+the\s+moment|at\s+present|presently"
@@ -68,7 +94,7 @@ _STATE_NOW_RE = re.compile(rf"\b(?:{_STATE_NOW})\b", _F)
 # ("What car did Jo use to drive?"; an instrument, "What did Jo use to fix it?", reads the same).
 _BEFORE = re.compile(r"\b(?:used\s+to|did(?:n't|n\u2019t|\s+not)?\s+(?:[\w'\u2019-]+\s+){1,4}?use\s+to"
                      r"|before(?=\s*(?:[?.!,;]|$|(?:that|then|this|now)\b))|originally|original"
-                     r"|previously|at\s+first|back\s+when|back\s+then|formerly|initially"
+                     r"|previously|at\s+first|in\s+the\s+beginning|back\s+when|back\s+then|formerly|initially"
                      r"|first\s+(?:impression|reaction|take))\b", _F)
 
 
@@ -128,7 +154,30 @@ def _is_stance(m: re.Match[str], query: str) -> bool:
     word = m.group(0)
     if word[0].isupper() and query[:m.start()].strip():
         return False
+    if word.lower() in _ATTITUDE_SET:
+        return _said_of_someone(query[:m.start()].replace("\u2019", "'").split())
     return word.lower() != "like" or _liked(query[:m.start()].replace("\u2019", "'").split())
+
+
+def _said_of_someone(before: list[str]) -> bool:
+    """Whether an adjective of feeling (:data:`_ATTITUDES`) after the words ``before`` is said of someone:
+    after a form of "be", a verb of feeling or seeming, or "how" (:data:`_BEFORE_ATTITUDE`), or after a name
+    that follows a form of "be" ("Is Sam glad"), with at most one adverb between.
+
+    Example:
+        >>> _said_of_someone("Is Kavya".split()), _said_of_someone("How".split()), _said_of_someone("Is Tom still".split())
+        (True, True, True)
+        >>> _said_of_someone("Did Jo make".split()), _said_of_someone("Did Sam".split()), _said_of_someone("at a".split())
+        (False, False, False)
+    """
+    words = [w.strip(",;:") for w in before]
+    if words and (words[-1].lower() in _ADVERBS or words[-1].endswith("ly")):
+        words = words[:-1]
+    if not words:
+        return False
+    if words[-1].lower() in _BEFORE_ATTITUDE:
+        return True
+    return words[-1][:1].isupper() and len(words) >= 2 and words[-2].lower() in _BEFORE_ATTITUDE
 
 
 def _liked(before: list[str]) -> bool:
@@ -188,7 +237,7 @@ def stance_holder(query: str, speakers: Iterable[str]) -> str | None:
 # Stance words that ask for a taste, or for a report of what was said, rather than a judgement.
 _TASTE = frozenset({"like", "likes", "liked", "love", "loves", "loved", "enjoy", "enjoys", "enjoyed", "prefer",
                     "prefers", "preferred", "hate", "hates", "hated", "dislike", "dislikes", "disliked",
-                    "fan of", "keen on", "mind"})
+                    "fan of", "keen on", "mind", "wish", "wishes", "wished"})
 _REPORT = frozenset({"according to", "advice", "advise", "advises", "advised", "recommend", "recommends", "recommended",
                      "recommendation"})
 _TASTE_OR_REPORT = _TASTE | _REPORT
@@ -267,6 +316,23 @@ def names_third_person(query: str, speakers: Iterable[str]) -> bool:
     return any(m.group(1).lower() not in known and m.start() > start for m in _OWNER.finditer(query))
 
 
+_PAST_BEFORE = re.compile(r"\b(?:did|was|were|had)\b.*\bbefore\s+\w", _F)
+
+
+def asks_before_change(query: str) -> bool:
+    """Whether ``query`` asks, in the past, how things were before something happened: "Where did Priya
+    live before she moved to Leeds?", "Who was Mei dating before she met Ethan?" (:func:`state_tense` reads
+    "before" only as an adverb, since "What did Jo do before meeting Sam?" asks for an event; a caller
+    that knows the question asks for a state or a stance reads this as a before-question).
+
+    Example:
+        >>> asks_before_change("Where did Priya live before she moved to Leeds?"), asks_before_change(
+        ...     "Where does Priya live before work?")
+        (True, False)
+    """
+    return bool(_PAST_BEFORE.search(query))
+
+
 def state_tense(query: str) -> Literal["now", "before"] | None:
     """``"now"`` when ``query`` asks for a state as it is now, ``"before"`` as it was before, else ``None``
     (both or neither)."""
@@ -330,8 +396,14 @@ def asks_current_value(query: str) -> bool:
         >>> asks_current_value("Where does Priya live?"), asks_current_value("What are the best cars Casey has driven?")
         (True, False)
     """
-    return (asked_state(query) is not None and asks_present_state(query) and state_tense(query) is None
-            and not _PERFECT.search(query))
+    state = asked_state(query)
+    return (state is not None and state[0] not in _MANY_AT_ONCE and asks_present_state(query)
+            and state_tense(query) is None and not _PERFECT.search(query))
+
+
+# States a person may hold several values of at once (pets, habits): asked in the simple present ("What pets
+# does Jo have?") they ask for all of them, not for the latest; only a word of now or before asks for a time.
+_MANY_AT_ONCE = frozenset({"keeps_pet", "habit"})
 
 
 # The present perfect ("has driven", "have lived", "has come"): a history, not a state as it stands. "Has/have"
@@ -345,34 +417,58 @@ _PERFECT = re.compile(r"\b(?:has|have|'ve)\s+(?:(?:ever|always|never|just|alread
 # The words that name each state a person holds one value of at a time (the graph's state predicates).
 _STATE_WORDS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
     (preds, re.compile(rf"\b(?:{words})\b", _F)) for preds, words in (
-        (("lives_in",), r"live|lives|living|home|house|flat|apartment|reside[sd]?|based|moved|neighbou?rhood"),
+        (("lives_in",), r"live|lives|living|home|house|flat|apartment|reside[sd]?|based|moved|neighbou?rhood|renting"
+                        r"|staying"),
         (("works_at", "works_as"), r"work|works|working|job|jobs|employer|employed|career|profession|occupation"),
         (("studies",), r"study|studies|studying|degree|school|college|university|course|program|programme|enrolled"
-                       r"|master's|masters|phd|student"),
-        (("drives",), r"car|cars|drive|drives|driving|vehicle|truck"),
-        (("diet",), r"diet|vegetarian|vegan|meat|keto|carbs"),
-        (("relationship",), r"dating|relationship|partner|girlfriend|boyfriend|single|married|engaged|seeing\s+anyone"),
+                       r"|master's|masters|phd|student|classes|apprenticeship"),
+        (("drives",), r"car|cars|drive|drives|driving|vehicle|truck|bike|bicycle|motorbike|motorcycle|scooter"
+                      r"|cycl(?:e|es|ing)|commut(?:e|es|ing)|get(?:s|ting)?\s+around|ride|rides|rider"),
+        (("diet",), r"diet|vegetarian|vegan|meat|keto|carbs|dairy|dairy-free|halal|kosher|pescatarian|gluten|sugar"
+                    r"|fasting|plant-based"),
+        (("relationship",), r"dating|relationship|partner|girlfriend|boyfriend|husband|wife|single|married|engaged"
+                            r"|divorced|seeing\s+anyone|going\s+out\s+with"),
+        (("keeps_pet",), r"pets?|dogs?|cats?|puppy|kitten|animals?|fish|goldfish|hamsters?|rabbits?|parrots?"
+                         r"|chickens|hens"),
+        (("habit",), r"smok(?:e|es|ed|er|ers|ing)|cigarettes?|vap(?:e|es|ing)|drinking|drinker|sober|runner|running"
+                     r"|gym|yoga|swimming|swimmer"),
     )
 )
+_STATE_WORDS_BY = dict(_STATE_WORDS)
+# Words that name a state only as a place or a person's kin, when the question names another state too: "cycle
+# to work", "working towards a degree" (no job); "Raj's girlfriend Anita", "her husband Tunde" (no relationship).
+_ONLY_A_REFERENCE = {
+    ("works_at", "works_as"): re.compile(r"\bto\s+work\b|\bwork(?:s|ing)?\s+towards?\b", _F),
+    ("relationship",): re.compile(r"(?:'s|\u2019s|\bhis|\bher|\btheir|\bmy|\byour)\s+(?:\w+\s+)?"
+                                  r"(?:girlfriend|boyfriend|husband|wife|partner)\b", _F),
+}
 
 
 def asked_state(query: str) -> tuple[str, ...] | None:
-    """The state predicates (:data:`~langmem_cog.graph.reconcile.STATE_PREDICATES`) of the one state
-    ``query`` names ("What does Marcus drive?" -> ``("drives",)``), else ``None``: none, or several,
-    or a question that asks when, why, how often or how many rather than for the state's value ("work
-    out" and "work on" name no job).
+    """The state predicates of the state ``query`` names ("What does Marcus drive?" -> ``("drives",)``): one
+    of the graph's states (:data:`~langmem_cog.graph.reconcile.STATE_PREDICATES`), or a pet kept
+    (``keeps_pet``) or a habit (``habit``), which the ranking reads and the rule extractor does not. Of
+    several, the one named first, once a state named only as a place or as someone's kin ("cycle to
+    work", "Raj's girlfriend Anita") has given way to the others. ``None`` for no state, or a question
+    that asks when, why, how often or how many rather than for the state's value ("work out" and "work
+    on" name no job).
 
     Example:
         >>> asked_state("What does Marcus drive?"), asked_state("Where does Priya live these days?")
         (('drives',), ('lives_in',))
+        >>> asked_state("Is Mei still cycling to work?"), asked_state("Is Marcus still a smoker?")
+        (('drives',), ('habit',))
         >>> asked_state("What did Tom sell last month?") is None, asked_state("How often does Jo work out?") is None
         (True, True)
     """
     if _NOT_A_VALUE.search(query):
         return None
     text = _LIVING_ROOM.sub(" ", _A_LIVING.sub(" job ", _NOT_A_JOB.sub(" ", query)))
-    found = [preds for preds, rx in _STATE_WORDS if rx.search(text)]
-    return found[0] if len(found) == 1 else None
+    found = {preds: m.start() for preds, rx in _STATE_WORDS if (m := rx.search(text))}
+    if len(found) > 1:  # a state named only as a place or someone's kin gives way to the other
+        found = {p: at for p, at in found.items() if not (p in _ONLY_A_REFERENCE and _ONLY_A_REFERENCE[p].search(text)
+                                                          and len(_STATE_WORDS_BY[p].findall(text)) == 1)}
+    return min(found, key=found.__getitem__) if found else None  # of several, the one named first
 
 
 def state_subject(query: str, names: Iterable[str]) -> str | None:

@@ -5,8 +5,9 @@ A question about a person's state at some time ("Where does Nia live now?", "Wha
 "got the keys to a little flat above the bakery", a new job as "first week of night shifts done". Such a
 turn is far from the question in the embedder's space and close to plain statements of the same state
 ("I got the keys to my new house.", "I started a new job."). :class:`StateStatements` holds, for each
-state the graph reads (:data:`~langmem_cog.graph.reconcile.STATE_PREDICATES`, named by its first
-predicate as :func:`~langmem_cog.rank.questions.asked_state` gives them), a few such statements
+state a question can name (:func:`~langmem_cog.rank.questions.asked_state`: the states the graph reads,
+:data:`~langmem_cog.graph.reconcile.STATE_PREDICATES`, and a pet kept and a habit, each named by its
+first predicate), a few such statements
 embedded by the store's embedder; :meth:`StateStatements.match` scores the asked person's turns by their
 best cosine to them. The cascade adds :func:`state_lift` of that score to the fused score of the
 candidates of a state question with a word of now or before or a time window
@@ -60,6 +61,12 @@ STATE_STATEMENTS: Mapping[str, tuple[str, ...]] = {
              "I cut out carbs.", "I went vegan.", "I started eating fish."),
     "relationship": ("I'm dating someone.", "We broke up.", "We got engaged.", "I'm single.", "We got married.",
                      "My girlfriend moved in.", "I met someone new.", "She dumped me."),
+    "keeps_pet": ("I adopted a dog.", "We got a kitten.", "My cat sleeps on my bed.", "I had to rehome the puppy.",
+                  "Our old dog died.", "I walk the dog every morning.", "I bought two goldfish.",
+                  "The chickens started laying."),
+    "habit": ("I quit smoking.", "I started running every morning.", "I go to the gym three times a week.",
+              "I gave up drinking.", "I'm on the nicotine patches.", "I swim before work.", "I stopped going to yoga.",
+              "I smoke a pack a day."),
 }
 
 #: How far a turn's likeness to the asked state lifts its fused score (:func:`state_lift`):
