@@ -40,7 +40,6 @@ __all__ = ["STANCE", "TENSE_WINDOW", "asked_state", "asks_judgement", "asks_curr
            "named_others", "names_third_person", "states_stance", "stance_holder", "state_tense", "window_first", "without_names"]
 
 _F = re.IGNORECASE
-#: Words of stance: what someone thinks, feels, expects or judges (verbs, nouns and adjectives).
 # Adjectives of a feeling or attitude; a stance word only where they are said of someone (:func:`_is_stance`:
 # "Is Kavya nervous about ...", "How keen is Li on ...", not "make sure", "a certain shop", "the content").
 _ATTITUDES = ("glad", "nervous", "anxious", "afraid", "scared", "confident", "doubtful", "sure", "unsure", "certain",
@@ -58,6 +57,7 @@ _BEFORE_ATTITUDE = frozenset({"is", "was", "are", "were", "be", "been", "being",
                               "become", "became", "how", "stay", "stays", "remain", "remains", "sound", "sounds",
                               "look", "looks"})
 
+#: Words of stance: what someone thinks, feels, expects or judges (verbs, nouns and adjectives).
 STANCE = re.compile(
     r"\b(?:think|thinks|thought|feel|feels|felt|feelings?|believe[sd]?|beliefs?|opinions?|views?"
     r"|verdict|reckons?|reckoned|predict(?:s|ed|ion|ions)?|expect(?:s|ed|ations?)?|worr(?:y|ies|ied)"
@@ -414,7 +414,8 @@ _PERFECT = re.compile(r"\b(?:has|have|'ve)\s+(?:(?:ever|always|never|just|alread
                       r"|set|cut|let|hit)\b", _F)
 
 
-# The words that name each state a person holds one value of at a time (the graph's state predicates).
+# The words that name each state a question can ask about: the graph's state predicates, which a person holds one
+# value of at a time, and pets and habits, which a person may hold several of (:data:`_MANY_AT_ONCE`).
 _STATE_WORDS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
     (preds, re.compile(rf"\b(?:{words})\b", _F)) for preds, words in (
         (("lives_in",), r"live|lives|living|home|house|flat|apartment|reside[sd]?|based|moved|neighbou?rhood|renting"
