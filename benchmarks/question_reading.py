@@ -8,6 +8,8 @@ written: docs/BENCHMARKS.md), each split once into a ``fit`` half (read while ch
 - ``belief_record.json``: belief questions (where one named person stands: "Is Kavya nervous about ...",
   with ``holder``) and record questions (a fact or event). Scores :func:`stance_holder`: belief questions
   whose holder it finds, record questions it gives a holder (it should give none).
+- ``belief_record_fresh.json``: 400 more of the same kinds, written after every rule change of 2026-12-08,
+  all ``check``.
 - ``state.json``: questions about a person's state of life (home, job, school, vehicle, diet, relationship,
   pet, habit) now, before or at a time, and near misses (``slot`` ``"none"``). Scores
   :func:`asked_state` (the state named, for the slots it reads; no state for the near misses) and
@@ -92,13 +94,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--show", choices=["fit", "check"], help="print that half's misses")
     args = parser.parse_args()
-    for name, score in (("belief_record.json", belief_record), ("state.json", state)):
+    for name, score in (("belief_record.json", belief_record), ("belief_record_fresh.json", belief_record),
+                        ("state.json", state)):
         path = DATA / name
         if not path.exists():
             continue
         rows = json.loads(path.read_text(encoding="utf-8"))
         for half in ("fit", "check"):
             part = [r for r in rows if r["half"] == half]
+            if not part:
+                continue
             print(f"{name} {half} ({len(part)} questions): {score(part, args.show == half)}")
 
 

@@ -61,6 +61,10 @@ SPEAKERS = ["Sam", "Jo"]
     ("Did Jo make sure the door was locked?", None),    # the same adjectives said of no one
     ("What was the content of Sam's email?", None),
     ("Did Sam cross the border?", None),
+    ("Is Jo enjoying her new bike?", "jo"),            # a taste in the progressive
+    ("Does Sam agree with Jo about the flat?", "sam"),
+    ("Is Jo looking forward to the reunion?", "jo"),
+    ("Who did Sam agree to meet on Friday?", None),    # agreeing to do something is an act
 ])
 def test_the_stance_holder_is_the_person_the_stance_word_belongs_to(question: str, holder: str | None) -> None:
     assert stance_holder(question, SPEAKERS) == holder

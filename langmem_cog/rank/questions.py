@@ -47,7 +47,7 @@ _ATTITUDES = ("glad", "nervous", "anxious", "afraid", "scared", "confident", "do
               "envious", "grateful", "thankful", "relieved", "hopeful", "optimistic", "pessimistic", "ashamed",
               "embarrassed", "guilty", "sorry", "content", "enthusiastic", "tempted", "keen", "pleased", "displeased",
               "delighted", "thrilled", "frustrated", "unhappy", "comfortable", "uncomfortable", "opposed", "supportive",
-              "surprised", "shocked", "offended")
+              "surprised", "shocked", "offended", "bothered", "resentful", "homesick")
 _ATTITUDE_SET = frozenset(_ATTITUDES)
 _ADVERBS = frozenset({"still", "so", "very", "quite", "too", "more", "less", "most", "even", "now", "ever", "always"})
 # The words after which such an adjective is said of someone: a form of "be" or of feeling or seeming, "how"
@@ -64,13 +64,15 @@ STANCE = re.compile(
     r"|hope[sd]?|hoping|approve[sd]?|approval|disapprove[sd]?|recommend(?:s|ed|ation)?|advice|advise[sd]?"
     r"|impressed|happy\s+(?:with|about)|excited\s+about|fan\s+of|keen\s+on|mind|reaction|react(?:ed)?"
     r"|consider(?:s|ed)?|judge[sd]?|sensible|wise|mistake|(?:good|bad)\s+idea|rate[sd]?|stance|attitude"
-    r"|like[sd]?|love[sd]?|hate[sd]?|enjoy(?:s|ed)?|dislike[sd]?|prefer(?:s|red)?|suspicious|skeptical"
+    r"|like[sd]?|love[sd]?|hate[sd]?|enjoy(?:s|ed|ing)?|dislike[sd]?|prefer(?:s|red|ring)?|loving|hating"
+    r"|suspicious|skeptical"
     r"|sceptical|proud|annoyed|regret(?:s|ted)?|blame[sd]?|responsible|foresee[sn]?|assess(?:es|ed|ment)?"
     r"|estimation|estimate[sd]?|conclu(?:de[sd]?|sions?)|convinced|on\s+board|make\s+of"
     r"|suspect(?:s|ed)?|doubt(?:s|ed)?|fear(?:s|ed)?|concerned|reckoning|regard(?:s|ed)?|according\s+to"
     # a feeling held towards something, said of a person (:data:`_ATTITUDES`: "Is Kavya nervous about ...")
     rf"|{'|'.join(_ATTITUDES)}|happy\s+(?:that|to|in|for)|fed\s+up|tired\s+of|sick\s+of|fond\s+of"
-    r"|hurt\s+by|trust(?:s|ed)?|distrust(?:s|ed)?|forgiven?|forgave|get(?:s|ting)?\s+on\s+with"
+    r"|hurt\s+by|trust(?:s|ed|ing)?|distrust(?:s|ed)?|forgiven?|forgave|get(?:s|ting)?\s+on\s+with"
+    r"|agree(?:s|d)?\s+(?:with|that)|disagree(?:s|d)?|look(?:s|ed|ing)?\s+forward\s+to|regretting|worrying|expecting"
     r"|lean(?:s|ing)?\s+towards?|c[ao]me\s+round|in\s+favou?r\s+of|for\s+or\s+against"
     # a wish ("Does Jo wish she'd studied law?"; "want" asks as often for a plan: "What does Jo want to do?")
     r"|wish(?:es|ed)?)\b",
@@ -235,8 +237,9 @@ def stance_holder(query: str, speakers: Iterable[str]) -> str | None:
 
 
 # Stance words that ask for a taste, or for a report of what was said, rather than a judgement.
-_TASTE = frozenset({"like", "likes", "liked", "love", "loves", "loved", "enjoy", "enjoys", "enjoyed", "prefer",
-                    "prefers", "preferred", "hate", "hates", "hated", "dislike", "dislikes", "disliked",
+_TASTE = frozenset({"like", "likes", "liked", "love", "loves", "loved", "loving", "enjoy", "enjoys", "enjoyed",
+                    "enjoying", "prefer", "prefers", "preferred", "preferring", "hate", "hates", "hated", "hating",
+                    "dislike", "dislikes", "disliked",
                     "fan of", "keen on", "mind", "wish", "wishes", "wished"})
 _REPORT = frozenset({"according to", "advice", "advise", "advises", "advised", "recommend", "recommends", "recommended",
                      "recommendation"})
