@@ -36,9 +36,9 @@ from langmem_cog.rank.questions import asked_state, stance_holder
 
 DATA = Path(__file__).parent / "data" / "questions"
 _NAME = re.compile(r"(?<!^)\b[A-Z][a-z]+(?:-[a-z]+)?\b")
-# The slots of the state set, by the first state predicate asked_state gives for each (None: not read).
+# The slots of the state set, by the first state predicate asked_state gives for each.
 SLOTS = {"residence": "lives_in", "job": "works_at", "school": "studies", "vehicle": "drives", "diet": "diet",
-         "relationship": "relationship", "pet": "keeps_pet", "habit": "habit", "none": None}
+         "relationship": "relationship", "pet": "keeps_pet", "habit": "habit"}
 
 
 def names(question: str, *known: str | None) -> list[str]:
@@ -67,17 +67,14 @@ def state(rows: list[dict], show: bool) -> str:
     slot_ok = slot_n = none_ok = none_n = tense_ok = tense_n = 0
     for row in rows:
         got = asked_state(row["q"])
-        want = SLOTS[row["slot"]]
         if row["slot"] == "none":
             none_n += 1
-            none_ok += got is None
             hit = got is None
-        elif want is not None:
-            slot_n += 1
-            hit = got is not None and got[0] == want
-            slot_ok += hit
+            none_ok += hit
         else:
-            hit = True
+            slot_n += 1
+            hit = got is not None and got[0] == SLOTS[row["slot"]]
+            slot_ok += hit
         if row["tense"] in ("now", "before") and row["slot"] != "none":
             tense_n += 1
             tense = asked_tense(row["q"], stance_holder(row["q"], names(row["q"], row["subject"])), windowed=False)
